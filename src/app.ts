@@ -1,0 +1,179 @@
+import { Hono, type MiddlewareHandler } from "hono";
+import * as v from "valibot";
+import type { StorePool } from "./db/pool";
+import { ApiError, JSON_CONTENT_TYPE, renderError } from "./errors";
+import { type AuthFailures } from "./http/auth-failures";
+import { authenticate } from "./http/auth";
+import type { CidrList } from "./http/cidr";
+import type { AppContext, AppEnv } from "./http/context";
+import { readJsonBody } from "./http/json-body";
+import { RateLimiter } from "./http/rate-limit";
+import { rateLimit } from "./http/rate-limit-middleware";
+import { requestId } from "./http/request-id";
+import { storeByHost } from "./http/store-by-host";
+import { transport } from "./http/transport";
+import { parseBody, parseParams, queryObject } from "./http/validate";
+import type { KeyCache } from "./keys/cache";
+import { allows } from "./keys/permissions";
+import type { KeyUsage } from "./keys/usage";
+import type { StoreRegistry } from "./registry";
+import { accessFor, type RouteDef } from "./routes/define";
+import { apiRoutes } from "./routes";
+
+export interface RequestLog {
+  time: string;
+  requestId: string;
+  store: string | null;
+  keyId: number | null;
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+}
+
+export interface AppDeps {
+  registry: StoreRegistry;
+  pool: StorePool;
+  keys: KeyCache;
+  usage: KeyUsage;
+  rateLimiter: RateLimiter;
+  authFailures: AuthFailures;
+  allowHttp: boolean;
+  trustProxy: CidrList | null;
+  /** Signs cursors so they cannot be forged. */
+  cursorSecret: string;
+  /** The OpenAPI document and the HTML page built from it. */
+  openapi: () => unknown;
+  docsHtml: () => string;
+  log: (entry: RequestLog) => void;
+  logError: (requestId: string, error: unknown) => void;
+  /** Tells the mail worker a store has new mail (call after the transaction commits). */
+  onMailQueued: (slug: string) => void;
+  now: () => number;
+}
+
+declare module "hono" {
+  interface ContextVariableMap {
+    deps: AppDeps;
+  }
+}
+
+const API = "/api/v1";
+
+/** Methods the app answers for a concrete path (literal routes win over `:param` ones). */
+function allowedMethods(routes: Array<{ method: string; path: string }>, path: string): string[] {
+  const matching = routes.filter((r) => new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`).test(path));
+  const literal = matching.filter((r) => r.path === path);
+  return [...new Set((literal.length ? literal : matching).map((r) => r.method))].sort();
+}
+
+const methodNotAllowed = (allow: string[]) =>
+  new ApiError("method_not_allowed", `This path accepts only ${allow.join(", ")}.`, {}, { Allow: allow.join(", ") });
+
+/** Paths outside /api/v1 are 404; OPTIONS anywhere is 405 (404 for no such path). No key needed. */
+function frontDoorPaths(routes: Array<{ method: string; path: string }>): MiddlewareHandler<AppEnv> {
+  return async function frontDoorPathsMiddleware(c, next) {
+    const path = c.req.path;
+    if (c.req.method === "OPTIONS") {
+      const allow = allowedMethods(routes, path);
+      throw allow.length ? methodNotAllowed(allow) : new ApiError("not_found", `There is no endpoint at ${path}.`);
+    }
+    if (!path.startsWith(`${API}/`)) {
+      throw new ApiError("not_found", `There is no endpoint at ${path}; the API lives under ${API}/.`);
+    }
+    await next();
+  };
+}
+
+function checkScope(c: AppContext, route: RouteDef): void {
+  const access = accessFor(route.method);
+  if (!allows(c.var.key.permissions, route.area, access)) {
+    throw new ApiError("insufficient_scope", `This key lacks the "${route.area}:${access}" permission this endpoint needs.`);
+  }
+}
+
+const noQuery = v.strictObject({});
+
+/** Mounts one route: scope, JSON body, then params → query → body validation, then the handler. */
+function mount(app: Hono<AppEnv>, route: RouteDef): void {
+  app.on(route.method, `${API}${route.path}`, async (c) => {
+    checkScope(c, route);
+    const rawBody = route.method === "GET" ? undefined : await readJsonBody(c);
+    const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
+    const query = parseParams(route.query ?? noQuery, queryObject(c.req.url));
+    const body = route.body ? parseBody(route.body, rawBody) : rawBody;
+    return route.handler(c, { params, query, body });
+  });
+}
+
+function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]): void {
+  const byPath = new Map<string, RouteDef[]>();
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  // Literal paths first, so /products/batch is not taken for /products/:id.
+  const paths = [...byPath.keys()].sort((a, b) => Number(a.includes(":")) - Number(b.includes(":")));
+  for (const path of paths) {
+    const group = byPath.get(path) ?? [];
+    for (const route of group) mount(app, route);
+    const allow = group.map((r) => r.method).sort();
+    app.all(`${API}${path}`, () => {
+      throw methodNotAllowed(allow);
+    });
+  }
+}
+
+function requestLog(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  return async function requestLogMiddleware(c, next) {
+    const started = performance.now();
+    await next();
+    deps.log({
+      time: new Date(deps.now()).toISOString(),
+      requestId: c.var.requestId,
+      store: c.var.store?.slug ?? null,
+      keyId: c.var.key?.id ?? null,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+    });
+  };
+}
+
+/** The whole HTTP app, its checks in the contract's order (api-contract.md §2). */
+export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const publicRoutes = [
+    { method: "GET", path: "/healthz" },
+    { method: "GET", path: `${API}/openapi.json` },
+    { method: "GET", path: `${API}/docs` },
+  ];
+  const allRoutes = [...publicRoutes, ...routes.map((r) => ({ method: r.method, path: `${API}${r.path}` }))];
+
+  app.onError((error, c) => {
+    if (!(error instanceof ApiError)) deps.logError(c.var.requestId ?? "-", error);
+    return renderError(error);
+  });
+  app.notFound((c) => renderError(new ApiError("not_found", `There is no endpoint at ${c.req.path}.`)));
+
+  app.use(async function provideDeps(c, next) {
+    c.set("deps", deps);
+    await next();
+  });
+  app.use(requestId());
+  app.use(requestLog(deps));
+  app.use(async function keyInUrl(c, next) {
+    if (new URL(c.req.url).searchParams.has("apikey")) {
+      throw new ApiError("key_in_url", "Never put an API key in the URL; send it in the Authorization header.");
+    }
+    await next();
+  });
+  app.get("/healthz", (c) => c.body(JSON.stringify({ ok: true, data: { status: "ok" } }), 200, { "Content-Type": JSON_CONTENT_TYPE }));
+  app.get(`${API}/openapi.json`, (c) => c.body(JSON.stringify(deps.openapi()), 200, { "Content-Type": JSON_CONTENT_TYPE }));
+  app.get(`${API}/docs`, (c) => c.html(deps.docsHtml()));
+  app.use(transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }));
+  app.use(frontDoorPaths(allRoutes));
+  app.use(`${API}/*`, storeByHost(deps.registry, deps.pool));
+  app.use(`${API}/*`, authenticate({ keys: deps.keys, usage: deps.usage, failures: deps.authFailures, now: deps.now }));
+  app.use(`${API}/*`, rateLimit(deps.rateLimiter, deps.now));
+  mountRoutes(app, routes);
+  return app;
+}

@@ -1,0 +1,70 @@
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import demoFixture from "../../fixtures/demo.json";
+import { parseServeConfig, type ServeFlags } from "../config";
+import { startServer } from "../server";
+import { parseCommand, printJson } from "./args";
+import { CliError, UsageError } from "./errors";
+import { loadInto } from "./load";
+import { SERVE_OPTIONS, stopOnSignals } from "./serve";
+
+const MARKER = ".storeapi-demo";
+
+interface DemoStore {
+  slug: string;
+  name?: string;
+  domain: string;
+  plan: string;
+  keys?: Array<{ name: string; secret?: string; permissions?: Record<string, string> }>;
+}
+
+/** Empties the demo directory, refusing one that holds data the demo did not make. */
+function freshDemoDir(dir: string): void {
+  if (existsSync(join(dir, "platform.db")) && !existsSync(join(dir, MARKER))) {
+    throw new CliError(`${dir} holds data that the demo did not create; pick another --data for the demo`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, MARKER), "created by storeapi demo; emptied on every demo start\n");
+}
+
+function printIntro(stores: DemoStore[], base: string, port: number): void {
+  console.log("storeapi demo: these stores are loaded from fixtures/demo.json\n");
+  for (const store of stores) {
+    console.log(`  ${store.slug}  ${store.name ?? ""}  (plan ${store.plan})  http://${store.slug}.localhost:${port}/api/v1`);
+    for (const key of store.keys ?? []) {
+      const perms = Object.entries(key.permissions ?? {}).map(([a, p]) => `${a}:${p}`).join(" ");
+      if (key.secret) console.log(`      key "${key.name}": ${key.secret}   ${perms}`);
+    }
+  }
+  const [first, , free] = stores;
+  const firstKey = first?.keys?.[0]?.secret ?? "";
+  const freeKey = free?.keys?.[0]?.secret ?? "";
+  console.log("\nTry:");
+  console.log(`  curl -s ${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders?limit=2 -H "Authorization: Bearer ${firstKey}"`);
+  console.log(
+    `  curl -s -X PATCH ${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders/1 -H "Authorization: Bearer ${firstKey}" ` +
+      `-H "Content-Type: application/json" -d '{"status":3,"trackingNumber":"RR123456789IL","notifyCustomer":true}'`,
+  );
+  console.log(`  curl -s ${base.replace("127.0.0.1", `${free?.slug}.localhost`)}/api/v1/products -H "X-Api-Key: ${freeKey}"`);
+  console.log(`\nReference: ${base}/api/v1/docs   Stop with Ctrl-C.\n`);
+}
+
+export async function demoCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(argv, SERVE_OPTIONS);
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const dataDir = values.data ?? "./demo-data";
+  freshDemoDir(dataDir);
+  await loadInto(dataDir, demoFixture, false, true);
+  let config;
+  try {
+    config = parseServeConfig({ "allow-http": true, "log-level": "warn", ...(values as ServeFlags) }, dataDir);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const server = await startServer(config);
+  const stores = (demoFixture as { stores: DemoStore[] }).stores;
+  if (values.json) printJson({ url: server.url, dataDir, stores });
+  else printIntro(stores, server.url, server.port);
+  stopOnSignals(server);
+}

@@ -1,0 +1,127 @@
+import { Platform, type Store } from "../db/platform";
+import { StorePool } from "../db/pool";
+import { formatIsrael, formatIsraelOrNull } from "../format/time";
+import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, type Permissions } from "../keys/permissions";
+import { createKey, deleteKey, EXPIRY_CHOICES, KeyLimitError, KeyNotFoundError, listKeys, type ExpiryChoice } from "../keys/store";
+import { dataDirOf, parseCommand, positionals, printJson } from "./args";
+import { CliError, UsageError } from "./errors";
+
+const USAGE_CREATE =
+  "storeapi keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]";
+
+/** Who did it, for the owner's email. */
+const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
+
+/**
+ * Opens the store for a key operation; afterwards bumps the store's key version (so a
+ * running server reloads its keys) and its mail version (so it delivers the notice).
+ */
+async function withStore<T>(dataDir: string, slug: string, fn: (store: Store, pool: StorePool) => Promise<T>): Promise<T> {
+  const platform = await Platform.open(dataDir);
+  const pool = new StorePool(dataDir);
+  try {
+    const store = await platform.getStore(slug);
+    if (!store) throw new CliError(`no store "${slug}"`);
+    const result = await fn(store, pool);
+    await platform.db.transaction(async (tx) => {
+      await tx.run("UPDATE stores SET keys_version = keys_version + 1, mail_version = mail_version + 1 WHERE slug = ?", [slug]);
+    });
+    return result;
+  } finally {
+    await pool.close();
+    await platform.close();
+  }
+}
+
+async function create(argv: string[]) {
+  const { values, positionals: args } = parseCommand(argv, {
+    name: { type: "string" },
+    products: { type: "string" },
+    orders: { type: "string" },
+    customers: { type: "string" },
+    leads: { type: "string" },
+    expires: { type: "string" },
+  });
+  const [slug] = positionals(args, ["SLUG"], USAGE_CREATE);
+  if (!values.name) throw new UsageError(`missing --name; usage: ${USAGE_CREATE}`);
+  if ([...values.name].length > 100) throw new UsageError("--name must be at most 100 characters");
+  const permissions: Permissions = { ...NO_PERMISSIONS };
+  for (const area of AREAS) {
+    const value = values[area] ?? "none";
+    if (!isAccess(value)) throw new UsageError(`--${area} takes none, read or write, not "${value}"`);
+    permissions[area] = value;
+  }
+  const expires = (values.expires ?? "never") as ExpiryChoice;
+  if (!(expires in EXPIRY_CHOICES)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
+  const now = Date.now();
+  const duration = EXPIRY_CHOICES[expires];
+  const expiresAt = duration === null ? null : now + duration;
+  const created = await withStore(dataDirOf(values), slug, (store, pool) =>
+    pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
+      if (error instanceof KeyLimitError) throw new CliError(error.message);
+      throw error;
+    }),
+  );
+  const result = { id: created.id, key: created.secret, hint: created.hint, permissions, expiresAt: formatIsraelOrNull(expiresAt) };
+  if (values.json) return printJson(result);
+  console.log(`created key ${created.id} "${values.name}" for ${slug} (${describePermissions(permissions)})`);
+  console.log(`expires: ${result.expiresAt ?? "never"}`);
+  console.log("");
+  console.log(`  ${created.secret}`);
+  console.log("");
+  console.log("This is the only time the key is shown; store it now. The store owner has been emailed.");
+}
+
+async function list(argv: string[]) {
+  const { values, positionals: args } = parseCommand(argv, {});
+  const [slug] = positionals(args, ["SLUG"], "storeapi keys list SLUG");
+  const platform = await Platform.open(dataDirOf(values));
+  const pool = new StorePool(dataDirOf(values));
+  try {
+    if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
+    const keys = (await pool.use(slug, listKeys)).filter((k) => k.deletedAt === null);
+    const rows = keys.map((k) => ({
+      id: k.id,
+      name: k.name,
+      hint: k.hint,
+      permissions: k.permissions,
+      createdAt: formatIsrael(k.createdAt),
+      expiresAt: formatIsraelOrNull(k.expiresAt),
+      lastUsedAt: formatIsraelOrNull(k.lastUsedAt),
+      expired: k.expiresAt !== null && k.expiresAt <= Date.now(),
+    }));
+    if (values.json) return printJson(rows);
+    if (rows.length === 0) return console.log(`no keys for ${slug}`);
+    for (const r of rows) {
+      console.log(
+        `${String(r.id).padStart(4)}  ${r.name.padEnd(20)} ${r.hint}  ${describePermissions(r.permissions)}  ` +
+          `created ${r.createdAt}  expires ${r.expiresAt ?? "never"}${r.expired ? " (expired)" : ""}  last used ${r.lastUsedAt ?? "never"}`,
+      );
+    }
+  } finally {
+    await pool.close();
+    await platform.close();
+  }
+}
+
+async function remove(argv: string[]) {
+  const { values, positionals: args } = parseCommand(argv, {});
+  const [slug, idText] = positionals(args, ["SLUG", "ID"], "storeapi keys delete SLUG ID");
+  if (!/^[1-9]\d{0,14}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not "${idText}"`);
+  const key = await withStore(dataDirOf(values), slug, (store, pool) =>
+    pool.use(slug, (db) => deleteKey(db, store, Number(idText), operator())).catch((error) => {
+      if (error instanceof KeyNotFoundError) throw new CliError(error.message);
+      throw error;
+    }),
+  );
+  if (values.json) return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
+  console.log(`deleted key ${key.id} "${key.name}" (${key.hint}) from ${slug}; the store owner has been emailed`);
+}
+
+export async function keysCommand(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === "create") return create(rest);
+  if (sub === "list") return list(rest);
+  if (sub === "delete") return remove(rest);
+  throw new UsageError(`unknown keys command "${sub ?? ""}"; use create, list or delete`);
+}

@@ -1,0 +1,51 @@
+import { readFileSync } from "node:fs";
+import { FixtureError, loadFixture, type LoadSummary } from "../fixtures/load";
+import { dataDirOf, parseCommand, positionals, printJson } from "./args";
+import { CliError } from "./errors";
+
+/** Progress on stderr, at most a line a second, so stdout stays clean for --json. */
+export function progressPrinter() {
+  let last = 0;
+  return (what: string, done: number, total: number) => {
+    const now = Date.now();
+    if (done !== total && now - last < 1000) return;
+    last = now;
+    process.stderr.write(`${what}: ${done}/${total}\n`);
+  };
+}
+
+export function readFixtureFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    throw new CliError(`cannot read fixture file ${path}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+export async function loadInto(dataDir: string, json: unknown, replace: boolean, quiet: boolean): Promise<LoadSummary> {
+  try {
+    return await loadFixture(dataDir, json, { replace, progress: quiet ? undefined : progressPrinter() });
+  } catch (error) {
+    if (error instanceof FixtureError) throw new CliError(`fixture refused, nothing loaded: ${error.message}`);
+    throw error;
+  }
+}
+
+export async function loadCommand(argv: string[]): Promise<void> {
+  const { values, positionals: args } = parseCommand(argv, { replace: { type: "boolean" } });
+  const [file] = positionals(args, ["FILE"], "storeapi load FILE [--replace]");
+  const started = Date.now();
+  const summary = await loadInto(dataDirOf(values), readFixtureFile(file), values.replace ?? false, false);
+  if (values.json) return printJson(summary);
+  for (const s of summary.stores) {
+    const counts = Object.entries(s.counts).map(([k, n]) => `${n} ${k}`).join(", ");
+    console.log(`loaded ${s.slug} (${s.domain}, ${s.plan}): ${counts}`);
+  }
+  console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}

@@ -1,0 +1,90 @@
+import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
+import type { Args, Db, Queryable, Row, RunResult } from "./driver";
+import { Mutex } from "./driver";
+
+type Executor = Pick<Client, "execute"> | Pick<Transaction, "execute">;
+
+function adapt(executor: Executor): Queryable {
+  const execute = (sql: string, args: Args = []) =>
+    executor.execute({ sql, args } as InStatement);
+  return {
+    async all<T = Row>(sql: string, args?: Args) {
+      const result = await execute(sql, args);
+      return result.rows.map((row) => ({ ...row })) as T[];
+    },
+    async get<T = Row>(sql: string, args?: Args) {
+      const result = await execute(sql, args);
+      const row = result.rows[0];
+      return (row ? { ...row } : undefined) as T | undefined;
+    },
+    async run(sql: string, args?: Args): Promise<RunResult> {
+      const result = await execute(sql, args);
+      return { changes: result.rowsAffected, lastInsertRowid: Number(result.lastInsertRowid ?? 0) };
+    },
+  };
+}
+
+/** Any libSQL URL through @libsql/client (remote servers, or `file:` when asked for). */
+export class ClientDb implements Db {
+  private client: Client;
+  private queries: Queryable;
+  private writes = new Mutex();
+  private isFile: boolean;
+
+  constructor(url: string) {
+    this.client = createClient({ url, intMode: "number" });
+    this.queries = adapt(this.client);
+    this.isFile = url.startsWith("file:");
+  }
+
+  async init(): Promise<this> {
+    if (this.isFile) {
+      await this.client.execute("PRAGMA journal_mode = WAL");
+      await this.client.execute("PRAGMA busy_timeout = 5000");
+      await this.client.execute("PRAGMA synchronous = NORMAL");
+    }
+    return this;
+  }
+
+  all<T = Row>(sql: string, args?: Args) {
+    return this.queries.all<T>(sql, args);
+  }
+  get<T = Row>(sql: string, args?: Args) {
+    return this.queries.get<T>(sql, args);
+  }
+  run(sql: string, args?: Args) {
+    return this.writes.run(() => this.queries.run(sql, args));
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.writes.run(async () => {
+      const tx = await this.client.transaction("write");
+      try {
+        const result = await fn(adapt(tx));
+        await tx.commit();
+        return result;
+      } catch (error) {
+        await tx.rollback().catch(() => {});
+        throw error;
+      } finally {
+        tx.close();
+      }
+    });
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.writes.run(() => this.client.executeMultiple(sql));
+  }
+
+  async checkpoint(): Promise<void> {
+    if (!this.isFile) return;
+    await this.writes.run(() => this.client.execute("PRAGMA wal_checkpoint(PASSIVE)"));
+  }
+
+  async close(): Promise<void> {
+    await this.writes.run(async () => {
+      if (this.isFile) await this.client.execute("PRAGMA wal_checkpoint(TRUNCATE)").catch(() => {});
+      this.client.close();
+    });
+  }
+}

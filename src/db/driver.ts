@@ -1,0 +1,47 @@
+/**
+ * The storage seam: everything above this file talks to a database through `Db`.
+ * Two drivers implement it: `native` (the `libsql` binding, for `file:` URLs) and
+ * `client` (@libsql/client, for `libsql://`/`http://` URLs, and `file:` on request).
+ */
+export type SqlValue = string | number | bigint | null | Uint8Array;
+export type Args = SqlValue[];
+export type Row = Record<string, SqlValue>;
+
+export interface RunResult {
+  changes: number;
+  lastInsertRowid: number;
+}
+
+/** What a transaction callback may do; also what `Db` offers outside one. */
+export interface Queryable {
+  all<T = Row>(sql: string, args?: Args): Promise<T[]>;
+  get<T = Row>(sql: string, args?: Args): Promise<T | undefined>;
+  run(sql: string, args?: Args): Promise<RunResult>;
+}
+
+export interface Db extends Queryable {
+  /** Runs `fn` inside one write transaction. Writes to one database are serialised. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs a script of statements (migrations, pragmas). */
+  exec(sql: string): Promise<void>;
+  /** Moves the WAL into the database file without blocking readers. */
+  checkpoint(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A FIFO lock: one holder at a time, waiters served in order. */
+export class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = this.tail;
+    let release!: () => void;
+    this.tail = new Promise((resolve) => (release = resolve));
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}

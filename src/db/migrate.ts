@@ -1,0 +1,25 @@
+import type { Db } from "./driver";
+
+/** A forward-only schema step; `version` numbers are 1, 2, 3… and never reused. */
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+export async function migrate(db: Db, migrations: Migration[]): Promise<void> {
+  const current = (await db.get<{ user_version: number }>("PRAGMA user_version"))?.user_version ?? 0;
+  const pending = migrations.filter((m) => m.version > current).sort((a, b) => a.version - b.version);
+  for (const migration of pending) {
+    await db.transaction(async (tx) => {
+      for (const statement of splitStatements(migration.sql)) await tx.run(statement);
+      await tx.run(`PRAGMA user_version = ${migration.version}`);
+    });
+  }
+}
+
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

@@ -1,0 +1,130 @@
+import Database from "libsql";
+import type { Args, Db, Queryable, Row, RunResult } from "./driver";
+import { Mutex } from "./driver";
+
+interface Statement {
+  run(...args: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
+  get(...args: unknown[]): unknown;
+  all(...args: unknown[]): unknown[];
+}
+
+const STATEMENT_CACHE_SIZE = 200;
+
+/** One connection with a prepared-statement cache (LRU by insertion order). */
+class Connection implements Queryable {
+  private statements = new Map<string, Statement>();
+
+  constructor(readonly raw: InstanceType<typeof Database>) {}
+
+  prepare(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (statement) return statement;
+    statement = this.raw.prepare(sql) as unknown as Statement;
+    if (this.statements.size >= STATEMENT_CACHE_SIZE) {
+      const oldest = this.statements.keys().next().value as string;
+      this.statements.delete(oldest);
+    }
+    this.statements.set(sql, statement);
+    return statement;
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.raw.close();
+  }
+
+  allSync<T>(sql: string, args: Args = []): T[] {
+    return this.prepare(sql).all(...args) as T[];
+  }
+
+  async all<T = Row>(sql: string, args: Args = []): Promise<T[]> {
+    return this.allSync<T>(sql, args);
+  }
+
+  async get<T = Row>(sql: string, args: Args = []): Promise<T | undefined> {
+    return (this.prepare(sql).get(...args) ?? undefined) as T | undefined;
+  }
+
+  async run(sql: string, args: Args = []): Promise<RunResult> {
+    const result = this.prepare(sql).run(...args);
+    return { changes: Number(result.changes), lastInsertRowid: Number(result.lastInsertRowid) };
+  }
+}
+
+function openConnection(path: string): Connection {
+  const raw = new Database(path);
+  raw.exec("PRAGMA busy_timeout = 5000");
+  raw.exec("PRAGMA journal_mode = WAL");
+  raw.exec("PRAGMA synchronous = NORMAL");
+  raw.exec("PRAGMA foreign_keys = ON");
+  // Checkpoints run from the pool's timer, off the request path.
+  raw.exec("PRAGMA wal_autocheckpoint = 0");
+  return new Connection(raw);
+}
+
+/**
+ * `file:` databases through the `libsql` native binding. Reads use their own
+ * connection so they never see another request's open transaction; writes go
+ * through a second connection, one transaction at a time.
+ */
+export class NativeDb implements Db {
+  private reader: Connection;
+  private writer: Connection;
+  private writes = new Mutex();
+
+  constructor(path: string) {
+    this.writer = openConnection(path);
+    this.reader = openConnection(path);
+  }
+
+  all<T = Row>(sql: string, args?: Args) {
+    return this.reader.all<T>(sql, args);
+  }
+  get<T = Row>(sql: string, args?: Args) {
+    return this.reader.get<T>(sql, args);
+  }
+  run(sql: string, args?: Args) {
+    return this.writes.run(() => this.writer.run(sql, args));
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.writes.run(async () => {
+      this.writer.prepare("BEGIN IMMEDIATE").run();
+      try {
+        const result = await fn(this.writer);
+        this.writer.prepare("COMMIT").run();
+        return result;
+      } catch (error) {
+        if (this.writer.raw.inTransaction) this.writer.prepare("ROLLBACK").run();
+        throw error;
+      }
+    });
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.writes.run(async () => this.writer.raw.exec(sql));
+  }
+
+  async checkpoint(): Promise<void> {
+    await this.writes.run(async () => {
+      this.writer.raw.exec("PRAGMA wal_checkpoint(PASSIVE)");
+    });
+  }
+
+  /**
+   * Checkpoints everything into the database file first: the binding may keep a closed
+   * connection alive until its statements are collected, so the file must not rely on
+   * the WAL being folded in at close.
+   */
+  async close(): Promise<void> {
+    await this.writes.run(async () => {
+      try {
+        this.writer.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // a reader elsewhere holds the WAL; it stays valid and is folded in later
+      }
+      this.reader.close();
+      this.writer.close();
+    });
+  }
+}

@@ -1,0 +1,151 @@
+import { join } from "node:path";
+import type { Plan } from "../plans";
+import type { Db } from "./driver";
+import { openDb } from "./open";
+import { platformMigrations } from "./schema";
+
+export interface StoreSettings {
+  manualCustomerApproval: boolean;
+  notifyStatusChange: boolean;
+  registration: boolean;
+}
+
+export interface Store {
+  slug: string;
+  name: string;
+  domain: string;
+  plan: Plan;
+  ownerEmail: string;
+  settings: StoreSettings;
+  /** Bumped whenever the store's keys change, so a running server reloads them. */
+  keysVersion: number;
+  /** Bumped when mail is queued outside the server (the CLI), so the worker looks. */
+  mailVersion: number;
+  createdAt: number;
+}
+
+interface StoreRow {
+  slug: string;
+  name: string;
+  domain: string;
+  plan: Plan;
+  owner_email: string;
+  manual_approval: number;
+  notify_status: number;
+  registration: number;
+  keys_version: number;
+  mail_version: number;
+  created_at: number;
+}
+
+const toStore = (row: StoreRow): Store => ({
+  slug: row.slug,
+  name: row.name,
+  domain: row.domain,
+  plan: row.plan,
+  ownerEmail: row.owner_email,
+  settings: {
+    manualCustomerApproval: row.manual_approval === 1,
+    notifyStatusChange: row.notify_status === 1,
+    registration: row.registration === 1,
+  },
+  keysVersion: row.keys_version,
+  mailVersion: row.mail_version,
+  createdAt: row.created_at,
+});
+
+export type NewStore = Omit<Store, "keysVersion" | "mailVersion" | "createdAt">;
+
+/** The platform registry (`DIR/platform.db`): stores, domains, plans, settings. */
+export class Platform {
+  private constructor(readonly db: Db) {}
+
+  static async open(dataDir: string): Promise<Platform> {
+    return new Platform(await openDb(`file:${join(dataDir, "platform.db")}`, platformMigrations));
+  }
+
+  async listStores(): Promise<Store[]> {
+    const rows = await this.db.all<StoreRow>("SELECT * FROM stores ORDER BY slug");
+    return rows.map(toStore);
+  }
+
+  async getStore(slug: string): Promise<Store | undefined> {
+    const row = await this.db.get<StoreRow>("SELECT * FROM stores WHERE slug = ?", [slug]);
+    return row && toStore(row);
+  }
+
+  async domainTaken(domain: string, exceptSlug = ""): Promise<boolean> {
+    const row = await this.db.get("SELECT slug FROM stores WHERE lower(domain) = lower(?) AND slug <> ?", [
+      domain,
+      exceptSlug,
+    ]);
+    return row !== undefined;
+  }
+
+  async addStore(store: NewStore, now = Date.now()): Promise<void> {
+    await this.db.run(
+      `INSERT INTO stores (slug, name, domain, plan, owner_email, manual_approval, notify_status, registration, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        store.slug,
+        store.name,
+        store.domain,
+        store.plan,
+        store.ownerEmail,
+        Number(store.settings.manualCustomerApproval),
+        Number(store.settings.notifyStatusChange),
+        Number(store.settings.registration),
+        now,
+      ],
+    );
+  }
+
+  async updateStore(slug: string, store: NewStore): Promise<void> {
+    await this.db.run(
+      `UPDATE stores SET name = ?, domain = ?, plan = ?, owner_email = ?, manual_approval = ?,
+       notify_status = ?, registration = ? WHERE slug = ?`,
+      [
+        store.name,
+        store.domain,
+        store.plan,
+        store.ownerEmail,
+        Number(store.settings.manualCustomerApproval),
+        Number(store.settings.notifyStatusChange),
+        Number(store.settings.registration),
+        slug,
+      ],
+    );
+  }
+
+  async deleteStore(slug: string): Promise<void> {
+    await this.db.run("DELETE FROM stores WHERE slug = ?", [slug]);
+  }
+
+  async bumpKeysVersion(slug: string): Promise<void> {
+    await this.db.run("UPDATE stores SET keys_version = keys_version + 1 WHERE slug = ?", [slug]);
+  }
+
+  async bumpMailVersion(slug: string): Promise<void> {
+    await this.db.run("UPDATE stores SET mail_version = mail_version + 1 WHERE slug = ?", [slug]);
+  }
+
+  /** Changes whenever any connection (another process included) commits to platform.db. */
+  async dataVersion(): Promise<number> {
+    const row = await this.db.get<{ data_version: number }>("PRAGMA data_version");
+    return row?.data_version ?? 0;
+  }
+
+  /** A per-data-directory secret (cursor signatures), made on first use. */
+  async secret(): Promise<string> {
+    const existing = await this.db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'secret'");
+    if (existing) return existing.value;
+    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    const value = Buffer.from(bytes).toString("base64url");
+    await this.db.run("INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)", [value]);
+    return (await this.db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'secret'"))?.value ?? value;
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}

@@ -1,0 +1,75 @@
+/** Every error code the API answers with, and its HTTP status. */
+export const ERROR_STATUS = {
+  invalid_field: 400,
+  invalid_parameter: 400,
+  invalid_json: 400,
+  nothing_to_update: 400,
+  key_in_url: 400,
+  unauthorized: 401,
+  https_required: 403,
+  insufficient_scope: 403,
+  plan_required: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  email_taken: 409,
+  plan_limit: 409,
+  registration_disabled: 409,
+  payload_too_large: 413,
+  json_required: 415,
+  rate_limited: 429,
+  too_many_failures: 429,
+  server_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Extra members an error body may carry beside `code` and `message`. */
+export interface ErrorExtras {
+  field?: string;
+  validIds?: number[];
+}
+
+/** The one error type code throws; `renderError` turns it into the envelope. */
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extras: ErrorExtras = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export const notFound = (what = "The requested resource") =>
+  new ApiError("not_found", `${what} was not found.`);
+
+export const invalidField = (field: string, message: string) =>
+  new ApiError("invalid_field", message, { field });
+
+export const invalidParameter = (field: string, message: string) =>
+  new ApiError("invalid_parameter", message, { field });
+
+export function errorBody(error: ApiError): string {
+  return JSON.stringify({
+    ok: false,
+    error: { code: error.code, message: error.message, ...error.extras },
+  });
+}
+
+export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
+/** Renders any thrown value as the error envelope; unknown errors become a bare 500. */
+export function renderError(error: unknown): Response {
+  const apiError =
+    error instanceof ApiError
+      ? error
+      : new ApiError("server_error", "Something went wrong on our side; try again later.");
+  return new Response(errorBody(apiError), {
+    status: apiError.status,
+    headers: { "Content-Type": JSON_CONTENT_TYPE, ...apiError.headers },
+  });
+}

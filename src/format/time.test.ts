@@ -1,0 +1,49 @@
+import { describe, expect, test } from "bun:test";
+import { formatIsrael, parseDateTime } from "./time";
+
+describe("formatIsrael", () => {
+  test("winter is +02:00", () => {
+    expect(formatIsrael(Date.UTC(2026, 0, 15, 10, 30, 5))).toBe("2026-01-15T12:30:05+02:00");
+  });
+  test("summer is +03:00", () => {
+    expect(formatIsrael(Date.UTC(2026, 6, 1, 21, 0, 0))).toBe("2026-07-02T00:00:00+03:00");
+  });
+  test("spring forward: 2026-03-27 02:00 local jumps to 03:00", () => {
+    // Israel moves clocks on the Friday before the last Sunday of March at 02:00.
+    expect(formatIsrael(Date.UTC(2026, 2, 26, 23, 59, 59))).toBe("2026-03-27T01:59:59+02:00");
+    expect(formatIsrael(Date.UTC(2026, 2, 27, 0, 0, 0))).toBe("2026-03-27T03:00:00+03:00");
+  });
+  test("fall back: 2026-10-25 02:00 local returns to 01:00", () => {
+    expect(formatIsrael(Date.UTC(2026, 9, 24, 22, 59, 59))).toBe("2026-10-25T01:59:59+03:00");
+    expect(formatIsrael(Date.UTC(2026, 9, 24, 23, 0, 0))).toBe("2026-10-25T01:00:00+02:00");
+  });
+  test("drops milliseconds without rounding up", () => {
+    expect(formatIsrael(Date.UTC(2026, 0, 1, 0, 0, 0, 999))).toBe("2026-01-01T02:00:00+02:00");
+  });
+});
+
+describe("parseDateTime", () => {
+  test("offset and Z forms", () => {
+    expect(parseDateTime("2026-01-15T12:30:05+02:00")).toBe(Date.UTC(2026, 0, 15, 10, 30, 5));
+    expect(parseDateTime("2026-01-15T10:30:05Z")).toBe(Date.UTC(2026, 0, 15, 10, 30, 5));
+    expect(parseDateTime("2026-01-15T10:30:05.250Z")).toBe(Date.UTC(2026, 0, 15, 10, 30, 5, 250));
+    expect(parseDateTime("2026-01-15T05:30-0500")).toBe(Date.UTC(2026, 0, 15, 10, 30, 0));
+  });
+  test("bare date is Israel midnight, on both sides of DST", () => {
+    expect(parseDateTime("2026-01-15")).toBe(Date.UTC(2026, 0, 14, 22, 0, 0));
+    expect(parseDateTime("2026-07-01")).toBe(Date.UTC(2026, 5, 30, 21, 0, 0));
+    expect(parseDateTime("2026-03-27")).toBe(Date.UTC(2026, 2, 26, 22, 0, 0));
+    expect(parseDateTime("2026-03-28")).toBe(Date.UTC(2026, 2, 27, 21, 0, 0));
+    expect(parseDateTime("2026-10-25")).toBe(Date.UTC(2026, 9, 24, 21, 0, 0));
+    expect(parseDateTime("2026-10-26")).toBe(Date.UTC(2026, 9, 25, 22, 0, 0));
+  });
+  test("round trip of formatted output", () => {
+    const instant = Date.UTC(2026, 9, 24, 22, 30, 0);
+    expect(parseDateTime(formatIsrael(instant))).toBe(instant);
+  });
+  test("rejects everything else", () => {
+    for (const bad of ["", "2026-13-01", "2026-02-30", "2026-01-15T10:30:05", "yesterday", "2026-01-15 10:30Z", "2026-01-15T24:00:00Z", "1700000000"]) {
+      expect(parseDateTime(bad)).toBeNull();
+    }
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Date-times leave the API as `YYYY-MM-DDThh:mm:ss+hh:mm` in Israel time and enter it as
+ * ISO 8601 with an offset (or `Z`), or as a bare `YYYY-MM-DD` meaning 00:00 Israel time.
+ * Internally every instant is epoch milliseconds.
+ */
+
+const ZONE = "Asia/Jerusalem";
+const HOUR = 3_600_000;
+
+const offsetFormatter = new Intl.DateTimeFormat("en-US", {
+  timeZone: ZONE,
+  hourCycle: "h23",
+  year: "numeric",
+  month: "numeric",
+  day: "numeric",
+  hour: "numeric",
+  minute: "numeric",
+  second: "numeric",
+});
+
+/** Israel's offset changes only on whole hours, so it is cached per UTC hour. */
+const offsetByHour = new Map<number, number>();
+const OFFSET_CACHE_LIMIT = 50_000;
+
+function computeOffsetMinutes(epochMs: number): number {
+  const parts: Record<string, number> = {};
+  for (const part of offsetFormatter.formatToParts(new Date(epochMs))) {
+    if (part.type !== "literal") parts[part.type] = Number(part.value);
+  }
+  const asUtc = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
+  const wholeSeconds = Math.floor(epochMs / 1000) * 1000;
+  return Math.round((asUtc - wholeSeconds) / 60_000);
+}
+
+/** Minutes east of UTC in Israel at the given instant (120 in winter, 180 in summer). */
+export function israelOffsetMinutes(epochMs: number): number {
+  const hour = Math.floor(epochMs / HOUR);
+  let offset = offsetByHour.get(hour);
+  if (offset === undefined) {
+    offset = computeOffsetMinutes(hour * HOUR);
+    if (offsetByHour.size >= OFFSET_CACHE_LIMIT) offsetByHour.clear();
+    offsetByHour.set(hour, offset);
+  }
+  return offset;
+}
+
+const pad2 = (n: number) => (n < 10 ? "0" : "") + n;
+
+function pad4(n: number): string {
+  return String(n).padStart(4, "0");
+}
+
+/** Formats an instant as Israel local time with its offset, to the second. */
+export function formatIsrael(epochMs: number): string {
+  const offset = israelOffsetMinutes(epochMs);
+  const local = new Date(Math.floor(epochMs / 1000) * 1000 + offset * 60_000);
+  const sign = offset < 0 ? "-" : "+";
+  const abs = Math.abs(offset);
+  return (
+    `${pad4(local.getUTCFullYear())}-${pad2(local.getUTCMonth() + 1)}-${pad2(local.getUTCDate())}` +
+    `T${pad2(local.getUTCHours())}:${pad2(local.getUTCMinutes())}:${pad2(local.getUTCSeconds())}` +
+    `${sign}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`
+  );
+}
+
+export function formatIsraelOrNull(epochMs: number | null): string | null {
+  return epochMs === null ? null : formatIsrael(epochMs);
+}
+
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+function validDate(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false;
+  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/** Epoch ms of 00:00 Israel time on the given calendar day. */
+export function israelMidnight(year: number, month: number, day: number): number {
+  const wallClock = Date.UTC(year, month - 1, day);
+  let instant = wallClock - israelOffsetMinutes(wallClock) * 60_000;
+  instant = wallClock - israelOffsetMinutes(instant) * 60_000;
+  return instant;
+}
+
+/** Parses a date-time input; null when it is not one of the accepted forms. */
+export function parseDateTime(text: string): number | null {
+  const dateOnly = DATE_ONLY.exec(text);
+  if (dateOnly) {
+    const [year, month, day] = dateOnly.slice(1, 4).map(Number);
+    return validDate(year, month, day) ? israelMidnight(year, month, day) : null;
+  }
+  const m = DATE_TIME.exec(text);
+  if (!m) return null;
+  const [year, month, day, hour, minute] = m.slice(1, 6).map(Number);
+  const second = m[6] ? Number(m[6]) : 0;
+  const millis = m[7] ? Math.floor(Number(`0.${m[7]}`) * 1000) : 0;
+  if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
+  let offsetMinutes = 0;
+  if (m[8] !== "Z") {
+    const digits = m[8].replace(":", "");
+    const offsetHours = Number(digits.slice(1, 3));
+    const offsetMins = Number(digits.slice(3, 5));
+    if (offsetHours > 23 || offsetMins > 59) return null;
+    offsetMinutes = (digits[0] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000;
+}

@@ -1,0 +1,23 @@
+import type { Context } from "hono";
+import type { Db } from "../db/driver";
+import type { Store } from "../db/platform";
+import type { ApiKey } from "../keys/store";
+
+/** What the serving edge tells the app about the connection (Bun.serve, or a test). */
+export interface Bindings {
+  /** Address of the TCP peer. */
+  peerIp: string;
+  /** Whether the connection itself is TLS. */
+  tls: boolean;
+}
+
+export interface Variables {
+  requestId: string;
+  clientIp: string;
+  store: Store;
+  db: Db;
+  key: ApiKey;
+}
+
+export type AppEnv = { Bindings: Bindings; Variables: Variables };
+export type AppContext = Context<AppEnv>;

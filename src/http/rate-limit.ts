@@ -1,0 +1,32 @@
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the next clock minute (1..60). */
+  reset: number;
+}
+
+/**
+ * Fixed-window limiter on the UTC clock minute, per key. Counting is a synchronous
+ * increment on the single JS thread, so exactly `limit` requests pass per window
+ * however many arrive at once. Memory holds only keys seen in the current minute.
+ */
+export class RateLimiter {
+  private minute = -1;
+  private counts = new Map<string, number>();
+
+  constructor(readonly limit: number) {}
+
+  take(id: string, now: number): RateDecision {
+    const minute = Math.floor(now / 60_000);
+    if (minute !== this.minute) {
+      this.minute = minute;
+      this.counts = new Map();
+    }
+    const reset = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000));
+    const used = this.counts.get(id) ?? 0;
+    if (used >= this.limit) return { allowed: false, limit: this.limit, remaining: 0, reset };
+    this.counts.set(id, used + 1);
+    return { allowed: true, limit: this.limit, remaining: this.limit - used - 1, reset };
+  }
+}

@@ -1,0 +1,82 @@
+import * as v from "valibot";
+import { toMinor } from "../format/money";
+import { parseDateTime } from "../format/time";
+
+/** Building blocks shared by the resources' schemas. Messages finish "Field "x" …". */
+
+const codePoints = (s: string) => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
+
+/** A string of at most `max` characters (code points), stored as sent. */
+export const text = (max: number) =>
+  v.pipe(
+    v.string("must be a string."),
+    v.check((s) => codePoints(s) <= max, `must be at most ${max} characters long.`),
+  );
+
+export const nullableText = (max: number) => v.nullable(text(max));
+
+export const email = () =>
+  v.pipe(
+    v.string("must be a string."),
+    v.check((s) => codePoints(s) <= 254, "must be at most 254 characters long."),
+    v.email("must be a valid email address."),
+  );
+
+export const bool = () => v.boolean("must be true or false.");
+
+/** Money in: a JSON number ≥ 0 with at most 2 decimals; out: integer minor units. */
+export const money = () =>
+  v.pipe(
+    v.number("must be a number."),
+    v.check((n) => toMinor(n) !== null, "must be an amount of at least 0 with at most 2 decimals."),
+    v.transform((n) => toMinor(n) as number),
+  );
+
+export const nullableMoney = () => v.nullable(money());
+
+/** A path id: a positive integer, written without sign, zeros or decimals. */
+export const idParam = () =>
+  v.pipe(
+    v.string(),
+    v.regex(/^[1-9]\d{0,14}$/, "must be a positive integer."),
+    v.transform(Number),
+  );
+
+export const idParams = v.strictObject({ id: idParam() });
+
+export const limitParam = () =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^(?:[1-9]\d?|100)$/, "must be a whole number from 1 to 100."),
+      v.transform(Number),
+    ),
+    "50",
+  );
+
+export const cursorParam = () => v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty.")));
+
+/** A date-time query parameter (ISO 8601 with offset, or a bare date in Israel time) → epoch ms. */
+export const dateTimeParam = () =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.check(
+        (s) => parseDateTime(s) !== null,
+        "must be an ISO 8601 date-time with an offset (2026-01-31T09:00:00+02:00) or a date (2026-01-31).",
+      ),
+      v.transform((s) => parseDateTime(s) as number),
+    ),
+  );
+
+export const booleanParam = () =>
+  v.optional(
+    v.pipe(
+      v.picklist(["true", "false"], "must be true or false."),
+      v.transform((s) => s === "true"),
+    ),
+  );

@@ -1,0 +1,48 @@
+import * as v from "valibot";
+import { ApiError, invalidField, invalidParameter } from "../errors";
+
+type Schema = v.GenericSchema;
+
+function describeIssue(issue: v.BaseIssue<unknown>, field: string, noun: "Field" | "Parameter"): string {
+  if (issue.type === "strict_object" || issue.type === "never") return `${noun} "${field}" is not allowed here.`;
+  if (issue.received === "undefined" && issue.kind === "schema") return `${noun} "${field}" is required.`;
+  const custom = issue.message && !issue.message.startsWith("Invalid ") ? issue.message : null;
+  if (custom) return `${noun} "${field}" ${custom}`;
+  return `${noun} "${field}" must be ${issue.expected ?? "valid"} (received ${issue.received}).`;
+}
+
+function fieldOf(issue: v.BaseIssue<unknown>, fallback: string): string {
+  return v.getDotPath(issue) ?? fallback;
+}
+
+/** Validates a JSON body; the first problem is a 400 `invalid_field` naming the field. */
+export function parseBody<S extends Schema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input, { abortEarly: true });
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const field = fieldOf(issue, "body");
+  throw invalidField(field, describeIssue(issue, field, "Field"));
+}
+
+/** Validates path or query parameters; the first problem is a 400 `invalid_parameter`. */
+export function parseParams<S extends Schema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input, { abortEarly: true });
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const field = fieldOf(issue, "query");
+  throw invalidParameter(field, describeIssue(issue, field, "Parameter"));
+}
+
+/** Query strings as a plain object; a repeated parameter is itself an error. */
+export function queryObject(url: string): Record<string, string> {
+  const params = new URL(url).searchParams;
+  const result: Record<string, string> = {};
+  for (const [name, value] of params) {
+    if (name in result) throw invalidParameter(name, `Parameter "${name}" may be given only once.`);
+    result[name] = value;
+  }
+  return result;
+}
+
+export const nothingToUpdate = () =>
+  new ApiError("nothing_to_update", "The request changes nothing; send at least one field to update.");

@@ -1,0 +1,49 @@
+import type { Store } from "../db/platform";
+import type { StorePool } from "../db/pool";
+import { digestSecret } from "./secret";
+import { loadUsableKeys, type ApiKey } from "./store";
+
+interface StoreKeys {
+  version: number;
+  byDigest: Map<string, ApiKey>;
+}
+
+/**
+ * Each store's usable keys, by digest, in memory. A store's entry is reloaded when its
+ * `keysVersion` in the registry moves (the CLI bumps it), so a request never reads the
+ * database just to learn whether keys changed.
+ */
+export class KeyCache {
+  private stores = new Map<string, StoreKeys>();
+  private loading = new Map<string, Promise<StoreKeys>>();
+
+  constructor(private readonly pool: StorePool) {}
+
+  async find(store: Store, secret: string): Promise<ApiKey | undefined> {
+    const digest = digestSecret(secret);
+    let keys = this.stores.get(store.slug);
+    if (!keys || keys.version !== store.keysVersion) keys = await this.load(store);
+    return keys.byDigest.get(digest);
+  }
+
+  private load(store: Store): Promise<StoreKeys> {
+    const key = `${store.slug}@${store.keysVersion}`;
+    let pending = this.loading.get(key);
+    if (!pending) {
+      pending = this.pool
+        .use(store.slug, (db) => loadUsableKeys(db))
+        .then((list) => {
+          const entry = { version: store.keysVersion, byDigest: new Map(list.map((k) => [k.digest, k])) };
+          this.stores.set(store.slug, entry);
+          return entry;
+        })
+        .finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
+  }
+
+  forget(slug: string): void {
+    this.stores.delete(slug);
+  }
+}

@@ -1,0 +1,140 @@
+import type { Db, Queryable } from "../db/driver";
+import type { Store } from "../db/platform";
+import { formatIsrael } from "../format/time";
+import { queueMail } from "../mail/outbox";
+import { keyCreated, keyDeleted } from "../mail/templates";
+import { describePermissions, normalizePermissions, type Permissions } from "./permissions";
+import { digestSecret, generateSecret, hintFor, KEY_PATTERN } from "./secret";
+
+export const MAX_ACTIVE_KEYS = 5;
+const DAY = 86_400_000;
+export const EXPIRY_CHOICES = { never: null, "30d": 30 * DAY, "90d": 90 * DAY, "1y": 365 * DAY } as const;
+export type ExpiryChoice = keyof typeof EXPIRY_CHOICES;
+
+export interface ApiKey {
+  id: number;
+  name: string;
+  digest: string;
+  hint: string;
+  permissions: Permissions;
+  createdAt: number;
+  expiresAt: number | null;
+  deletedAt: number | null;
+  lastUsedAt: number | null;
+}
+
+interface KeyRow {
+  id: number;
+  name: string;
+  digest: string;
+  hint: string;
+  permissions: string;
+  created_at: number;
+  expires_at: number | null;
+  deleted_at: number | null;
+  last_used_at: number | null;
+}
+
+const toKey = (row: KeyRow): ApiKey => ({
+  id: row.id,
+  name: row.name,
+  digest: row.digest,
+  hint: row.hint,
+  permissions: normalizePermissions(JSON.parse(row.permissions)),
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  deletedAt: row.deleted_at,
+  lastUsedAt: row.last_used_at,
+});
+
+export const isActive = (key: ApiKey, now: number) =>
+  key.deletedAt === null && (key.expiresAt === null || key.expiresAt > now);
+
+export class KeyLimitError extends Error {
+  constructor() {
+    super(`A store can have at most ${MAX_ACTIVE_KEYS} active API keys; delete one first.`);
+  }
+}
+
+export class KeyNotFoundError extends Error {}
+
+export async function listKeys(db: Queryable): Promise<ApiKey[]> {
+  return (await db.all<KeyRow>("SELECT * FROM api_keys ORDER BY id")).map(toKey);
+}
+
+/** Keys a server may accept: not deleted (expiry is checked per request). */
+export async function loadUsableKeys(db: Queryable): Promise<ApiKey[]> {
+  return (await db.all<KeyRow>("SELECT * FROM api_keys WHERE deleted_at IS NULL")).map(toKey);
+}
+
+export interface NewKey {
+  name: string;
+  permissions: Permissions;
+  expiresAt: number | null;
+  /** Fixtures may pin a secret; otherwise one is generated. */
+  secret?: string;
+  deleted?: boolean;
+  createdAt?: number;
+}
+
+async function countActive(tx: Queryable, now: number): Promise<number> {
+  const row = await tx.get<{ n: number }>(
+    "SELECT count(*) AS n FROM api_keys WHERE deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+    [now],
+  );
+  return row?.n ?? 0;
+}
+
+/** Inserts a key inside the caller's transaction; returns it with the secret (shown once). */
+export async function insertKey(tx: Queryable, input: NewKey, now = Date.now()) {
+  const secret = input.secret ?? generateSecret();
+  if (!KEY_PATTERN.test(secret)) throw new Error("a key secret must be svc_sk_ followed by 32+ letters or digits");
+  const active = !input.deleted && (input.expiresAt === null || input.expiresAt > now);
+  if (active && (await countActive(tx, now)) >= MAX_ACTIVE_KEYS) throw new KeyLimitError();
+  const hint = hintFor(secret);
+  const createdAt = input.createdAt ?? now;
+  const result = await tx.run(
+    `INSERT INTO api_keys (name, digest, hint, permissions, created_at, expires_at, deleted_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    [
+      input.name,
+      digestSecret(secret),
+      hint,
+      JSON.stringify(input.permissions),
+      createdAt,
+      input.expiresAt,
+      input.deleted ? now : null,
+    ],
+  );
+  return { id: result.lastInsertRowid, secret, hint, permissions: input.permissions, expiresAt: input.expiresAt };
+}
+
+const notice = (store: Store, key: { name: string; hint: string; permissions: Permissions }, by: string, at: number) => ({
+  storeName: store.name,
+  keyName: key.name,
+  hint: key.hint,
+  permissions: describePermissions(key.permissions),
+  by,
+  at: formatIsrael(at),
+});
+
+/** Creates a key and queues the owner's notice in the same transaction. */
+export async function createKey(db: Db, store: Store, input: NewKey, by: string, now = Date.now()) {
+  return db.transaction(async (tx) => {
+    const created = await insertKey(tx, input, now);
+    await queueMail(tx, { ...keyCreated(notice(store, { ...created, name: input.name }, by, now)), to: store.ownerEmail }, now);
+    return created;
+  });
+}
+
+/** Soft-deletes a key (so its id stays unique) and queues the owner's notice. */
+export async function deleteKey(db: Db, store: Store, id: number, by: string, now = Date.now()): Promise<ApiKey> {
+  return db.transaction(async (tx) => {
+    const row = await tx.get<KeyRow>("SELECT * FROM api_keys WHERE id = ? AND deleted_at IS NULL", [id]);
+    if (!row) throw new KeyNotFoundError(`No API key with id ${id} in store ${store.slug}.`);
+    await tx.run("UPDATE api_keys SET deleted_at = ? WHERE id = ?", [now, id]);
+    const key = toKey(row);
+    await queueMail(tx, { ...keyDeleted(notice(store, key, by, now)), to: store.ownerEmail }, now);
+    return key;
+  });
+}

@@ -1,0 +1,50 @@
+export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * JSON lines on stdout. Request lines are buffered and written once per tick, so a
+ * busy server does not make one write call per request.
+ */
+export class Logger {
+  private buffer: string[] = [];
+  private scheduled = false;
+
+  constructor(readonly level: LogLevel = "info") {}
+
+  enabled(level: LogLevel): boolean {
+    return LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(this.level) && this.level !== "silent";
+  }
+
+  write(level: LogLevel, entry: Record<string, unknown>): void {
+    if (!this.enabled(level)) return;
+    this.buffer.push(JSON.stringify({ level, ...entry }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setTimeout(() => this.flush(), 0);
+    }
+  }
+
+  info(msg: string, fields: Record<string, unknown> = {}): void {
+    this.write("info", { time: new Date().toISOString(), msg, ...fields });
+  }
+
+  warn(msg: string, fields: Record<string, unknown> = {}): void {
+    this.write("warn", { time: new Date().toISOString(), msg, ...fields });
+  }
+
+  error(msg: string, fields: Record<string, unknown> = {}): void {
+    this.write("error", { time: new Date().toISOString(), msg, ...fields });
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (this.buffer.length === 0) return;
+    const chunk = `${this.buffer.join("\n")}\n`;
+    this.buffer = [];
+    process.stdout.write(chunk);
+  }
+}
+
+/** An error as a log field: message and stack for operators, never sent to clients. */
+export const errorFields = (error: unknown) =>
+  error instanceof Error ? { error: error.message, stack: error.stack } : { error: String(error) };

@@ -1,0 +1,75 @@
+import type { Platform, Store } from "./db/platform";
+
+/**
+ * The server's in-memory view of platform.db: which store a Host header reaches.
+ * It re-reads the registry whenever another process (the CLI) commits to platform.db,
+ * checked by a cheap `PRAGMA data_version` poll, so changes apply without a restart.
+ */
+export class StoreRegistry {
+  private bySlug = new Map<string, Store>();
+  private byDomain = new Map<string, Store>();
+  private lastVersion = -1;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private listeners: Array<(previous: Store | undefined, next: Store) => void> = [];
+
+  constructor(
+    private readonly platform: Platform,
+    readonly platformDomain: string,
+  ) {}
+
+  async load(): Promise<void> {
+    this.lastVersion = await this.platform.dataVersion();
+    const stores = await this.platform.listStores();
+    const previous = this.bySlug;
+    this.bySlug = new Map(stores.map((s) => [s.slug, s]));
+    this.byDomain = new Map(stores.map((s) => [s.domain.toLowerCase(), s]));
+    for (const store of stores) {
+      for (const listener of this.listeners) listener(previous.get(store.slug), store);
+    }
+  }
+
+  /** Called after each reload for every store, with its previous state (if any). */
+  onStoreChange(listener: (previous: Store | undefined, next: Store) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async refreshIfChanged(): Promise<void> {
+    if ((await this.platform.dataVersion()) !== this.lastVersion) await this.load();
+  }
+
+  watch(intervalMs = 250): void {
+    this.timer = setInterval(() => {
+      this.refreshIfChanged().catch((error) => console.error("registry refresh failed", error));
+    }, intervalMs);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  get(slug: string): Store | undefined {
+    return this.bySlug.get(slug);
+  }
+
+  all(): Store[] {
+    return [...this.bySlug.values()];
+  }
+
+  /** The store a Host header names: its own domain or `{slug}.{platformDomain}`; port ignored. */
+  resolveHost(host: string | undefined | null): Store | undefined {
+    if (!host) return undefined;
+    const name = stripPort(host).toLowerCase();
+    const own = this.byDomain.get(name);
+    if (own) return own;
+    const suffix = `.${this.platformDomain.toLowerCase()}`;
+    if (!name.endsWith(suffix)) return undefined;
+    return this.bySlug.get(name.slice(0, -suffix.length));
+  }
+}
+
+function stripPort(host: string): string {
+  if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1);
+  const colon = host.lastIndexOf(":");
+  return colon === -1 ? host : host.slice(0, colon);
+}

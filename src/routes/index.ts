@@ -1,0 +1,8 @@
+import type { RouteDef } from "./define";
+import { customerRoutes } from "./customers";
+import { leadRoutes } from "./leads";
+import { orderRoutes } from "./orders";
+import { productRoutes } from "./products";
+
+/** Every endpoint under /api/v1. */
+export const apiRoutes: RouteDef[] = [...orderRoutes, ...customerRoutes, ...productRoutes, ...leadRoutes];

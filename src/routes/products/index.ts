@@ -1,0 +1,3 @@
+import type { RouteDef } from "../define";
+
+export const productRoutes: RouteDef[] = [];

@@ -1,0 +1,137 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseServeConfig, type ServeFlags } from "../src/config";
+import { loadFixture } from "../src/fixtures/load";
+import { Logger } from "../src/log";
+import { startServer, type RunningServer } from "../src/server";
+
+/** Pinned keys of the standard test fixture (`svc_sk_` + 40 alphanumerics). */
+export const KEYS = {
+  all: "svc_sk_testAllWrite00000000000000000000000001",
+  read: "svc_sk_testAllRead000000000000000000000000002",
+  none: "svc_sk_testNoAccess00000000000000000000000003",
+  other: "svc_sk_testOtherStore0000000000000000000000004",
+} as const;
+
+export const ALL_WRITE = { products: "write", orders: "write", customers: "write", leads: "write" };
+export const ALL_READ = { products: "read", orders: "read", customers: "read", leads: "read" };
+
+export const STATUSES = [
+  { id: 1, name: "New" },
+  { id: 2, name: "Awaiting payment" },
+  { id: 3, name: "Shipped" },
+  { id: 7, name: "Delivered" },
+];
+
+/** A store for a fixture with sensible defaults; pass records and overrides per test. */
+export function testStore(overrides: Record<string, unknown> = {}) {
+  return {
+    slug: "shop1",
+    name: "Test Shop",
+    domain: "shop1.test",
+    plan: "growth",
+    ownerEmail: "owner@shop1.test",
+    settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
+    orderStatuses: STATUSES,
+    keys: [
+      { name: "all", secret: KEYS.all, permissions: ALL_WRITE },
+      { name: "read", secret: KEYS.read, permissions: ALL_READ },
+      { name: "none", secret: KEYS.none, permissions: {} },
+    ],
+    ...overrides,
+  };
+}
+
+/** A second store, for isolation tests. */
+export function otherStore(overrides: Record<string, unknown> = {}) {
+  return testStore({
+    slug: "shop2",
+    name: "Other Shop",
+    domain: "shop2.test",
+    ownerEmail: "owner@shop2.test",
+    keys: [{ name: "other", secret: KEYS.other, permissions: ALL_WRITE }],
+    ...overrides,
+  });
+}
+
+export interface ApiAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint: test convenience
+  json: any;
+}
+
+export interface RequestOptions {
+  method?: string;
+  host?: string;
+  key?: string | null;
+  body?: unknown;
+  /** Raw body text (sent as is). */
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  server: RunningServer;
+  request(path: string, options?: RequestOptions): Promise<ApiAnswer>;
+  stop(): Promise<void>;
+}
+
+export function tempDir(prefix = "storeapi-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Sends one request to a server; defaults: host shop1.test, the all-access key, JSON body. */
+export async function send(baseUrl: string, path: string, options: RequestOptions = {}): Promise<ApiAnswer> {
+  const headers: Record<string, string> = { Host: options.host ?? "shop1.test", ...options.headers };
+  const key = options.key === undefined ? KEYS.all : options.key;
+  if (key !== null && !("Authorization" in headers) && !("X-Api-Key" in headers)) headers.Authorization = `Bearer ${key}`;
+  let body: string | undefined = options.raw;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const response = await fetch(baseUrl + path, { method: options.method ?? "GET", headers, body });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+/**
+ * Loads a fixture into a fresh temp data dir and starts the real server on a loopback
+ * port (plain HTTP allowed unless flags say otherwise).
+ */
+export async function startTestServer(
+  options: { stores?: unknown[]; flags?: ServeFlags; dataDir?: string } = {},
+): Promise<TestServer> {
+  const dataDir = options.dataDir ?? tempDir();
+  if (options.stores) await loadFixture(dataDir, { stores: options.stores });
+  const config = parseServeConfig(
+    { listen: "127.0.0.1:0", "allow-http": true, "log-level": "silent", ...options.flags },
+    dataDir,
+    {},
+  );
+  const server = await startServer(config, new Logger(process.env.TEST_LOG === "1" ? "info" : "silent"));
+  return {
+    url: server.url,
+    dataDir,
+    server,
+    request: (path, requestOptions) => send(server.url, path, requestOptions),
+    stop: async () => {
+      await server.stop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Asserts-free accessor for an error envelope's code (undefined when not an error). */
+export const errorCode = (answer: ApiAnswer): string | undefined => answer.json?.error?.code;
