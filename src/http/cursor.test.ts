@@ -1,0 +1,41 @@
+import { describe, expect, test } from "bun:test";
+import { ApiError } from "../errors";
+import { decodeCursor, encodeCursor } from "./cursor";
+
+const scope = { list: "orders", store: "shop1", filters: "[]" };
+const secret = "test-secret";
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof ApiError ? `${error.code}:${error.extras.field}` : "other";
+  }
+  return undefined;
+}
+
+describe("cursors", () => {
+  test("round trip", () => {
+    const cursor = encodeCursor(secret, scope, { sort: 1767225600000, id: 42 });
+    expect(decodeCursor(secret, scope, cursor)).toEqual({ sort: 1767225600000, id: 42 });
+  });
+
+  test("bound to list, store and filters", () => {
+    const cursor = encodeCursor(secret, scope, { sort: 1, id: 2 });
+    expect(codeOf(() => decodeCursor(secret, { ...scope, list: "customers" }, cursor))).toBe("invalid_parameter:cursor");
+    expect(codeOf(() => decodeCursor(secret, { ...scope, store: "shop2" }, cursor))).toBe("invalid_parameter:cursor");
+    expect(codeOf(() => decodeCursor(secret, { ...scope, filters: '[["paid",true]]' }, cursor))).toBe("invalid_parameter:cursor");
+    expect(codeOf(() => decodeCursor("other-secret", scope, cursor))).toBe("invalid_parameter:cursor");
+  });
+
+  test("an edited position or signature is refused", () => {
+    const cursor = encodeCursor(secret, scope, { sort: 1, id: 2 });
+    const [payload, signature] = cursor.split(".");
+    const forged = `${Buffer.from(JSON.stringify([1, 3])).toString("base64url")}.${signature}`;
+    expect(codeOf(() => decodeCursor(secret, scope, forged))).toBe("invalid_parameter:cursor");
+    expect(codeOf(() => decodeCursor(secret, scope, `${payload}.AAAA`))).toBe("invalid_parameter:cursor");
+    for (const junk of ["", ".", "abc", "a.b.c", "%%%.%%%", "x".repeat(500)]) {
+      expect(codeOf(() => decodeCursor(secret, scope, junk))).toBe("invalid_parameter:cursor");
+    }
+  });
+});

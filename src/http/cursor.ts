@@ -1,0 +1,49 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { invalidParameter } from "../errors";
+
+/** Where a page ended: the sort value and id of its last row. */
+export interface Position {
+  sort: number;
+  id: number;
+}
+
+/** What a cursor is bound to: its list, its store and its filters. */
+export interface CursorScope {
+  list: string;
+  store: string;
+  filters: string;
+}
+
+const SIGNATURE_BYTES = 16;
+
+function sign(secret: string, payload: string): Buffer {
+  return createHmac("sha256", secret).update(payload).digest().subarray(0, SIGNATURE_BYTES);
+}
+
+const scopeKey = (scope: CursorScope) => `${scope.list}\n${scope.store}\n${scope.filters}`;
+
+/** An opaque, tamper-evident cursor: base64url(position) "." base64url(HMAC(scope, position)). */
+export function encodeCursor(secret: string, scope: CursorScope, position: Position): string {
+  const payload = Buffer.from(JSON.stringify([position.sort, position.id])).toString("base64url");
+  const signature = sign(secret, `${scopeKey(scope)}\n${payload}`).toString("base64url");
+  return `${payload}.${signature}`;
+}
+
+const badCursor = () =>
+  invalidParameter("cursor", 'Parameter "cursor" is not valid here; pass back the nextCursor of this same list and filters unchanged.');
+
+/** The position in a cursor made for exactly this scope; anything else is 400 invalid_parameter. */
+export function decodeCursor(secret: string, scope: CursorScope, cursor: string): Position {
+  const [payload, signature, extra] = cursor.split(".");
+  if (!payload || !signature || extra !== undefined || cursor.length > 200) throw badCursor();
+  const expected = sign(secret, `${scopeKey(scope)}\n${payload}`);
+  const given = Buffer.from(signature, "base64url");
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw badCursor();
+  try {
+    const [sort, id] = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    if (Number.isSafeInteger(sort) && Number.isSafeInteger(id)) return { sort, id };
+  } catch {
+    // falls through: a signed but unreadable cursor is still a bad cursor
+  }
+  throw badCursor();
+}
