@@ -1,0 +1,80 @@
+import type { Subprocess } from "bun";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..");
+const BUN = process.execPath;
+
+export interface ServerProcess {
+  url: string;
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** Sends a signal and waits for the exit status. */
+  signal(signal: "SIGTERM" | "SIGKILL" | "SIGINT"): Promise<number>;
+  stderr(): Promise<string>;
+}
+
+/** The command that runs storeapi: the built binary when STOREAPI_BIN is set, else the sources. */
+export function storeapiCommand(): string[] {
+  const bin = process.env.STOREAPI_BIN;
+  return bin ? [bin] : [BUN, join(ROOT, "src/main.ts")];
+}
+
+/** Runs a CLI command to completion. */
+export async function runCli(args: string[], env: Record<string, string> = {}) {
+  const proc = Bun.spawn([...storeapiCommand(), ...args], {
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+    env: { ...process.env, ...env },
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+/**
+ * Starts `storeapi serve` as its own process on a free loopback port and waits for its
+ * "listening" log line (bounded: fails after 15 s).
+ */
+export async function spawnServer(dataDir: string, flags: string[] = []): Promise<ServerProcess> {
+  const proc = Bun.spawn(
+    [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", "info", ...flags],
+    { stdout: "pipe", stderr: "pipe", stdin: "ignore" },
+  );
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  const deadline = Date.now() + 15_000;
+  let url: string | undefined;
+  let pending = reader.read();
+  while (!url) {
+    if (Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`server did not start: ${buffered}`);
+    }
+    const chunk = await Promise.race([pending, Bun.sleep(200).then(() => null)]);
+    if (!chunk) continue;
+    if (chunk.done) throw new Error(`server exited before listening: ${buffered} ${await new Response(proc.stderr).text()}`);
+    buffered += decoder.decode(chunk.value);
+    pending = reader.read();
+    for (const line of buffered.split("\n")) {
+      if (line.includes('"listening"')) url = JSON.parse(line).url;
+    }
+  }
+  // Keep draining stdout so the server never blocks on a full pipe.
+  (async () => {
+    if ((await pending).done) return;
+    while (!(await reader.read()).done) {}
+  })().catch(() => {});
+  return {
+    url,
+    proc,
+    signal: async (signal) => {
+      proc.kill(signal);
+      return proc.exited;
+    },
+    stderr: () => new Response(proc.stderr).text(),
+  };
+}

@@ -1,0 +1,128 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import Database from "libsql";
+import { loadFixture } from "../../src/fixtures/load";
+import { KEYS, send, tempDir, testStore } from "../helpers";
+import { spawnServer, type ServerProcess } from "../process";
+
+/**
+ * Acknowledged writes survive `kill -9`: clients stream PATCH /orders and POST
+ * /customers at a real server process, it is killed mid-stream at a random moment,
+ * restarted on the same data directory, and every 2xx must be there, whole.
+ */
+
+const CLIENTS = 4;
+const ORDERS_PER_CLIENT = 25;
+const ROUNDS = 3;
+
+const orders = Array.from({ length: CLIENTS * ORDERS_PER_CLIENT }, (_, i) => ({
+  id: i + 1,
+  number: 1001 + i,
+  status: 1,
+  total: 100,
+  customer: { id: null, name: "Dana Levi", email: `buyer${i + 1}@example.test`, phone: "", address: "" },
+  createdAt: "2026-01-01T10:00:00+02:00",
+}));
+
+interface Ledger {
+  /** Emails of customers whose create was acknowledged. */
+  customers: Set<string>;
+  /** Per order: the last acknowledged tracking number, and one sent after it that got no answer. */
+  tracking: Map<number, { acked: string | null; inFlight: string | null }>;
+}
+
+const dataDir = tempDir("storeapi-durability-");
+const mailDir = join(dataDir, "mail-out");
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+async function client(server: ServerProcess, id: number, round: number, ledger: Ledger, stop: { now: boolean }) {
+  for (let i = 0; !stop.now; i++) {
+    const orderId = id * ORDERS_PER_CLIENT + (i % ORDERS_PER_CLIENT) + 1;
+    const tracking = `T${round}-${id}-${i}`;
+    const entry = ledger.tracking.get(orderId) ?? { acked: null, inFlight: null };
+    ledger.tracking.set(orderId, entry);
+    entry.inFlight = tracking;
+    try {
+      const patched = await send(server.url, `/api/v1/orders/${orderId}`, {
+        method: "PATCH",
+        body: { status: 3, trackingNumber: tracking, notifyCustomer: true },
+      });
+      if (patched.status === 200) entry.acked = tracking;
+      entry.inFlight = patched.status === 200 ? null : entry.inFlight;
+      const email = `c${round}-${id}-${i}@example.test`;
+      const created = await send(server.url, "/api/v1/customers", {
+        method: "POST",
+        body: { email, firstName: "Noa" },
+        headers: { "Idempotency-Key": `dur-${email}` },
+      });
+      if (created.status === 201) ledger.customers.add(email);
+    } catch {
+      return; // connection cut by the kill
+    }
+  }
+}
+
+function readStore() {
+  const db = new Database(join(dataDir, "stores", "shop1.db"));
+  try {
+    return {
+      orders: db.prepare("SELECT id, status_id, tracking_number FROM orders").all() as Array<{
+        id: number;
+        status_id: number;
+        tracking_number: string | null;
+      }>,
+      emails: new Set((db.prepare("SELECT email FROM customers").all() as Array<{ email: string }>).map((r) => r.email)),
+      statusMails: db.prepare("SELECT count(*) AS n FROM outbox WHERE kind = 'order_status'").get() as { n: number },
+      outbox: db.prepare("SELECT status, count(*) AS n FROM outbox GROUP BY status").all() as Array<{ status: string; n: number }>,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe("durability under kill -9", () => {
+  test(
+    "every acknowledged write is there after restarts, nothing half-written, mail delivered",
+    async () => {
+      await loadFixture(dataDir, { stores: [testStore({ orders })] });
+      const ledger: Ledger = { customers: new Set(), tracking: new Map() };
+      for (let round = 1; round <= ROUNDS; round++) {
+        const server = await spawnServer(dataDir, ["--mail-dir", mailDir]);
+        const stop = { now: false };
+        const running = Array.from({ length: CLIENTS }, (_, id) => client(server, id, round, ledger, stop));
+        await Bun.sleep(150 + Math.floor(Math.random() * 500));
+        await server.signal("SIGKILL");
+        stop.now = true;
+        await Promise.all(running);
+      }
+      expect(ledger.customers.size).toBeGreaterThan(0);
+
+      // The last start delivers the mail the killed servers left queued.
+      const server = await spawnServer(dataDir, ["--mail-dir", mailDir]);
+      for (const email of ledger.customers) {
+        const answer = await send(server.url, `/api/v1/customers?email=${encodeURIComponent(email)}`, { key: KEYS.read });
+        expect(answer.json.data.map((c: { email: string }) => c.email)).toEqual([email]);
+      }
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && readStore().outbox.some((r) => r.status === "queued")) await Bun.sleep(100);
+      expect(await server.signal("SIGTERM")).toBe(0);
+
+      const stored = readStore();
+      for (const [orderId, { acked, inFlight }] of ledger.tracking) {
+        const row = stored.orders.find((o) => o.id === orderId);
+        if (acked === null && inFlight === null) continue;
+        // The value is the last acknowledged one, or the one whose answer the kill cut off.
+        expect([acked, inFlight]).toContain(row?.tracking_number ?? null);
+      }
+      // Status and tracking number change in one transaction with the status email.
+      const shipped = stored.orders.filter((o) => o.status_id === 3);
+      expect(stored.orders.filter((o) => o.tracking_number !== null && o.status_id !== 3)).toEqual([]);
+      expect(stored.statusMails.n).toBe(shipped.length);
+      expect(stored.outbox.filter((r) => r.status !== "sent")).toEqual([]);
+      const files = readdirSync(mailDir).filter((f) => f.endsWith(".eml"));
+      expect(files.length).toBe(stored.outbox.reduce((n, r) => n + r.n, 0));
+    },
+    120_000,
+  );
+});
