@@ -55,8 +55,8 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     hostname: config.hostname,
     port: config.port,
     tls,
-    // The app enforces its own 1 MiB limit with an envelope; this only stops abuse early.
-    maxRequestBodySize: 4 * 1024 * 1024,
+    // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
+    maxRequestBodySize: 64 * 1024 * 1024,
     fetch: (request, srv) => app.fetch(request, { peerIp: srv.requestIP(request)?.address ?? "unknown", tls: Boolean(tls) }),
   });
   mail.start();

@@ -13,8 +13,7 @@ export async function readJsonBody(c: AppContext): Promise<Record<string, unknow
   }
   const declared = Number(c.req.header("content-length") ?? 0);
   if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const bytes = await c.req.arrayBuffer();
-  if (bytes.byteLength > MAX_BODY_BYTES) throw tooLarge();
+  const bytes = await readLimited(c.req.raw.body, MAX_BODY_BYTES);
   let body: unknown;
   try {
     body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
@@ -25,6 +24,29 @@ export async function readJsonBody(c: AppContext): Promise<Record<string, unknow
     throw invalidField("body", "The body must be a JSON object.");
   }
   return body as Record<string, unknown>;
+}
+
+/** Reads a body stream, stopping as soon as it passes `limit` bytes (chunked bodies have no length). */
+async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+  if (!stream) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    size += next.value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(next.value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
 }
 
 const tooLarge = () =>
