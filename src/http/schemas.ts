@@ -2,7 +2,11 @@ import * as v from "valibot";
 import { toMinor } from "../format/money";
 import { parseDateTime } from "../format/time";
 
-/** Building blocks shared by the resources' schemas. Messages finish "Field "x" …". */
+/**
+ * Building blocks shared by the resources' schemas. Messages finish "Field "x" …".
+ * `v.metadata({...})` entries change nothing at run time: they carry the JSON Schema
+ * keywords the OpenAPI document shows for a `check` it cannot read (src/openapi/).
+ */
 
 const codePoints = (s: string) => {
   let n = 0;
@@ -15,6 +19,7 @@ export const text = (max: number) =>
   v.pipe(
     v.string("must be a string."),
     v.check((s) => codePoints(s) <= max, `must be at most ${max} characters long.`),
+    v.metadata({ maxLength: max }),
   );
 
 export const nullableText = (max: number) => v.nullable(text(max));
@@ -23,16 +28,20 @@ export const email = () =>
   v.pipe(
     v.string("must be a string."),
     v.check((s) => codePoints(s) <= 254, "must be at most 254 characters long."),
+    v.metadata({ maxLength: 254 }),
     v.email("must be a valid email address."),
   );
 
 export const bool = () => v.boolean("must be true or false.");
+
+const MONEY_KEYWORDS = { minimum: 0, multipleOf: 0.01 };
 
 /** Money in: a JSON number ≥ 0 with at most 2 decimals; out: integer minor units. */
 export const money = () =>
   v.pipe(
     v.number("must be a number."),
     v.check((n) => toMinor(n) !== null, "must be an amount of at least 0 with at most 2 decimals."),
+    v.metadata(MONEY_KEYWORDS),
     v.transform((n) => toMinor(n) as number),
   );
 
@@ -69,6 +78,10 @@ export const dateTimeParam = () =>
         (s) => parseDateTime(s) !== null,
         "must be an ISO 8601 date-time with an offset (2026-01-31T09:00:00+02:00) or a date (2026-01-31).",
       ),
+      v.metadata({
+        pattern: "^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2}))?$",
+        description: "ISO 8601 with an offset or Z (2026-01-31T09:00:00+02:00), or a date (2026-01-31) meaning 00:00 Israel time.",
+      }),
       v.transform((s) => parseDateTime(s) as number),
     ),
   );
@@ -80,3 +93,23 @@ export const booleanParam = () =>
       v.transform((s) => s === "true"),
     ),
   );
+
+/** Answer pieces (documentation only: response schemas are never run against input). */
+
+/** Money out: a JSON number with at most 2 decimals. */
+export const moneyOut = () => v.pipe(v.number(), v.metadata(MONEY_KEYWORDS));
+
+export const nullableMoneyOut = () => v.nullable(moneyOut());
+
+/** A date-time out: `YYYY-MM-DDThh:mm:ss+hh:mm` in Israel time. */
+export const dateTimeOut = () =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/),
+    v.metadata({ format: "date-time", examples: ["2026-01-31T09:00:00+02:00"] }),
+  );
+
+export const nullableDateTimeOut = () => v.nullable(dateTimeOut());
+
+/** A row id out: a positive integer. */
+export const idOut = () => v.pipe(v.number(), v.integer(), v.minValue(1));
