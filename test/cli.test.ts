@@ -1,0 +1,326 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isOneCleanLine, storeapi } from "./cli-run";
+import { tempDir, testStore } from "./helpers";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function freshDir(): string {
+  const dir = tempDir("storeapi-cli-");
+  dirs.push(dir);
+  return dir;
+}
+
+/** Runs a command against one data directory. */
+const inDir = (dir: string) => (...args: string[]) => storeapi([...args, "--data", join(dir, "data")]);
+
+function writeFixture(dir: string, stores: unknown[], name = "fixture.json"): string {
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify({ stores }));
+  return path;
+}
+
+const addShop = (run: ReturnType<typeof inDir>, slug = "shop1", domain = `${slug}.example.com`) =>
+  run("stores", "add", slug, "--domain", domain, "--plan", "growth", "--owner-email", `owner@${domain}`, "--name", "Shop One");
+
+describe("stores", () => {
+  test("add, set and list, in text and --json", async () => {
+    const run = inDir(freshDir());
+    const added = await addShop(run);
+    expect(added.code).toBe(0);
+    expect(added.stdout).toBe("created store shop1 at https://shop1.example.com/api/v1 (plan growth)\n");
+
+    const set = await run("stores", "set", "shop1", "--plan", "pro", "--manual-approval", "on", "--registration", "off", "--json");
+    expect(set.code).toBe(0);
+    expect(set.json).toEqual({
+      slug: "shop1",
+      name: "Shop One",
+      domain: "shop1.example.com",
+      plan: "pro",
+      ownerEmail: "owner@shop1.example.com",
+      settings: { manualCustomerApproval: true, notifyStatusChange: true, registration: false },
+    });
+
+    const second = await run("stores", "add", "shop2", "--domain", "Shop2.Example.com", "--plan", "free", "--owner-email", "o@shop2.example.com", "--json");
+    expect(second.code).toBe(0);
+    expect(second.json).toMatchObject({ slug: "shop2", name: "shop2", domain: "shop2.example.com", plan: "free" });
+
+    const list = await run("stores", "list", "--json");
+    expect(list.code).toBe(0);
+    expect(list.json.map((s: { slug: string; plan: string }) => [s.slug, s.plan])).toEqual([
+      ["shop1", "pro"],
+      ["shop2", "free"],
+    ]);
+    const text = await run("stores", "list");
+    expect(text.stdout.split("\n").filter(Boolean)).toHaveLength(2);
+    expect(text.stdout).toContain("shop2.example.com");
+  });
+
+  test("an existing slug or domain, or an unknown store, is exit 1 with one line", async () => {
+    const run = inDir(freshDir());
+    await addShop(run);
+    for (const result of [
+      await addShop(run),
+      await addShop(run, "other", "shop1.example.com"),
+      await run("stores", "set", "nope", "--plan", "pro"),
+    ]) {
+      expect(result.code).toBe(1);
+      expect(isOneCleanLine(result.stderr)).toBe(true);
+      expect(result.stdout).toBe("");
+    }
+    expect((await addShop(run)).stderr).toBe('storeapi: store "shop1" already exists\n');
+    expect((await run("stores", "set", "nope", "--plan", "pro")).stderr).toBe('storeapi: no store "nope"\n');
+  });
+
+  test("bad usage is exit 2 with one line", async () => {
+    const run = inDir(freshDir());
+    const cases = [
+      run("stores", "add", "shop1", "--domain", "a.example.com", "--owner-email", "o@a.example.com"), // no --plan
+      run("stores", "add", "shop1", "--domain", "a.example.com", "--plan", "gold", "--owner-email", "o@a.example.com"),
+      run("stores", "add", "--domain", "a.example.com", "--plan", "free", "--owner-email", "o@a.example.com"), // no SLUG
+      run("stores", "add", "Shop_1", "--domain", "a.example.com", "--plan", "free", "--owner-email", "o@a.example.com"),
+      run("stores", "set", "shop1", "--manual-approval", "maybe"),
+      run("stores", "list", "--colour"),
+      run("stores", "remove", "shop1"),
+    ];
+    for (const result of await Promise.all(cases)) {
+      expect(result.code).toBe(2);
+      expect(isOneCleanLine(result.stderr)).toBe(true);
+    }
+  });
+});
+
+describe("keys", () => {
+  test("create shows the key once, list never does, the owner is emailed, delete works", async () => {
+    const run = inDir(freshDir());
+    await addShop(run);
+    const created = await run("keys", "create", "shop1", "--name", "erp", "--orders", "write", "--products", "read", "--expires", "90d", "--json");
+    expect(created.code).toBe(0);
+    expect(Object.keys(created.json).sort()).toEqual(["expiresAt", "hint", "id", "key", "permissions"]);
+    expect(created.json.id).toBe(1);
+    expect(created.json.key).toMatch(/^svc_sk_[A-Za-z0-9]{32,}$/);
+    expect(created.json.hint).toBe(`svc_sk_…${created.json.key.slice(-4)}`);
+    expect(created.json.permissions).toEqual({ products: "read", orders: "write", customers: "none", leads: "none" });
+    expect(created.json.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00$/);
+
+    const text = await run("keys", "create", "shop1", "--name", "reports");
+    expect(text.code).toBe(0);
+    const shown = text.stdout.match(/svc_sk_[A-Za-z0-9]{32,}/g) ?? [];
+    expect(shown).toHaveLength(1);
+
+    const list = await run("keys", "list", "shop1", "--json");
+    expect(list.code).toBe(0);
+    expect(list.json).toHaveLength(2);
+    expect(Object.keys(list.json[0])).toEqual(expect.arrayContaining(["id", "name", "hint", "permissions", "createdAt", "expiresAt", "lastUsedAt"]));
+    expect(list.json[0]).toMatchObject({ id: 1, name: "erp", hint: created.json.hint, expiresAt: created.json.expiresAt, lastUsedAt: null });
+    expect(list.json[1]).toMatchObject({ id: 2, name: "reports", expiresAt: null });
+    const listText = await run("keys", "list", "shop1");
+    for (const output of [list.stdout, listText.stdout]) {
+      expect(output).not.toContain(created.json.key);
+      expect(output).not.toContain(shown[0]);
+    }
+
+    const deleted = await run("keys", "delete", "shop1", "1");
+    expect(deleted.code).toBe(0);
+    expect((await run("keys", "list", "shop1", "--json")).json.map((k: { id: number }) => k.id)).toEqual([2]);
+    const again = await run("keys", "delete", "shop1", "1");
+    expect(again.code).toBe(1);
+    expect(isOneCleanLine(again.stderr)).toBe(true);
+
+    const mail = await run("mail", "list", "--json");
+    expect(mail.code).toBe(0);
+    expect(mail.json.map((m: { kind: string; to: string; store: string; status: string }) => [m.kind, m.to, m.store, m.status])).toEqual([
+      ["key_created", "owner@shop1.example.com", "shop1", "queued"],
+      ["key_created", "owner@shop1.example.com", "shop1", "queued"],
+      ["key_deleted", "owner@shop1.example.com", "shop1", "queued"],
+    ]);
+    for (const m of mail.json) {
+      expect(Object.keys(m)).toEqual(
+        expect.arrayContaining(["id", "store", "kind", "to", "subject", "status", "attempts", "lastError", "createdAt", "sentAt"]),
+      );
+      expect(JSON.stringify(m)).not.toContain(created.json.key);
+    }
+  });
+
+  test("a sixth active key is refused with exit 1 and a clear line", async () => {
+    const run = inDir(freshDir());
+    await addShop(run);
+    for (let i = 1; i <= 5; i++) expect((await run("keys", "create", "shop1", "--name", `k${i}`)).code).toBe(0);
+    const sixth = await run("keys", "create", "shop1", "--name", "k6");
+    expect(sixth.code).toBe(1);
+    expect(sixth.stdout).toBe("");
+    expect(sixth.stderr).toBe("storeapi: A store can have at most 5 active API keys; delete one first.\n");
+    expect((await run("keys", "list", "shop1", "--json")).json).toHaveLength(5);
+    expect((await run("mail", "list", "--store", "shop1", "--json")).json).toHaveLength(5);
+  });
+
+  test("bad usage is exit 2, an unknown store exit 1", async () => {
+    const run = inDir(freshDir());
+    await addShop(run);
+    const usage = await Promise.all([
+      run("keys", "create", "shop1"), // no --name
+      run("keys", "create", "shop1", "--name", "x", "--orders", "admin"),
+      run("keys", "create", "shop1", "--name", "x", "--expires", "2d"),
+      run("keys", "create", "shop1", "--name", "x", "--scope", "all"),
+      run("keys", "delete", "shop1"),
+      run("keys", "delete", "shop1", "one"),
+      run("keys", "rotate", "shop1"),
+      run("mail", "send"),
+    ]);
+    for (const result of usage) {
+      expect(result.code).toBe(2);
+      expect(isOneCleanLine(result.stderr)).toBe(true);
+    }
+    const unknown = await Promise.all([
+      run("keys", "create", "nope", "--name", "x"),
+      run("keys", "list", "nope"),
+      run("keys", "delete", "nope", "1"),
+      run("mail", "list", "--store", "nope"),
+    ]);
+    for (const result of unknown) {
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe('storeapi: no store "nope"\n');
+    }
+  });
+});
+
+describe("command line", () => {
+  test("unknown command, unknown flag, missing argument: exit 2, one line, no stack", async () => {
+    const dir = freshDir();
+    const results = await Promise.all([
+      storeapi(["frobnicate"]),
+      storeapi(["load"]),
+      storeapi(["load", join(dir, "x.json"), "--force"]),
+      storeapi(["serve", "--data", dir, "--listen", "nowhere"]),
+      storeapi(["serve", "--data", dir, "--port", "8080"]),
+      storeapi(["openapi", "extra"]),
+    ]);
+    for (const result of results) {
+      expect(result.code).toBe(2);
+      expect(isOneCleanLine(result.stderr)).toBe(true);
+    }
+    expect(results[0].stderr).toBe('storeapi: unknown command "frobnicate"; run storeapi --help\n');
+  });
+
+  test("--help prints usage and exits 0; no command prints usage and exits 2", async () => {
+    const help = await storeapi(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("keys create SLUG --name N");
+    const none = await storeapi([]);
+    expect(none.code).toBe(2);
+  });
+
+  test("openapi prints a JSON document", async () => {
+    const result = await storeapi(["openapi"]);
+    expect(result.code).toBe(0);
+    expect(result.json.openapi).toMatch(/^3\.1/);
+  });
+});
+
+describe("load", () => {
+  test("loads a fixture, refuses an existing store without --replace, replaces with it", async () => {
+    const dir = freshDir();
+    const run = inDir(dir);
+    const file = writeFixture(dir, [testStore({ slug: "alpha", domain: "alpha.example.com" })]);
+    const first = await run("load", file, "--json");
+    expect(first.code).toBe(0);
+    expect(first.json.stores).toEqual([
+      { slug: "alpha", domain: "alpha.example.com", plan: "growth", counts: { customers: 0, products: 0, orders: 0, leads: 0 } },
+    ]);
+    const again = await run("load", file);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(
+      'storeapi: fixture refused, nothing loaded: stores[0].slug: store "alpha" already exists; pass --replace to load over it.\n',
+    );
+    const replaced = await run("load", file, "--replace");
+    expect(replaced.code).toBe(0);
+    expect((await run("keys", "list", "alpha", "--json")).json).toHaveLength(3);
+  });
+
+  test("a broken fixture is refused with the record's path and nothing is loaded", async () => {
+    const dir = freshDir();
+    const run = inDir(dir);
+    const key = (i: number) => ({ name: `k${i}`, secret: `svc_sk_cliTestKey${String(i).padStart(30, "0")}` });
+    const cases: Array<[unknown[], string]> = [
+      [[testStore({ ownerEmail: "not an email" })], "stores[0].ownerEmail"],
+      [[testStore({ keys: [1, 2, 3, 4, 5, 6].map(key) })], "stores[0].keys"],
+      [[testStore(), testStore({ domain: "elsewhere.example.com" })], "stores[1].slug"],
+      [[testStore(), testStore({ slug: "shop2" })], "stores[1].domain"],
+      [[testStore({ orderStatuses: [{ id: 1, name: "New" }, { id: 1, name: "Again" }] })], "stores[0].orderStatuses[1].id"],
+      [[testStore({ keys: [{ name: "short", secret: "svc_sk_short" }] })], "stores[0].keys[0].secret"],
+    ];
+    for (const [i, [stores, path]] of cases.entries()) {
+      // the first store of each case is valid on its own: only the whole file is refused
+      const result = await run("load", writeFixture(dir, stores, `broken-${i}.json`));
+      expect(result.code).toBe(1);
+      expect(isOneCleanLine(result.stderr)).toBe(true);
+      expect(result.stderr).toStartWith(`storeapi: fixture refused, nothing loaded: ${path}: `);
+    }
+    expect((await run("stores", "list", "--json")).json).toEqual([]);
+  });
+
+  test("a missing file or invalid JSON is exit 1 with one line", async () => {
+    const dir = freshDir();
+    const run = inDir(dir);
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, "{ not json");
+    for (const result of [await run("load", join(dir, "missing.json")), await run("load", bad)]) {
+      expect(result.code).toBe(1);
+      expect(isOneCleanLine(result.stderr)).toBe(true);
+    }
+  });
+});
+
+describe("demo", () => {
+  test("loads the demo stores, prints them as --json, serves, and stops on SIGTERM with exit 0", async () => {
+    const dir = freshDir();
+    const child = Bun.spawn([process.execPath, "src/main.ts", "demo", "--json", "--listen", "127.0.0.1:0", "--data", join(dir, "demo")], {
+      cwd: join(import.meta.dir, ".."),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 60_000,
+    });
+    const reader = child.stdout.getReader();
+    let text = "";
+    let intro: { url: string; stores: Array<{ slug: string; plan: string; keys: Array<{ secret?: string }> }> } | undefined;
+    while (!intro) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+      try {
+        intro = JSON.parse(text);
+      } catch {
+        // not complete yet
+      }
+    }
+    reader.releaseLock();
+    expect(intro).toBeDefined();
+    if (!intro) return;
+    expect(intro.stores.map((s) => s.plan)).toContain("free");
+    const health = await fetch(`${intro.url}/healthz`);
+    expect(await health.json()).toEqual({ ok: true, data: { status: "ok" } });
+    const free = intro.stores.find((s) => s.plan === "free");
+    const answer = await fetch(`${intro.url}/api/v1/products`, {
+      headers: { Host: `${free?.slug}.localhost`, Authorization: `Bearer ${free?.keys[0]?.secret}` },
+    });
+    expect(answer.status).toBe(403);
+    expect((await answer.json()).error.code).toBe("plan_required");
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+  });
+
+  test("refuses a data directory that the demo did not create", async () => {
+    const dir = freshDir();
+    const run = inDir(dir);
+    await addShop(run);
+    const result = await storeapi(["demo", "--listen", "127.0.0.1:0", "--data", join(dir, "data")]);
+    expect(result.code).toBe(1);
+    expect(isOneCleanLine(result.stderr)).toBe(true);
+    expect((await run("stores", "list", "--json")).json).toHaveLength(1);
+  });
+});
