@@ -6,6 +6,7 @@ import { isActive } from "../keys/store";
 import type { KeyUsage } from "../keys/usage";
 import { planIncludesApi } from "../plans";
 import type { AuthFailures } from "./auth-failures";
+import { failureBucket } from "./cidr";
 import type { AppEnv } from "./context";
 
 export interface AuthOptions {
@@ -22,43 +23,50 @@ const unauthorized = () =>
     "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
   );
 
-function presentedKey(authorization: string | undefined, apiKey: string | undefined): string | undefined {
-  if (authorization !== undefined) {
-    const match = /^Bearer +(\S+) *$/i.exec(authorization);
-    return match?.[1] ?? "";
-  }
-  return apiKey;
+const tooManyFailures = (seconds: number) =>
+  new ApiError(
+    "too_many_failures",
+    `Too many requests with invalid API keys came from this address; try again in ${seconds} seconds.`,
+    {},
+    { "Retry-After": String(seconds) },
+  );
+
+/**
+ * The key a request presents. `Authorization` wins when both headers are sent; an
+ * `Authorization` that is not `Bearer <key>` presents nothing (so it is a 401, never a
+ * silent fall-back to `X-Api-Key`).
+ */
+export function presentedKey(authorization: string | undefined, apiKey: string | undefined): string | undefined {
+  if (authorization !== undefined) return /^Bearer +(\S+) *$/i.exec(authorization)?.[1];
+  return apiKey?.trim() || undefined;
 }
 
-/** Blocks an IP with too many failed keys, then authenticates the key and checks the plan. */
+/**
+ * Blocks an IP with too many failed keys, then authenticates the key and checks the
+ * plan (§2 steps 6–8). Finding a key is a lookup of its digest in memory.
+ */
 export function authenticate(options: AuthOptions): MiddlewareHandler<AppEnv> {
   return async function authMiddleware(c, next) {
-    const now = options.now();
-    const ip = c.var.clientIp;
-    const blockedFor = options.failures.blockedFor(ip, now);
-    if (blockedFor > 0) {
-      throw new ApiError(
-        "too_many_failures",
-        `Too many requests with invalid API keys from this address; try again in ${blockedFor} seconds.`,
-        {},
-        { "Retry-After": String(blockedFor) },
-      );
-    }
+    const bucket = failureBucket(c.var.clientIp);
+    const blockedFor = options.failures.blockedFor(bucket, options.now());
+    if (blockedFor > 0) throw tooManyFailures(blockedFor);
+
     const secret = presentedKey(c.req.header("authorization"), c.req.header("x-api-key"));
     const store = c.var.store;
     const key = secret && KEY_PATTERN.test(secret) ? await options.keys.find(store, secret) : undefined;
+    const now = options.now();
     if (!key || !isActive(key, now)) {
-      options.failures.recordFailure(ip, now);
+      options.failures.recordFailure(bucket, now);
       throw unauthorized();
     }
     c.set("key", key);
-    options.usage.touch(store.slug, key.id, now);
     if (!planIncludesApi(store.plan)) {
       throw new ApiError(
         "plan_required",
         `The API is not included in the store's "${store.plan}" plan; upgrade to growth or higher.`,
       );
     }
+    options.usage.touch(store.slug, key.id, now);
     await next();
   };
 }

@@ -1,5 +1,7 @@
 /** IP address ranges for `--trust-proxy` (IPv4 and IPv6; IPv4-mapped IPv6 counts as IPv4). */
 
+export type Ip = { v6: boolean; value: bigint };
+
 interface Range {
   v6: boolean;
   base: bigint;
@@ -48,7 +50,7 @@ function parseV6(text: string): bigint | null {
 const MAPPED_PREFIX = 0xffffn << 32n;
 
 /** An address as {v6, value}; IPv4-mapped IPv6 addresses become IPv4. */
-export function parseIp(text: string): { v6: boolean; value: bigint } | null {
+export function parseIp(text: string): Ip | null {
   const bare = text.startsWith("[") && text.endsWith("]") ? text.slice(1, -1) : text;
   const v4 = parseV4(bare);
   if (v4 !== null) return { v6: false, value: v4 };
@@ -56,6 +58,34 @@ export function parseIp(text: string): { v6: boolean; value: bigint } | null {
   if (v6 === null) return null;
   if (v6 >> 32n === 0xffffn && (v6 & ~0xffffffffn) === MAPPED_PREFIX) return { v6: false, value: v6 & 0xffffffffn };
   return { v6: true, value: v6 };
+}
+
+/** An address as written in `X-Forwarded-For`, which some proxies give with a port. */
+export function parseHop(text: string): Ip | null {
+  const hop = text.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(hop);
+  if (bracketed) return parseIp(bracketed[1]);
+  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(hop);
+  return parseIp(v4WithPort ? v4WithPort[1] : hop);
+}
+
+/** One canonical text per address (IPv4 dotted; IPv6 as eight lower-case hex groups). */
+export function formatIp(ip: Ip): string {
+  if (!ip.v6) return [24n, 16n, 8n, 0n].map((shift) => String((ip.value >> shift) & 0xffn)).join(".");
+  const groups: string[] = [];
+  for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(((ip.value >> shift) & 0xffffn).toString(16));
+  return groups.join(":");
+}
+
+/**
+ * What failed keys are counted against: the IPv4 address, or the IPv6 /64 (one
+ * subscriber's usual allocation, so rotating addresses inside it gains nothing).
+ */
+export function failureBucket(address: string): string {
+  const ip = parseIp(address);
+  if (!ip) return address.slice(0, 64);
+  if (!ip.v6) return formatIp(ip);
+  return `${formatIp({ v6: true, value: (ip.value >> 64n) << 64n })}/64`;
 }
 
 export class CidrList {
@@ -80,8 +110,8 @@ export class CidrList {
     return new CidrList(ranges);
   }
 
-  contains(address: string): boolean {
-    const ip = parseIp(address);
+  contains(address: string | Ip): boolean {
+    const ip = typeof address === "string" ? parseIp(address) : address;
     if (!ip) return false;
     return this.ranges.some((r) => r.v6 === ip.v6 && mask(ip.value, r.bits, r.v6 ? 128 : 32) === r.base);
   }

@@ -17,6 +17,11 @@ export class RateLimiter {
 
   constructor(readonly limit: number) {}
 
+  /** Keys counted in the current minute (for tests and metrics). */
+  get trackedKeys(): number {
+    return this.counts.size;
+  }
+
   take(id: string, now: number): RateDecision {
     const minute = Math.floor(now / 60_000);
     if (minute !== this.minute) {

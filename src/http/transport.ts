@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors";
-import type { CidrList } from "./cidr";
+import { type CidrList, formatIp, parseHop, parseIp } from "./cidr";
 import type { AppEnv } from "./context";
 
 export interface TransportOptions {
@@ -8,14 +8,41 @@ export interface TransportOptions {
   trustProxy: CidrList | null;
 }
 
-/** Client IP: the peer, or behind a trusted proxy the right-most forwarded address not in the list. */
-function clientIp(peerIp: string, forwardedFor: string | undefined, trustProxy: CidrList | null): string {
-  if (!trustProxy || !trustProxy.contains(peerIp) || !forwardedFor) return peerIp;
-  const hops = forwardedFor.split(",").map((s) => s.trim()).filter(Boolean);
+/** Longest `X-Forwarded-*` value looked at; longer ones are cut (a proxy chain is short). */
+const MAX_FORWARDED_LENGTH = 2048;
+
+const canonical = (address: string) => {
+  const ip = parseIp(address);
+  return ip ? formatIp(ip) : address.slice(0, 64);
+};
+
+/**
+ * Client IP: the peer, or behind a trusted proxy the right-most forwarded address not in
+ * the list (addresses left of it were written by the client and prove nothing).
+ */
+export function clientIp(peerIp: string, forwardedFor: string | undefined, trustProxy: CidrList | null): string {
+  if (!trustProxy?.contains(peerIp) || !forwardedFor) return canonical(peerIp);
+  const hops = forwardedFor.slice(-MAX_FORWARDED_LENGTH).split(",").map((s) => s.trim()).filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
-    if (!trustProxy.contains(hops[i])) return hops[i];
+    const ip = parseHop(hops[i]);
+    if (!ip) return hops[i].slice(0, 64); // unparsable: its own bucket, never a trusted hop
+    if (!trustProxy.contains(ip)) return formatIp(ip);
   }
-  return hops[0] ?? peerIp;
+  // Every hop is a trusted proxy: the left-most is as close to the client as we can see.
+  const first = hops.length ? parseHop(hops[0]) : null;
+  return first ? formatIp(first) : canonical(peerIp);
+}
+
+/**
+ * Whether the request reached us over HTTPS: a TLS connection, or a trusted proxy whose
+ * `X-Forwarded-Proto` says `https`. When a proxy appends to a list, the right-most value
+ * is the one our trusted peer wrote.
+ */
+export function isSecure(tls: boolean, trusted: boolean, forwardedProto: string | undefined): boolean {
+  if (tls) return true;
+  if (!trusted || !forwardedProto) return false;
+  const last = forwardedProto.slice(-MAX_FORWARDED_LENGTH).split(",").pop() ?? "";
+  return last.trim().toLowerCase() === "https";
 }
 
 /**
@@ -27,8 +54,7 @@ export function transport(options: TransportOptions): MiddlewareHandler<AppEnv> 
     const peer = c.env?.peerIp ?? "unknown";
     const trusted = options.trustProxy?.contains(peer) ?? false;
     c.set("clientIp", clientIp(peer, c.req.header("x-forwarded-for"), options.trustProxy));
-    const secure = c.env?.tls === true || (trusted && c.req.header("x-forwarded-proto")?.trim().toLowerCase() === "https");
-    if (!secure && !options.allowHttp) {
+    if (!options.allowHttp && !isSecure(c.env?.tls === true, trusted, c.req.header("x-forwarded-proto"))) {
       throw new ApiError("https_required", "This API is served over HTTPS only; repeat the request with https://.");
     }
     await next();

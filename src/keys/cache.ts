@@ -34,7 +34,9 @@ export class KeyCache {
         .use(store.slug, (db) => loadUsableKeys(db))
         .then((list) => {
           const entry = { version: store.keysVersion, byDigest: new Map(list.map((k) => [k.digest, k])) };
-          this.stores.set(store.slug, entry);
+          // A slower load of an older version must not replace a newer one.
+          const current = this.stores.get(store.slug);
+          if (!current || current.version <= entry.version) this.stores.set(store.slug, entry);
           return entry;
         })
         .finally(() => this.loading.delete(key));

@@ -50,7 +50,10 @@ const toKey = (row: KeyRow): ApiKey => ({
 export const isActive = (key: ApiKey, now: number) =>
   key.deletedAt === null && (key.expiresAt === null || key.expiresAt > now);
 
+/** The sixth active key: `plan_limit` (the CLI exits 1 with this message). */
 export class KeyLimitError extends Error {
+  readonly code = "plan_limit";
+
   constructor() {
     super(`A store can have at most ${MAX_ACTIVE_KEYS} active API keys; delete one first.`);
   }
