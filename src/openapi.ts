@@ -1,8 +1,20 @@
-/** The OpenAPI document and reference page. (Placeholder until the OpenAPI issue.) */
+import { docsPage } from "./openapi/docs-page";
+import { buildOpenApi } from "./openapi/document";
+import { apiRoutes } from "./routes";
+
+/**
+ * The OpenAPI document of `apiRoutes` and the reference page built from it. Both are
+ * built on first use and kept: they are served on every request of their path.
+ */
+let document: unknown;
+let page: string | undefined;
+
 export function openApiDocument(): unknown {
-  return { openapi: "3.1.0", info: { title: "storeapi", version: "1.0.0" }, paths: {} };
+  document ??= buildOpenApi(apiRoutes).document;
+  return document;
 }
 
 export function docsHtml(): string {
-  return "<!doctype html><title>storeapi API reference</title><h1>storeapi API reference</h1>";
+  page ??= docsPage(openApiDocument());
+  return page;
 }

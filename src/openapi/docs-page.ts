@@ -1,0 +1,3 @@
+export function docsPage(document: unknown): string {
+  return `<!doctype html><title>x</title><pre>${JSON.stringify(document).length}</pre>`;
+}

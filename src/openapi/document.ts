@@ -1,0 +1,265 @@
+import type { JsonSchema } from "@valibot/to-json-schema";
+import type * as v from "valibot";
+import type { ErrorCode } from "../errors";
+import { accessFor, type RouteDef } from "../routes/define";
+import { SchemaConverter } from "./convert";
+import { byStatus, ERROR_CATALOG, routeErrorCodes } from "./error-catalog";
+import {
+  ERROR_ENVELOPE,
+  errorExamples,
+  errorSchema,
+  header,
+  type Json,
+  listEnvelope,
+  OVERVIEW,
+  PARAMETERS,
+  RATE_HEADERS,
+  SECURITY_SCHEMES,
+  securityFor,
+  SERVERS,
+  successEnvelope,
+  TAGS,
+} from "./parts";
+
+export const API_PREFIX = "/api/v1";
+
+export interface OpenApiBuild {
+  document: Json;
+  /** Parts of the routes the document could not describe (kept empty by a test). */
+  problems: string[];
+}
+
+type Schema = v.GenericSchema;
+type Operation = Json;
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** `/orders/:id` → `/api/v1/orders/{id}`. */
+export const openApiPath = (path: string) => `${API_PREFIX}${path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`;
+
+/** `PATCH`, `/api/v1/orders/{id}` → `patchOrdersById`; unique for a method and path. */
+function operationId(method: string, path: string): string {
+  const words = path
+    .replace(API_PREFIX, "")
+    .split(/[/.]/)
+    .filter(Boolean)
+    .map((part) => (part.startsWith("{") ? `By${capitalize(part.slice(1, -1))}` : capitalize(part)));
+  return method.toLowerCase() + words.join("").replace(/[^A-Za-z0-9]/g, "");
+}
+
+/** Creates (POST on a collection) answer 201; everything else 200. */
+export const successStatus = (route: RouteDef) =>
+  route.method === "POST" && /^\/[^/]+$/.test(route.path) ? 201 : 200;
+
+/** A `title` given with `v.title()` or `v.metadata({ title })` in the schema's pipe. */
+function schemaTitle(schema: Schema): string | undefined {
+  if (!("pipe" in schema) || !Array.isArray(schema.pipe)) return undefined;
+  for (const item of schema.pipe as Array<Record<string, unknown>>) {
+    if (item.type === "title" && typeof item.title === "string") return item.title;
+    const metadata = item.metadata as Record<string, unknown> | undefined;
+    if (item.type === "metadata" && typeof metadata?.title === "string") return metadata.title;
+  }
+  return undefined;
+}
+
+/** The schema of one element of a list answer (`response` may be the array or the element). */
+function itemSchema(route: RouteDef): Schema | undefined {
+  const response = route.response;
+  if (!response || !route.list) return response;
+  return response.type === "array" && "item" in response ? (response.item as Schema) : response;
+}
+
+/**
+ * Names answer shapes so the document shows them once: a schema titled in its pipe, and
+ * the answer of `GET /{resources}/:id` (as `Order`, `Customer`, …) wherever it recurs.
+ */
+function nameSchemas(routes: RouteDef[], converter: SchemaConverter): void {
+  for (const route of routes) {
+    const item = itemSchema(route);
+    const title = item && schemaTitle(item);
+    if (item && title) converter.name(item, title);
+  }
+  for (const route of routes) {
+    const single = /^\/([a-z]+)s\/:[a-z]+$/i.exec(route.path);
+    if (route.method === "GET" && single && route.response) converter.name(route.response, capitalize(single[1]));
+  }
+}
+
+interface Context {
+  converter: SchemaConverter;
+  problems: string[];
+}
+
+function objectProperties(schema: JsonSchema): Array<[string, JsonSchema, boolean]> {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set(schema.required ?? []);
+  return Object.entries(properties).map(([name, property]) => [name, property, required.has(name)]);
+}
+
+function parameters(route: RouteDef, ctx: Context, where: string): Json[] {
+  const result: Json[] = [];
+  const pathNames = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+  const pathSchema = route.params ? ctx.converter.convert(route.params, `${where} params`) : {};
+  const pathProperties = new Map(objectProperties(pathSchema).map(([name, schema]) => [name, schema]));
+  for (const name of pathNames) {
+    const schema = pathProperties.get(name);
+    if (!schema) ctx.problems.push(`${where}: path parameter "${name}" has no schema.`);
+    result.push({ name, in: "path", required: true, schema: schema ?? { type: "string" } });
+  }
+  if (route.query) {
+    const querySchema = ctx.converter.convert(route.query, `${where} query`);
+    if (querySchema.type !== "object") ctx.problems.push(`${where}: the query schema is not an object.`);
+    for (const [name, schema, required] of objectProperties(querySchema)) {
+      result.push({ name, in: "query", required, ...(schema.description ? { description: schema.description } : {}), schema });
+    }
+  }
+  result.push({ $ref: "#/components/parameters/RequestId" });
+  if (route.idempotent) result.push({ $ref: "#/components/parameters/IdempotencyKey" });
+  return result;
+}
+
+function successResponse(route: RouteDef, ctx: Context, where: string): Json {
+  const item = itemSchema(route);
+  if (!item) ctx.problems.push(`${where}: no response schema.`);
+  const data = item ? ctx.converter.convert(item, `${where} response`, true) : {};
+  const headers: Json = { "X-Request-Id": header("X-Request-Id", true) };
+  for (const name of RATE_HEADERS) headers[name] = header(name, true);
+  if (route.idempotent) headers["Idempotent-Replayed"] = header("Idempotent-Replayed", false);
+  return {
+    description: route.list ? "One page of the list, newest first." : "Success.",
+    headers,
+    content: { "application/json": { schema: route.list ? listEnvelope(data) : successEnvelope(data) } },
+  };
+}
+
+/** One response per error status: the codes it can carry, their causes, headers and examples. */
+function errorResponse(status: number, codes: ErrorCode[], options: { authenticated: boolean; idempotent?: boolean }): Json {
+  const headers: Json = { "X-Request-Id": header("X-Request-Id", true) };
+  const rate = codes.map((code) => ERROR_CATALOG[code].rateHeaders);
+  if (options.authenticated && rate.some((r) => r !== "never")) {
+    for (const name of RATE_HEADERS) headers[name] = header(name, rate.every((r) => r === "always"));
+  }
+  if (status === 429) headers["Retry-After"] = header("Retry-After", true);
+  if (status === 405) headers.Allow = header("Allow", true);
+  if (options.idempotent && status >= 400 && status < 500 && status !== 429) {
+    headers["Idempotent-Replayed"] = header("Idempotent-Replayed", false);
+  }
+  return {
+    description: codes.map((code) => `- \`${code}\`: ${ERROR_CATALOG[code].when}`).join("\n"),
+    headers,
+    content: { "application/json": { schema: errorSchema(codes), examples: errorExamples(codes) } },
+  };
+}
+
+function errorResponses(codes: ErrorCode[], options: { authenticated: boolean; idempotent?: boolean }): Json {
+  return Object.fromEntries(byStatus(codes).map(([status, group]) => [String(status), errorResponse(status, group, options)]));
+}
+
+function routeOperation(route: RouteDef, ctx: Context): Operation {
+  const where = `${route.method} ${route.path}`;
+  const permission = `${route.area}:${accessFor(route.method)}`;
+  const { codes, unknown } = routeErrorCodes(route);
+  for (const code of unknown) ctx.problems.push(`${where}: unknown error code "${code}".`);
+  const operation: Operation = {
+    operationId: operationId(route.method, openApiPath(route.path)),
+    tags: [capitalize(route.area)],
+    summary: route.summary,
+    description: `Needs the \`${permission}\` permission.`,
+    security: securityFor(permission),
+    parameters: parameters(route, ctx, where),
+  };
+  if (route.body) {
+    operation.requestBody = {
+      required: true,
+      content: { "application/json": { schema: ctx.converter.convert(route.body, `${where} body`) } },
+    };
+  } else if (route.method !== "GET") {
+    ctx.problems.push(`${where}: no body schema.`);
+  }
+  operation.responses = {
+    [String(successStatus(route))]: successResponse(route, ctx, where),
+    ...errorResponses(codes, { authenticated: true, idempotent: route.idempotent }),
+  };
+  return operation;
+}
+
+/** The answers that need no key and no store. */
+function serviceOperations(): Record<string, Operation> {
+  const common = (id: string, summary: string, description: string, content: Json): Operation => ({
+    operationId: id,
+    tags: ["Service"],
+    summary,
+    description,
+    security: [],
+    parameters: [{ $ref: "#/components/parameters/RequestId" }],
+    responses: {
+      "200": { description: "Success.", headers: { "X-Request-Id": header("X-Request-Id", true) }, content },
+      ...errorResponses(["key_in_url"], { authenticated: false }),
+    },
+  });
+  const health = successEnvelope({
+    type: "object",
+    required: ["status"],
+    additionalProperties: false,
+    properties: { status: { const: "ok" } },
+  });
+  return {
+    "/healthz": common("getHealthz", "Health check", "Any host, no key, plain HTTP allowed; never blocked.", {
+      "application/json": { schema: health },
+    }),
+    [`${API_PREFIX}/openapi.json`]: common("getOpenApi", "This OpenAPI 3.1 document", "Any host, no key. Not an envelope.", {
+      "application/json": { schema: { type: "object", required: ["openapi"] } },
+    }),
+    [`${API_PREFIX}/docs`]: common("getDocs", "API reference page", "An HTML page built from this document, with no assets from other hosts.", {
+      "text/html": { schema: { type: "string" } },
+    }),
+  };
+}
+
+/** `OPTIONS` on a known path: always 405 with `Allow` (no CORS). */
+function optionsOperation(path: string, methods: string[]): Operation {
+  return {
+    operationId: operationId("options", path),
+    tags: ["Service"],
+    summary: `Not supported (405, Allow: ${methods.join(", ")})`,
+    description: "There is no CORS: OPTIONS, like any method the path does not accept, answers 405 with `Allow`. No key needed.",
+    security: [],
+    responses: errorResponses(["key_in_url", "https_required", "method_not_allowed"], { authenticated: false }),
+  };
+}
+
+/** Builds the OpenAPI 3.1 document for the given routes. */
+export function buildOpenApi(routes: RouteDef[]): OpenApiBuild {
+  const converter = new SchemaConverter();
+  const ctx: Context = { converter, problems: [] };
+  nameSchemas(routes, converter);
+
+  const paths: Record<string, Record<string, Operation>> = {};
+  for (const [path, operation] of Object.entries(serviceOperations())) paths[path] = { get: operation };
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: routeOperation(route, ctx) };
+  }
+  for (const [path, operations] of Object.entries(paths)) {
+    operations.options = optionsOperation(path, Object.keys(operations).map((m) => m.toUpperCase()).sort());
+  }
+
+  const document = {
+    openapi: "3.1.0",
+    info: {
+      title: "Store Management API",
+      version: "1.0.0",
+      description: OVERVIEW,
+    },
+    servers: SERVERS,
+    security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+    tags: TAGS,
+    paths,
+    components: {
+      schemas: { Error: ERROR_ENVELOPE, ...converter.components() },
+      parameters: PARAMETERS,
+      securitySchemes: SECURITY_SCHEMES,
+    },
+  };
+  return { document, problems: [...ctx.problems, ...converter.problems] };
+}

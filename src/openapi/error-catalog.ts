@@ -1,0 +1,148 @@
+import { ERROR_STATUS, type ErrorCode } from "../errors";
+import type { RouteDef } from "../routes/define";
+
+interface ErrorInfo {
+  /** When the code is answered (shown in the document). */
+  when: string;
+  /** An example message. */
+  example: string;
+  /** Whether the answer carries the RateLimit headers: always, never, or depending on the cause. */
+  rateHeaders: "always" | "never" | "sometimes";
+}
+
+/** Every error code of the API: when it happens, as api-contract.md §2 orders the checks. */
+export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
+  key_in_url: {
+    when: "An `apikey` query parameter was sent (on any path, checked first).",
+    example: "Never put an API key in the URL; send it in the Authorization header.",
+    rateHeaders: "never",
+  },
+  https_required: {
+    when: "The request came over plain HTTP and the server requires HTTPS.",
+    example: "This API is served over HTTPS only; repeat the request with https://.",
+    rateHeaders: "never",
+  },
+  not_found: {
+    when: "The host is not a store, the path is not an endpoint, or the id is not a row of this store.",
+    example: "Order 42 was not found.",
+    rateHeaders: "sometimes",
+  },
+  method_not_allowed: {
+    when: "The path exists but not with this method (OPTIONS included); `Allow` lists the methods.",
+    example: "This path accepts only GET, PATCH.",
+    rateHeaders: "sometimes",
+  },
+  too_many_failures: {
+    when: "This client IP sent too many bad keys and is blocked for a while; `Retry-After` says how long.",
+    example: "Too many requests with invalid API keys came from this address; try again in 540 seconds.",
+    rateHeaders: "never",
+  },
+  unauthorized: {
+    when: "The API key is missing, malformed, unknown, deleted, expired or of another store (one body for all).",
+    example: "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
+    rateHeaders: "never",
+  },
+  plan_required: {
+    when: "The store's plan does not include the API (it does from `growth` up).",
+    example: `The API is not included in the store's "starter" plan; upgrade to growth or higher.`,
+    rateHeaders: "never",
+  },
+  rate_limited: {
+    when: "The key used up its requests for this clock minute; `Retry-After` says when the next minute starts.",
+    example: "This key has used its 120 requests for this minute; retry in 17 seconds.",
+    rateHeaders: "always",
+  },
+  insufficient_scope: {
+    when: "The key lacks the permission the endpoint needs (`{area}:read` for GET, `{area}:write` for POST/PATCH).",
+    example: 'This key lacks the "orders:write" permission this endpoint needs.',
+    rateHeaders: "always",
+  },
+  json_required: {
+    when: "The body was not sent as `application/json`.",
+    example: "Send the body as JSON with 'Content-Type: application/json'.",
+    rateHeaders: "always",
+  },
+  payload_too_large: {
+    when: "The body is larger than 1 MiB.",
+    example: "The body is larger than 1048576 bytes; send less per request.",
+    rateHeaders: "always",
+  },
+  invalid_json: {
+    when: "The body is not parsable JSON.",
+    example: "The body is not valid JSON; check quotes, commas and brackets.",
+    rateHeaders: "always",
+  },
+  invalid_parameter: {
+    when: "A path or query parameter (or the Idempotency-Key header) is wrong or unknown; `field` names it.",
+    example: 'Parameter "limit" must be a whole number from 1 to 100.',
+    rateHeaders: "always",
+  },
+  invalid_field: {
+    when: "A body field is wrong, unknown, of the wrong type or too long, or the body is not an object; `field` names it.",
+    example: 'Field "email" must be a valid email address.',
+    rateHeaders: "always",
+  },
+  nothing_to_update: {
+    when: "The PATCH body changes nothing (empty, or only `notifyCustomer`).",
+    example: "The request changes nothing; send at least one field to update.",
+    rateHeaders: "always",
+  },
+  email_taken: {
+    when: "Another customer of this store has this email (compared case-insensitively).",
+    example: 'Field "email" is already used by another customer of this store.',
+    rateHeaders: "always",
+  },
+  plan_limit: {
+    when: "The store is at a limit of its plan (products per store, active API keys).",
+    example: "This store's plan allows at most 5000 products; upgrade the plan to add more.",
+    rateHeaders: "always",
+  },
+  registration_disabled: {
+    when: "The store's customer registration setting is off.",
+    example: "Customer registration is turned off in this store's settings.",
+    rateHeaders: "always",
+  },
+  server_error: {
+    when: "Something unexpected failed on the server; it is logged with the request id.",
+    example: "Something went wrong on our side; try again later.",
+    rateHeaders: "sometimes",
+  },
+};
+
+export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_STATUS, code);
+
+/** Codes every authenticated endpoint can answer, in check order. */
+const AUTHENTICATED: ErrorCode[] = [
+  "key_in_url",
+  "https_required",
+  "not_found",
+  "too_many_failures",
+  "unauthorized",
+  "plan_required",
+  "rate_limited",
+  "insufficient_scope",
+  "invalid_parameter",
+  "server_error",
+];
+
+const WITH_BODY: ErrorCode[] = ["json_required", "payload_too_large", "invalid_json", "invalid_field"];
+
+/** The error codes one endpoint can answer: the common ones, its method's, and its own. */
+export function routeErrorCodes(route: RouteDef): { codes: ErrorCode[]; unknown: string[] } {
+  const codes = new Set<ErrorCode>(AUTHENTICATED);
+  if (route.method !== "GET") for (const code of WITH_BODY) codes.add(code);
+  if (route.method === "PATCH") codes.add("nothing_to_update");
+  const unknown: string[] = [];
+  for (const code of route.errors ?? []) {
+    if (isErrorCode(code)) codes.add(code);
+    else unknown.push(code);
+  }
+  return { codes: [...codes], unknown };
+}
+
+/** Codes grouped by HTTP status, statuses ascending. */
+export function byStatus(codes: ErrorCode[]): Array<[number, ErrorCode[]]> {
+  const groups = new Map<number, ErrorCode[]>();
+  for (const code of codes) groups.set(ERROR_STATUS[code], [...(groups.get(ERROR_STATUS[code]) ?? []), code]);
+  return [...groups].sort(([a], [b]) => a - b);
+}
