@@ -1,0 +1,72 @@
+/**
+ * Child processes of the bench: the server under test and the anchors, pinned to the
+ * server core, always killed when the bench ends (normally, on a signal or on its deadline).
+ */
+import { openSync } from "node:fs";
+import type { Subprocess } from "bun";
+
+const children = new Set<Subprocess>();
+
+export function killAll(): void {
+  for (const child of children) child.kill("SIGKILL");
+  children.clear();
+}
+
+export interface Spawned {
+  child: Subprocess;
+  pid: number;
+  startedAt: number;
+}
+
+/** Spawns `command` on `cpu` (via taskset) with its output appended to `logFile`. */
+export function spawnPinned(command: string[], cpu: string | null, logFile: string): Spawned {
+  const out = openSync(logFile, "a");
+  const startedAt = performance.now();
+  const child = Bun.spawn(cpu === null ? command : ["taskset", "-c", cpu, ...command], {
+    stdout: out,
+    stderr: out,
+    stdin: "ignore",
+  });
+  children.add(child);
+  child.exited.then(() => children.delete(child));
+  return { child, pid: child.pid, startedAt };
+}
+
+export async function stop(spawned: Spawned): Promise<void> {
+  spawned.child.kill("SIGTERM");
+  const exited = await Promise.race([spawned.child.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+  if (!exited) spawned.child.kill("SIGKILL");
+  await spawned.child.exited;
+}
+
+/** Polls `url` until it answers 200; returns ms from the spawn to that answer. */
+export async function waitFor200(url: string, spawned: Spawned, timeoutMs = 30_000): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (spawned.child.exitCode !== null) throw new Error(`${url}: the process exited with ${spawned.child.exitCode} before answering`);
+    try {
+      const response = await fetch(url);
+      await response.arrayBuffer();
+      if (response.status === 200) return performance.now() - spawned.startedAt;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(1);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+}
+
+/** A port free on 127.0.0.1 right now. */
+export function freePort(): number {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+/** Resident memory of a process in MB, from /proc/PID/status (VmRSS, and the peak VmHWM). */
+export async function memoryOf(pid: number): Promise<{ rssMb: number; peakMb: number }> {
+  const status = await Bun.file(`/proc/${pid}/status`).text();
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
+}

@@ -1,0 +1,460 @@
+/**
+ * `npm run bench`: the compiled server against its own floors, in one run.
+ *
+ *   bun scripts/bench/run.ts [--quick] [--rounds N] [--seconds S] [--warmup S]
+ *                            [--connections N] [--scale F] [--regenerate] [--no-write]
+ *
+ * 1. generates (or reuses) the bench data in bench/tmp/ (scripts/bench/generate.ts);
+ * 2. measures cold start of ./storeapi to its first /healthz answer;
+ * 3. starts ./storeapi, a raw Bun.serve and a bare Hono + libsql app (scripts/bench/anchor.ts)
+ *    on one core, and drives them from the other with wrk (autocannon if wrk is missing),
+ *    interleaving anchor and real scenario round by round;
+ * 4. times single 500-item batches, touches all small stores and reads the server's RSS;
+ * 5. prints the table and writes bench/results.md.
+ * Loopback only; every child is killed at the end or at the deadline.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import Database from "libsql";
+import { storeDbPath } from "../../src/db/pool";
+import { encodeCursor } from "../../src/http/cursor";
+import {
+  BIG,
+  BIG_KEY,
+  ensureBenchData,
+  FULL_SIZES,
+  orderCreatedAt,
+  resetMutations,
+  smallDomain,
+  smallKey,
+  type BenchData,
+} from "./generate";
+import { chooseTool, runLoad, WRK_INSTALL_HINT, type LoadResult, type LoadSpec, type Tool } from "./load";
+import { freePort, killAll, memoryOf, spawnPinned, stop, waitFor200, type Spawned } from "./processes";
+import { machineDescription, markdownReport, median, printReport, type ScenarioSummary, type Target } from "./report";
+import { sendOnce } from "./requests";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const TMP = join(ROOT, "bench/tmp");
+const RESULTS = join(ROOT, "bench/results.md");
+const DEADLINE_MS = 15 * 60_000;
+const API = "/api/v1";
+
+const { values: flags } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    quick: { type: "boolean" },
+    rounds: { type: "string" },
+    seconds: { type: "string" },
+    warmup: { type: "string" },
+    connections: { type: "string" },
+    scale: { type: "string" },
+    regenerate: { type: "boolean" },
+    "no-write": { type: "boolean" },
+  },
+  strict: true,
+});
+
+const quick = flags.quick === true;
+const settings = {
+  rounds: Number(flags.rounds ?? (quick ? 1 : 3)),
+  seconds: Number(flags.seconds ?? (quick ? 2 : 8)),
+  warmup: Number(flags.warmup ?? (quick ? 1 : 2)),
+  connections: Number(flags.connections ?? 32),
+  coldStarts: quick ? 3 : 7,
+  batchTimings: quick ? 5 : 9,
+  scale: Number(flags.scale ?? 1),
+};
+const sizes = {
+  orders: Math.round(FULL_SIZES.orders * settings.scale),
+  products: Math.round(FULL_SIZES.products * settings.scale),
+  customers: Math.round(FULL_SIZES.customers * settings.scale),
+  smallStores: Math.round(FULL_SIZES.smallStores * settings.scale),
+};
+
+// Server on core 0, this process and the load generator on core 1, when there are two or more.
+const cores = availableParallelism();
+const SERVER_CPU = cores >= 2 ? "0" : null;
+const LOAD_CPU = cores >= 2 ? "1" : null;
+
+type Target3 = "real" | "hono" | "static";
+
+interface Scenario {
+  id: string;
+  label: string;
+  target: Target3;
+  spec: Omit<LoadSpec, "baseUrl" | "nonce">;
+  connections: number;
+  /** The anchor scenario this one is divided by. */
+  anchor?: string;
+  /** Checks one answer beyond its status; returns a problem or null. */
+  check?: (body: string) => string | null;
+}
+
+function log(message: string): void {
+  console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+}
+
+function ensureBinary(): { command: string[]; note: string | null } {
+  const binary = join(ROOT, "storeapi");
+  const build = spawnSync(process.execPath, [join(ROOT, "scripts/build.ts"), "--if-stale"], { cwd: ROOT, stdio: "inherit" });
+  if (build.status === 0 && existsSync(binary)) return { command: [binary], note: null };
+  const note = "./storeapi could not be built: measured `bun src/main.ts` instead of the compiled binary";
+  log(note);
+  return { command: [process.execPath, join(ROOT, "src/main.ts")], note };
+}
+
+function serveArgs(dataDir: string, port: number): string[] {
+  return [
+    "serve",
+    "--data",
+    dataDir,
+    "--listen",
+    `127.0.0.1:${port}`,
+    "--rate-limit",
+    "100000000",
+    "--allow-http",
+    "--log-level",
+    "warn",
+  ];
+}
+
+async function measureColdStart(command: string[], dataDir: string): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < settings.coldStarts; i++) {
+    const port = freePort();
+    const server = spawnPinned([...command, ...serveArgs(dataDir, port)], SERVER_CPU, join(TMP, "coldstart.log"));
+    try {
+      times.push(await waitFor200(`http://127.0.0.1:${port}/healthz`, server));
+    } finally {
+      await stop(server);
+    }
+  }
+  return times;
+}
+
+/** A cursor ~all of the table deep: signed with the data directory's secret, as the server would. */
+function deepCursor(data: BenchData): { cursor: string; afterId: number } {
+  const platform = new Database(join(data.dir, "platform.db"));
+  const row = platform.prepare("SELECT value FROM meta WHERE key = 'secret'").get() as { value: string } | undefined;
+  platform.close();
+  if (!row) throw new Error("platform.db has no cursor secret");
+  const afterId = Math.max(51, data.sizes.orders - Math.round(data.sizes.orders * 0.999));
+  const scope = { list: "orders", store: BIG.slug, filters: "[]" };
+  return { cursor: encodeCursor(row.value, scope, { sort: orderCreatedAt(afterId), id: afterId }), afterId };
+}
+
+const LIST_QUERY_SQL = `SELECT * FROM orders WHERE (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51`;
+
+function queryPlan(data: BenchData): string[] {
+  const db = new Database(storeDbPath(data.dir, BIG.slug), { readonly: true });
+  const rows = db.prepare(`EXPLAIN QUERY PLAN ${LIST_QUERY_SQL}`).all(orderCreatedAt(1001), 1001) as Array<{ detail: string }>;
+  db.close();
+  return rows.map((r) => r.detail);
+}
+
+const listCheck = (expectFirstId?: number) => (body: string) => {
+  const parsed = JSON.parse(body) as { data?: Array<{ id: number }> };
+  if (!Array.isArray(parsed.data) || parsed.data.length !== 50) return `expected 50 rows, got ${parsed.data?.length}`;
+  if (expectFirstId !== undefined && parsed.data[0].id !== expectFirstId) return `expected first id ${expectFirstId}, got ${parsed.data[0].id}`;
+  return null;
+};
+
+function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): Scenario[] {
+  const c = settings.connections;
+  const auth = { host: BIG.domain, key: BIG_KEY };
+  const orders = data.sizes.orders;
+  const products = data.sizes.products;
+  const get = (path: string, maxId = 1) => ({ method: "GET" as const, path, kind: "fixed" as const, maxId, ...auth });
+  const patch = { method: "PATCH" as const, path: `${API}/orders/{id}`, kind: "patch_order" as const, maxId: orders, ...auth };
+  const customer = { method: "POST" as const, path: `${API}/customers`, kind: "create_customer" as const, maxId: 1, ...auth };
+  const batch = { method: "POST" as const, path: `${API}/products/batch`, kind: "product_batch" as const, maxId: products, batch: 500, ...auth };
+  const batchConnections = Math.min(c, 4);
+  return [
+    { id: "static", label: "anchor: Bun.serve static JSON", target: "static", spec: get("/"), connections: c },
+    { id: "healthz", label: "GET /healthz", target: "real", spec: get("/healthz"), connections: c, anchor: "static" },
+    { id: "a-point", label: "anchor: point read", target: "hono", spec: get(`${API}/orders/{id}`, orders), connections: c },
+    { id: "get-order", label: "GET /orders/{id}", target: "real", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "a-point" },
+    { id: "a-list", label: "anchor: keyset list of 50", target: "hono", spec: get(`${API}/orders?limit=50`), connections: c },
+    { id: "list-1", label: "GET /orders?limit=50 (page 1)", target: "real", spec: get(`${API}/orders?limit=50`), connections: c, anchor: "a-list", check: listCheck(orders) },
+    {
+      id: "list-deep",
+      label: `GET /orders?limit=50 (${(orders - deep.afterId + 1).toLocaleString("en")} rows deep)`,
+      target: "real",
+      spec: get(`${API}/orders?limit=50&cursor=${encodeURIComponent(deep.cursor)}`),
+      connections: c,
+      anchor: "a-list",
+      check: listCheck(deep.afterId - 1),
+    },
+    { id: "a-products", label: "anchor: products list of 50", target: "hono", spec: get(`${API}/products?limit=50`), connections: c },
+    { id: "products", label: "GET /products?limit=50", target: "real", spec: get(`${API}/products?limit=50`), connections: c, anchor: "a-products", check: listCheck() },
+    { id: "a-update", label: "anchor: single-row UPDATE", target: "hono", spec: patch, connections: c },
+    { id: "patch", label: "PATCH /orders/{id}", target: "real", spec: patch, connections: c, anchor: "a-update" },
+    { id: "a-insert", label: "anchor: INSERT customer", target: "hono", spec: customer, connections: c },
+    { id: "customers", label: "POST /customers (Idempotency-Key)", target: "real", spec: customer, connections: c, anchor: "a-insert" },
+    { id: "a-batch", label: "anchor: 500 UPDATEs in one transaction", target: "hono", spec: batch, connections: batchConnections },
+    { id: "batch", label: "POST /products/batch (500 items)", target: "real", spec: batch, connections: batchConnections, anchor: "a-batch" },
+  ];
+}
+
+interface Servers {
+  real: Spawned & { url: string };
+  hono: Spawned & { url: string };
+  static: Spawned & { url: string };
+}
+
+async function startServers(command: string[], data: BenchData): Promise<Servers> {
+  const start = async (cmd: string[], port: number, health: string, logName: string) => {
+    const spawned = spawnPinned(cmd, SERVER_CPU, join(TMP, logName));
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor200(`${url}${health}`, spawned);
+    return { ...spawned, url };
+  };
+  const anchor = join(import.meta.dir, "anchor.ts");
+  const [realPort, honoPort, staticPort] = [freePort(), freePort(), freePort()];
+  return {
+    real: await start([...command, ...serveArgs(data.dir, realPort)], realPort, "/healthz", "server.log"),
+    hono: await start([process.execPath, anchor, "hono", String(honoPort), storeDbPath(data.dir, BIG.slug)], honoPort, `${API}/orders/1`, "anchor.log"),
+    static: await start([process.execPath, anchor, "static", String(staticPort)], staticPort, "/", "anchor.log"),
+  };
+}
+
+/** One request per scenario first: a scenario whose endpoint is missing or wrong is skipped, not measured. */
+async function preflight(list: Scenario[], servers: Servers, nonce: string): Promise<Map<string, string>> {
+  const skipped = new Map<string, string>();
+  for (const scenario of list) {
+    const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce };
+    try {
+      const answer = await sendOnce(spec, 1, `${nonce}-preflight-${scenario.id}`);
+      const problem =
+        answer.status < 200 || answer.status > 299
+          ? `answered ${answer.status}: ${answer.text.slice(0, 160)}`
+          : (scenario.check?.(answer.text) ?? null);
+      if (problem) skipped.set(scenario.id, problem);
+    } catch (error) {
+      skipped.set(scenario.id, `request failed: ${(error as Error).message}`);
+    }
+  }
+  for (const [id, reason] of skipped) log(`skipping ${id}: ${reason}`);
+  return skipped;
+}
+
+async function measureRounds(tool: Tool, list: Scenario[], servers: Servers, skipped: Map<string, string>, nonce: string) {
+  const results = new Map<string, LoadResult[]>(list.map((s) => [s.id, []]));
+  for (let round = 1; round <= settings.rounds; round++) {
+    for (const scenario of list) {
+      if (skipped.has(scenario.id)) continue;
+      const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce: `${nonce}r${round}` };
+      const options = { connections: scenario.connections, cpu: LOAD_CPU };
+      await runLoad(tool, { ...spec, nonce: `${spec.nonce}w` }, { ...options, seconds: settings.warmup });
+      const result = await runLoad(tool, spec, { ...options, seconds: settings.seconds });
+      results.get(scenario.id)?.push(result);
+      log(
+        `round ${round}/${settings.rounds} ${scenario.id}: ${Math.round(result.rps)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms${result.errors ? `, ${result.errors} errors` : ""}`,
+      );
+    }
+  }
+  return results;
+}
+
+function summarize(list: Scenario[], results: Map<string, LoadResult[]>, skipped: Map<string, string>): ScenarioSummary[] {
+  const byId = new Map(list.map((s) => [s.id, s]));
+  return list.map((s) => {
+    const runs = results.get(s.id) ?? [];
+    const anchor = s.anchor ? byId.get(s.anchor) : undefined;
+    const anchorRuns = s.anchor ? (results.get(s.anchor) ?? []) : [];
+    const ratios = runs.map((r, i) => (anchorRuns[i] ? r.rps / anchorRuns[i].rps : Number.NaN));
+    const reason = skipped.get(s.id) ?? (runs.length === 0 ? "not measured" : undefined);
+    return {
+      id: s.id,
+      label: s.label,
+      target: s.target,
+      connections: s.connections,
+      rounds: runs.length,
+      rps: median(runs.map((r) => r.rps)),
+      p50Ms: median(runs.map((r) => r.p50Ms)),
+      p99Ms: median(runs.map((r) => r.p99Ms)),
+      errors: runs.reduce((n, r) => n + r.errors, 0),
+      anchorLabel: anchor?.label.replace(/^anchor: /, ""),
+      anchorRps: anchorRuns.length ? median(anchorRuns.map((r) => r.rps)) : undefined,
+      ratio: anchorRuns.length && runs.length ? median(ratios) : undefined,
+      skipped: reason,
+    };
+  });
+}
+
+/** Sequential single requests: milliseconds each, for the real server and its anchor. */
+async function timeSingles(list: Scenario[], id: string, servers: Servers, nonce: string): Promise<number[]> {
+  const scenario = list.find((s) => s.id === id);
+  if (!scenario) return [];
+  const times: number[] = [];
+  for (let i = 0; i < settings.batchTimings; i++) {
+    const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce };
+    const started = performance.now();
+    const answer = await sendOnce(spec, i + 1, `${nonce}-single-${i}`);
+    const elapsed = performance.now() - started;
+    if (answer.status !== 200) return [];
+    times.push(elapsed);
+  }
+  return times;
+}
+
+/** One authenticated request to every small store, 16 at a time; returns how many were not 200. */
+async function touchSmallStores(data: BenchData, url: string): Promise<number> {
+  let next = 1;
+  let failures = 0;
+  const worker = async () => {
+    while (next <= data.sizes.smallStores) {
+      const n = next++;
+      const response = await fetch(`${url}${API}/products?limit=1`, {
+        headers: { host: smallDomain(n), authorization: `Bearer ${smallKey(n)}` },
+      });
+      await response.arrayBuffer();
+      if (response.status !== 200) failures++;
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  return failures;
+}
+
+const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)} ms` : "–");
+
+function targets(summaries: ScenarioSummary[], extra: { coldStart: number; rssMb: number; batchMs: number }): Target[] {
+  const s = (id: string) => summaries.find((x) => x.id === id);
+  const ratioTarget = (name: string, id: string, goal = 0.5): Target => {
+    const x = s(id);
+    const ratio = x?.skipped ? undefined : x?.ratio;
+    return {
+      name,
+      goal: `≥ ${goal} of the bare anchor`,
+      measured: ratio === undefined ? (x?.skipped ?? "–") : `${ratio.toFixed(2)} (${Math.round(x?.rps ?? 0)} vs ${Math.round(x?.anchorRps ?? 0)} req/s)`,
+      met: ratio === undefined ? null : ratio >= goal,
+    };
+  };
+  const page1 = s("list-1");
+  const deep = s("list-deep");
+  const deepRatio = page1 && deep && !page1.skipped && !deep.skipped ? deep.rps / page1.rps : undefined;
+  const patch = s("patch");
+  const patchP99 = patch && !patch.skipped ? patch.p99Ms : undefined;
+  const under = (value: number, limit: number) => (Number.isFinite(value) ? value < limit : null);
+  return [
+    ratioTarget("GET one order vs bare point read", "get-order"),
+    ratioTarget("List of 50 (page 1) vs bare keyset list", "list-1"),
+    {
+      name: "Deep page vs page 1",
+      goal: "within 10% (≥ 0.90 of page 1 req/s)",
+      measured: deepRatio === undefined ? "–" : `${deepRatio.toFixed(2)} of page 1`,
+      met: deepRatio === undefined ? null : deepRatio >= 0.9,
+    },
+    ratioTarget("PATCH /orders/{id} vs bare UPDATE", "patch"),
+    {
+      name: `PATCH p99 at ${settings.connections} connections`,
+      goal: "< 5 ms",
+      measured: patchP99 === undefined ? "–" : ms(patchP99),
+      met: patchP99 === undefined ? null : patchP99 < 5,
+    },
+    { name: "RSS after touching every small store", goal: "< 300 MB", measured: `${extra.rssMb.toFixed(0)} MB`, met: under(extra.rssMb, 300) },
+    { name: "One 500-item batch (median)", goal: "< 100 ms", measured: ms(extra.batchMs), met: under(extra.batchMs, 100) },
+    { name: "Cold start to first /healthz (median)", goal: "< 200 ms", measured: ms(extra.coldStart), met: under(extra.coldStart, 200) },
+  ];
+}
+
+async function main(): Promise<void> {
+  const began = performance.now();
+  if (LOAD_CPU !== null) spawnSync("taskset", ["-p", "-c", LOAD_CPU, String(process.pid)], { stdio: "ignore" });
+  mkdirSync(TMP, { recursive: true });
+  const tool = chooseTool();
+  if (tool === "autocannon") log(WRK_INSTALL_HINT);
+  const binary = ensureBinary();
+  const data = await ensureBenchData(TMP, sizes, flags.regenerate === true);
+  resetMutations(data);
+  const nonce = Date.now().toString(36);
+  const notes: string[] = [];
+  if (binary.note) notes.push(binary.note);
+  if (tool === "autocannon") notes.push(WRK_INSTALL_HINT);
+  if (SERVER_CPU === null) notes.push("one core only: server and load generator share it (no pinning)");
+
+  log(`cold start ×${settings.coldStarts}`);
+  const coldStarts = await measureColdStart(binary.command, data.dir);
+
+  log("starting the server and the anchors");
+  const servers = await startServers(binary.command, data);
+  const deep = deepCursor(data);
+  const list = scenarios(data, deep);
+  const skipped = await preflight(list, servers, nonce);
+  const results = await measureRounds(tool, list, servers, skipped, nonce);
+
+  log("timing single 500-item batches");
+  const batchTimes = await timeSingles(list, "batch", servers, nonce);
+  const anchorBatchTimes = await timeSingles(list, "a-batch", servers, nonce);
+
+  log(`touching ${data.sizes.smallStores.toLocaleString("en")} small stores`);
+  const before = await memoryOf(servers.real.pid);
+  const touchStarted = performance.now();
+  const touchFailures = await touchSmallStores(data, servers.real.url);
+  const touchSeconds = (performance.now() - touchStarted) / 1000;
+  const after = await memoryOf(servers.real.pid);
+  if (touchFailures) notes.push(`${touchFailures} of the small-store requests did not answer 200`);
+
+  await Promise.all([stop(servers.real), stop(servers.hono), stop(servers.static)]);
+
+  const summaries = summarize(list, results, skipped);
+  const coldStart = median(coldStarts);
+  const batchMs = median(batchTimes);
+  const report = {
+    date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    machine: await machineDescription(),
+    settings: [
+      `server: ${binary.command.map((p) => p.replace(`${ROOT}/`, "./")).join(" ")} serve --rate-limit 100000000 --allow-http --log-level warn`,
+      SERVER_CPU === null ? "no CPU pinning (one core)" : `server and anchors pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU} (taskset)`,
+      `load generator: ${tool === "wrk" ? "wrk -t1 with scripts/bench/wrk.lua" : "autocannon"}; ${settings.rounds} round(s) of ${settings.seconds} s per scenario after ${settings.warmup} s warm-up, anchor and real interleaved`,
+      `data: one store with ${data.sizes.orders.toLocaleString("en")} orders, ${data.sizes.products.toLocaleString("en")} products, ${data.sizes.customers.toLocaleString("en")} customers; ${data.sizes.smallStores.toLocaleString("en")} small stores${data.generatedIn === null ? " (reused)" : ` (generated in ${data.generatedIn.toFixed(0)} s)`}`,
+      "anchors: scripts/bench/anchor.ts on the same database file, `libsql` binding, prepared statements, WAL, synchronous=NORMAL",
+    ],
+    scenarios: summaries,
+    extras: [
+      ["Cold start, spawn to first /healthz 200", `${ms(coldStart)} median of ${coldStarts.length} (${coldStarts.map((t) => t.toFixed(0)).join(", ")})`],
+      ["One 500-item POST /products/batch", `${ms(batchMs)} median of ${batchTimes.length}; bare anchor ${ms(median(anchorBatchTimes))}`],
+      [
+        `Server RSS after touching all ${data.sizes.smallStores.toLocaleString("en")} small stores`,
+        `${after.rssMb.toFixed(0)} MB (before: ${before.rssMb.toFixed(0)} MB; peak ${after.peakMb.toFixed(0)} MB; ${touchSeconds.toFixed(1)} s for the touches)`,
+      ],
+      ["Whole bench", `${((performance.now() - began) / 1000).toFixed(0)} s`],
+    ] as Array<[string, string]>,
+    targets: targets(summaries, { coldStart, rssMb: after.rssMb, batchMs }),
+    queryPlan: { sql: LIST_QUERY_SQL, plan: queryPlan(data) },
+    notes,
+  };
+  printReport(report);
+  if (flags["no-write"] !== true && settings.scale === 1) {
+    writeFileSync(RESULTS, markdownReport(report));
+    log(`wrote ${RESULTS}`);
+  } else {
+    log("bench/results.md not written (--no-write or --scale)");
+  }
+}
+
+const deadline = setTimeout(() => {
+  console.error(`bench: stopped at its ${DEADLINE_MS / 60_000}-minute deadline`);
+  killAll();
+  process.exit(1);
+}, DEADLINE_MS);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+try {
+  await main();
+  clearTimeout(deadline);
+  process.exit(0);
+} catch (error) {
+  console.error(`bench failed: ${(error as Error).stack ?? error}`);
+  killAll();
+  process.exit(1);
+}
