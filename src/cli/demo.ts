@@ -15,7 +15,20 @@ interface DemoStore {
   name?: string;
   domain: string;
   plan: string;
+  orderStatuses?: Array<{ id: number; name: string }>;
   keys?: Array<{ name: string; secret?: string; permissions?: Record<string, string> }>;
+  orders?: Array<{ id?: number; status: number; customer?: { email?: string } }>;
+}
+
+/**
+ * The PATCH example: the newest order that has an email and is not yet shipped, moved
+ * to the "Shipped" status, so running it really queues the customer's status email.
+ */
+function shippingExample(store: DemoStore | undefined): { orderId: number; statusId: number } {
+  const statuses = store?.orderStatuses ?? [];
+  const shipped = statuses.find((s) => /ship/i.test(s.name))?.id ?? statuses.at(-1)?.id ?? 3;
+  const candidates = (store?.orders ?? []).filter((o) => o.id !== undefined && o.customer?.email && o.status < shipped && o.status > 2);
+  return { orderId: candidates.at(-1)?.id ?? 1, statusId: shipped };
 }
 
 /** Empties the demo directory, refusing one that holds data the demo did not make. */
@@ -40,11 +53,12 @@ function printIntro(stores: DemoStore[], base: string, port: number): void {
   const [first, , free] = stores;
   const firstKey = first?.keys?.[0]?.secret ?? "";
   const freeKey = free?.keys?.[0]?.secret ?? "";
+  const { orderId, statusId } = shippingExample(first);
   console.log("\nTry:");
-  console.log(`  curl -s ${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders?limit=2 -H "Authorization: Bearer ${firstKey}"`);
+  console.log(`  curl -s "${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders?limit=2" -H "Authorization: Bearer ${firstKey}"`);
   console.log(
-    `  curl -s -X PATCH ${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders/1 -H "Authorization: Bearer ${firstKey}" ` +
-      `-H "Content-Type: application/json" -d '{"status":3,"trackingNumber":"RR123456789IL","notifyCustomer":true}'`,
+    `  curl -s -X PATCH ${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders/${orderId} -H "Authorization: Bearer ${firstKey}" ` +
+      `-H "Content-Type: application/json" -d '{"status":${statusId},"trackingNumber":"RR123456789IL","notifyCustomer":true}'`,
   );
   console.log(`  curl -s ${base.replace("127.0.0.1", `${free?.slug}.localhost`)}/api/v1/products -H "X-Api-Key: ${freeKey}"`);
   console.log(`\nReference: ${base}/api/v1/docs   Stop with Ctrl-C.\n`);
@@ -64,7 +78,8 @@ export async function demoCommand(argv: string[]): Promise<void> {
   }
   const server = await startServer(config);
   const stores = (demoFixture as { stores: DemoStore[] }).stores;
-  if (values.json) printJson({ url: server.url, dataDir, stores });
+  const summary = stores.map(({ slug, name, domain, plan, keys }) => ({ slug, name, domain, plan, keys }));
+  if (values.json) printJson({ url: server.url, dataDir, stores: summary });
   else printIntro(stores, server.url, server.port);
   stopOnSignals(server);
 }

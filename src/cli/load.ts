@@ -3,10 +3,14 @@ import { FixtureError, loadFixture, type LoadSummary } from "../fixtures/load";
 import { dataDirOf, parseCommand, positionals, printJson } from "./args";
 import { CliError } from "./errors";
 
+/** Sections smaller than this load in a blink: no progress lines for them. */
+const PROGRESS_FROM = 10_000;
+
 /** Progress on stderr, at most a line a second, so stdout stays clean for --json. */
 export function progressPrinter() {
   let last = 0;
   return (what: string, done: number, total: number) => {
+    if (total < PROGRESS_FROM) return;
     const now = Date.now();
     if (done !== total && now - last < 1000) return;
     last = now;
