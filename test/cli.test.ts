@@ -324,3 +324,41 @@ describe("demo", () => {
     expect((await run("stores", "list", "--json")).json).toHaveLength(1);
   });
 });
+
+describe("load: orders", () => {
+  test("an order with an unknown status id is refused with its path", async () => {
+    const dir = freshDir();
+    const run = inDir(dir);
+    const orders = Array.from({ length: 20 }, (_, i) => ({ number: 1001 + i, status: i === 12 ? 5 : 1, total: 10 }));
+    const result = await run("load", writeFixture(dir, [testStore({ orders })]));
+    expect(result.code).toBe(1);
+    expect(isOneCleanLine(result.stderr)).toBe(true);
+    expect(result.stderr).toStartWith("storeapi: fixture refused, nothing loaded: stores[0].orders[12].status: ");
+    expect(result.stderr).toContain("1, 2, 3, 7");
+    expect((await run("stores", "list", "--json")).json).toEqual([]);
+  });
+
+  // Reports the time on stderr; asserts none (the machine is shared).
+  test("100,000 orders load, with progress lines on stderr", async () => {
+    const dir = freshDir();
+    const run = inDir(dir);
+    const start = Date.parse("2026-01-01T00:00:00+02:00");
+    const orders = Array.from({ length: 100_000 }, (_, i) => ({
+      number: 1001 + i,
+      status: (i % 3) + 1,
+      paid: i % 2 === 0,
+      total: 59.9,
+      customer: { name: "Noa Cohen", email: `c${i % 5000}@example.com` },
+      items: [{ name: "Coffee 250 g", productId: 1, quantity: 1, price: 59.9 }],
+      createdAt: new Date(start + i * 60_000).toISOString(),
+    }));
+    const file = writeFixture(dir, [testStore({ slug: "big", domain: "big.example.com", orders })], "big.json");
+    const started = performance.now();
+    const result = await storeapi(["load", file, "--json", "--data", join(dir, "data")], { timeoutMs: 170_000 });
+    const seconds = (performance.now() - started) / 1000;
+    process.stderr.write(`[cli.test] 100,000 orders loaded in ${seconds.toFixed(1)} s\n`);
+    expect(result.stderr).toContain("loading big orders: 100000/100000");
+    expect(result.code).toBe(0);
+    expect(result.json.stores[0].counts.orders).toBe(100_000);
+  }, 180_000);
+});
