@@ -6,6 +6,7 @@ import { type AuthFailures } from "./http/auth-failures";
 import { authenticate } from "./http/auth";
 import type { CidrList } from "./http/cidr";
 import type { AppContext, AppEnv } from "./http/context";
+import { readIdempotencyKey } from "./http/idempotency";
 import { readJsonBody } from "./http/json-body";
 import { RateLimiter } from "./http/rate-limit";
 import { rateLimit } from "./http/rate-limit-middleware";
@@ -94,13 +95,14 @@ function checkScope(c: AppContext, route: RouteDef): void {
 
 const noQuery = v.strictObject({});
 
-/** Mounts one route: scope, JSON body, then params → query → body validation, then the handler. */
+/** Mounts one route: scope, JSON body, then params → query → Idempotency-Key → body validation, then the handler. */
 function mount(app: Hono<AppEnv>, route: RouteDef): void {
   app.on(route.method, `${API}${route.path}`, async (c) => {
     checkScope(c, route);
     const rawBody = route.method === "GET" ? undefined : await readJsonBody(c);
     const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
     const query = parseParams(route.query ?? noQuery, queryObject(c.req.url));
+    if (route.idempotent) readIdempotencyKey(c, rawBody);
     const body = route.body ? parseBody(route.body, rawBody) : rawBody;
     return route.handler(c, { params, query, body });
   });

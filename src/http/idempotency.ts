@@ -1,6 +1,17 @@
+import { createHash } from "node:crypto";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppDeps } from "../app";
 import type { Queryable } from "../db/driver";
+import { ApiError, errorBody, invalidParameter, JSON_CONTENT_TYPE } from "../errors";
 import type { AppContext } from "./context";
-import { ok } from "./respond";
+
+/**
+ * Idempotent creates (api-contract.md §6). A create sent with `Idempotency-Key` runs at
+ * most once per (store, API key, Idempotency-Key) within 24 hours: its answer (status
+ * and exact body) is kept in the store's `idempotency` table, written in the same
+ * transaction as the created row, and replayed for the same request with
+ * `Idempotent-Replayed: true`. Concurrent duplicates wait for the one that runs.
+ */
 
 /** What a create handler produces inside its transaction. */
 export interface Created {
@@ -8,12 +19,169 @@ export interface Created {
   data: unknown;
 }
 
+/** A checked `Idempotency-Key` and the body it came with (set by `readIdempotencyKey`). */
+export interface IdempotentRequest {
+  key: string;
+  body: unknown;
+}
+
+declare module "hono" {
+  interface ContextVariableMap {
+    idempotency: IdempotentRequest | undefined;
+  }
+}
+
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
+/** Expired records deleted per stored answer: bounded work, yet the table cannot grow without end. */
+const PURGE_BATCH = 100;
+
 /**
- * Runs a create at most once per `Idempotency-Key` (api-contract.md §6).
- * PLACEHOLDER: the customers issue implements keys, fingerprints, replay and
- * concurrency behind this signature; until then it just runs the create.
+ * Checks the header of a route that accepts one and keeps it with the raw body for
+ * `idempotentCreate`. Called by mount() among the parameter checks, before the body is
+ * validated: a malformed key is 400 `invalid_parameter` whatever the body holds.
+ */
+export function readIdempotencyKey(c: AppContext, rawBody: unknown): void {
+  const key = c.req.header(IDEMPOTENCY_HEADER);
+  if (key === undefined) return;
+  if (!KEY_PATTERN.test(key)) {
+    throw invalidParameter(
+      IDEMPOTENCY_HEADER,
+      'Header "Idempotency-Key" must be 1 to 255 visible ASCII characters (no spaces); a UUID is a good choice.',
+    );
+  }
+  c.set("idempotency", { key, body: rawBody });
+}
+
+/** JSON with object keys sorted at every level and no whitespace. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    const members = Object.keys(record)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`);
+    return `{${members.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/** What makes two requests "the same": method, path and canonical body. */
+export function fingerprint(method: string, path: string, body: unknown): string {
+  return createHash("sha256").update(`${method} ${path}\n${canonicalJson(body)}`).digest("hex");
+}
+
+interface StoredAnswer {
+  fingerprint: string;
+  status: number;
+  body: string;
+}
+
+interface Scope {
+  keyId: number;
+  key: string;
+}
+
+const findAnswer = (db: Queryable, scope: Scope, now: number) =>
+  db.get<StoredAnswer>(
+    "SELECT fingerprint, status, body FROM idempotency WHERE key_id = ? AND idem_key = ? AND created_at > ?",
+    [scope.keyId, scope.key, now - IDEMPOTENCY_TTL_MS],
+  );
+
+/** Stores an answer; first clears this scope's expired record and a batch of other expired ones. */
+async function storeAnswer(tx: Queryable, scope: Scope, answer: StoredAnswer, now: number): Promise<void> {
+  const cutoff = now - IDEMPOTENCY_TTL_MS;
+  await tx.run("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?", [scope.keyId, scope.key]);
+  await tx.run(
+    "DELETE FROM idempotency WHERE rowid IN (SELECT rowid FROM idempotency WHERE created_at <= ? ORDER BY created_at LIMIT ?)",
+    [cutoff, PURGE_BATCH],
+  );
+  await tx.run(
+    "INSERT INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    [scope.keyId, scope.key, answer.fingerprint, answer.status, answer.body, now],
+  );
+}
+
+/** One chain of waiting requests per (store, key id, Idempotency-Key), per app. */
+class KeyedQueue {
+  private tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(id) ?? Promise.resolve();
+    const result = previous.then(fn, fn);
+    const tail = result.catch(() => {});
+    this.tails.set(id, tail);
+    try {
+      return await result;
+    } finally {
+      if (this.tails.get(id) === tail) this.tails.delete(id);
+    }
+  }
+}
+
+const queues = new WeakMap<AppDeps, KeyedQueue>();
+
+function queueFor(deps: AppDeps): KeyedQueue {
+  let queue = queues.get(deps);
+  if (!queue) {
+    queue = new KeyedQueue();
+    queues.set(deps, queue);
+  }
+  return queue;
+}
+
+const jsonHeaders = { "Content-Type": JSON_CONTENT_TYPE };
+
+const answerWith = (c: AppContext, status: number, body: string, headers: Record<string, string> = {}) =>
+  c.body(body, status as ContentfulStatusCode, { ...jsonHeaders, ...headers });
+
+/** 4xx answers are kept (the same request would fail the same way); 429 and 5xx are not. */
+const keepsError = (error: unknown): error is ApiError =>
+  error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
+
+/**
+ * Runs `create` in one transaction and answers `{ ok: true, data }` with its status.
+ * With an `Idempotency-Key` the answer is stored in that same transaction (a created
+ * row never exists without its record) and a repeat within 24 h replays it instead.
+ * An ApiError 4xx thrown by `create` rolls the create back, is stored on its own and
+ * rethrown; anything else (5xx, 429) is not stored, so a retry may succeed.
  */
 export async function idempotentCreate(c: AppContext, create: (tx: Queryable) => Promise<Created>): Promise<Response> {
-  const created = await c.var.db.transaction(create);
-  return ok(c, created.data, created.status);
+  const db = c.var.db;
+  const request = c.get("idempotency");
+  if (!request) {
+    const created = await db.transaction(create);
+    return answerWith(c, created.status, JSON.stringify({ ok: true, data: created.data }));
+  }
+  const scope: Scope = { keyId: c.var.key.id, key: request.key };
+  const print = fingerprint(c.req.method, c.req.path, request.body);
+  const deps = c.var.deps;
+  return queueFor(deps).run(`${c.var.store.slug}\n${scope.keyId}\n${scope.key}`, async () => {
+    const previous = await findAnswer(db, scope, deps.now());
+    if (previous) {
+      if (previous.fingerprint !== print) {
+        throw invalidParameter(
+          IDEMPOTENCY_HEADER,
+          'Header "Idempotency-Key" was already used for a different request in the last 24 hours; use a new key for a new request.',
+        );
+      }
+      return answerWith(c, previous.status, previous.body, { "Idempotent-Replayed": "true" });
+    }
+    try {
+      const answer = await db.transaction(async (tx) => {
+        const created = await create(tx);
+        const stored = { fingerprint: print, status: created.status, body: JSON.stringify({ ok: true, data: created.data }) };
+        await storeAnswer(tx, scope, stored, deps.now());
+        return stored;
+      });
+      return answerWith(c, answer.status, answer.body);
+    } catch (error) {
+      if (keepsError(error)) {
+        const stored = { fingerprint: print, status: error.status, body: errorBody(error) };
+        await db.transaction((tx) => storeAnswer(tx, scope, stored, deps.now()));
+      }
+      throw error;
+    }
+  });
 }

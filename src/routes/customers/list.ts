@@ -1,0 +1,32 @@
+import type { SqlValue } from "../../db/driver";
+import { listPage, type ListSource } from "../../http/pagination";
+import { okList } from "../../http/respond";
+import { defineRoute } from "../define";
+import { CUSTOMER_COLUMNS, type CustomerRow, emailKey, toCustomer } from "./mapping";
+import { customerListQuery, customerOut } from "./schema";
+
+const source: ListSource = { list: "customers", table: "customers", sortColumn: "created_at", columns: CUSTOMER_COLUMNS };
+
+export const listCustomers = defineRoute({
+  method: "GET",
+  path: "/customers",
+  area: "customers",
+  summary: "List customers, newest first (filters: created_since, status, email)",
+  query: customerListQuery,
+  response: customerOut,
+  list: true,
+  async handler(c, { query }) {
+    const email = query.email === undefined ? undefined : emailKey(query.email);
+    const where: Record<string, SqlValue> = {};
+    if (query.status !== undefined) where.status = query.status;
+    if (email !== undefined) where.email_lower = email;
+    const page = await listPage<CustomerRow>(c, source, {
+      limit: query.limit,
+      cursor: query.cursor,
+      since: query.created_since,
+      where,
+      filters: { created_since: query.created_since, status: query.status, email },
+    });
+    return okList(c, { ...page, data: page.data.map(toCustomer) });
+  },
+});

@@ -1,0 +1,84 @@
+import type { Queryable } from "../../db/driver";
+import { queueMail } from "../../mail/outbox";
+import { customerApproved } from "../../mail/templates";
+import type { AppContext } from "../../http/context";
+import { ok } from "../../http/respond";
+import { idParams } from "../../http/schemas";
+import { nothingToUpdate } from "../../http/validate";
+import { defineRoute } from "../define";
+import {
+  type CustomerRow,
+  type CustomerStatus,
+  customerNotFound,
+  emailKey,
+  emailOwner,
+  emailTaken,
+  findCustomer,
+  toCustomer,
+} from "./mapping";
+import { customerOut, customerUpdateBody } from "./schema";
+import type * as v from "valibot";
+
+type CustomerUpdate = v.InferOutput<typeof customerUpdateBody>;
+
+/**
+ * The status after `active` (api-contract.md §7): `true` approves a pending customer and
+ * unlocks a locked one, `false` locks from any state; equal to the present state, nothing.
+ */
+export const statusAfter = (current: CustomerStatus, active: boolean | undefined): CustomerStatus =>
+  active === undefined ? current : active ? "active" : "locked";
+
+function applyUpdate(row: CustomerRow, update: CustomerUpdate): CustomerRow {
+  return {
+    ...row,
+    email: update.email ?? row.email,
+    email_lower: update.email === undefined ? row.email_lower : emailKey(update.email),
+    first_name: update.firstName ?? row.first_name,
+    last_name: update.lastName ?? row.last_name,
+    phone: update.phone === undefined ? row.phone : update.phone,
+    newsletter: update.newsletter === undefined ? row.newsletter : Number(update.newsletter),
+    notes: update.notes === undefined ? row.notes : update.notes,
+    status: statusAfter(row.status, update.active),
+  };
+}
+
+const UPDATE_SQL = `UPDATE customers SET email = ?, email_lower = ?, first_name = ?, last_name = ?, phone = ?,
+  newsletter = ?, notes = ?, status = ? WHERE id = ?`;
+
+const saveRow = (tx: Queryable, r: CustomerRow) =>
+  tx.run(UPDATE_SQL, [r.email, r.email_lower, r.first_name, r.last_name, r.phone, r.newsletter, r.notes, r.status, r.id]);
+
+/** Updates the row and, on approval, queues the "you can log in" email in the same transaction. */
+async function updateInTransaction(c: AppContext, tx: Queryable, id: number, update: CustomerUpdate) {
+  const row = await findCustomer(tx, id);
+  if (!row) throw customerNotFound(id);
+  if (update.email !== undefined) {
+    const owner = await emailOwner(tx, update.email);
+    if (owner !== undefined && owner !== row.id) throw emailTaken();
+  }
+  const updated = applyUpdate(row, update);
+  await saveRow(tx, updated);
+  const approved = row.status === "pending" && updated.status === "active";
+  if (approved) {
+    const mail = customerApproved({ storeName: c.var.store.name, firstName: updated.first_name });
+    await queueMail(tx, { ...mail, to: updated.email }, c.var.deps.now());
+  }
+  return { customer: toCustomer(updated), approved };
+}
+
+export const updateCustomer = defineRoute({
+  method: "PATCH",
+  path: "/customers/:id",
+  area: "customers",
+  summary: "Update a customer; `active` approves, unlocks or locks it",
+  params: idParams,
+  body: customerUpdateBody,
+  response: customerOut,
+  errors: ["nothing_to_update", "email_taken"],
+  async handler(c, { params, body }) {
+    if (Object.keys(body).length === 0) throw nothingToUpdate();
+    const result = await c.var.db.transaction((tx) => updateInTransaction(c, tx, params.id, body));
+    if (result.approved) c.var.deps.onMailQueued(c.var.store.slug);
+    return ok(c, result.customer);
+  },
+});
