@@ -1,54 +1,47 @@
 import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
+import { listMail, type OutboxRow } from "../mail/outbox";
 import { dataDirOf, parseCommand, positionals, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 
-interface OutboxRow {
-  id: number;
-  kind: string;
-  recipient: string;
-  subject: string;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-  created_at: number;
-  sent_at: number | null;
-}
+const USAGE = "storeapi mail list [--store SLUG]";
+
+/** One outbox row as `mail list --json` shows it (operations.md), plus when a queued row is next tried. */
+const toEntry = (store: string, row: OutboxRow) => ({
+  id: row.id,
+  store,
+  kind: row.kind,
+  to: row.recipient,
+  subject: row.subject,
+  status: row.status,
+  attempts: row.attempts,
+  lastError: row.last_error,
+  createdAt: formatIsrael(row.created_at),
+  sentAt: formatIsraelOrNull(row.sent_at),
+  nextAttemptAt: row.status === "queued" ? formatIsrael(row.next_attempt_at) : null,
+});
 
 async function list(argv: string[]) {
   const { values, positionals: args } = parseCommand(argv, { store: { type: "string" } });
-  positionals(args, [], "storeapi mail list [--store SLUG]");
+  positionals(args, [], USAGE);
   const dataDir = dataDirOf(values);
   const platform = await Platform.open(dataDir);
   const pool = new StorePool(dataDir);
   try {
     const stores = await platform.listStores();
-    const slugs = values.store ? [values.store] : stores.map((s) => s.slug);
-    if (values.store && !stores.some((s) => s.slug === values.store)) throw new CliError(`no store "${values.store}"`);
-    const rows = [];
+    if (values.store !== undefined && !stores.some((s) => s.slug === values.store)) throw new CliError(`no store "${values.store}"`);
+    const slugs = values.store !== undefined ? [values.store] : stores.map((s) => s.slug);
+    const entries = [];
     for (const slug of slugs) {
-      const outbox = await pool.use(slug, (db) => db.all<OutboxRow>("SELECT * FROM outbox ORDER BY id"));
-      for (const r of outbox) {
-        rows.push({
-          id: r.id,
-          store: slug,
-          kind: r.kind,
-          to: r.recipient,
-          subject: r.subject,
-          status: r.status,
-          attempts: r.attempts,
-          lastError: r.last_error,
-          createdAt: formatIsrael(r.created_at),
-          sentAt: formatIsraelOrNull(r.sent_at),
-        });
-      }
+      for (const row of await pool.use(slug, listMail)) entries.push(toEntry(slug, row));
     }
-    if (values.json) return printJson(rows);
-    if (rows.length === 0) return console.log("the outbox is empty");
-    for (const r of rows) {
-      const error = r.lastError ? `  last error: ${r.lastError}` : "";
-      console.log(`${r.store}#${r.id}  ${r.status.padEnd(6)} ${r.kind.padEnd(17)} to ${r.to}  "${r.subject}"  attempts ${r.attempts}${error}`);
+    if (values.json) return printJson(entries);
+    if (entries.length === 0) return console.log("the outbox is empty");
+    for (const e of entries) {
+      const when = e.status === "sent" ? `sent ${e.sentAt}` : e.status === "queued" ? `next try ${e.nextAttemptAt}` : "gave up";
+      const error = e.lastError ? `  last error: ${e.lastError}` : "";
+      console.log(`${e.store}#${e.id}  ${e.status.padEnd(6)} ${e.kind.padEnd(17)} to ${e.to}  "${e.subject}"  attempts ${e.attempts}, ${when}${error}`);
     }
   } finally {
     await pool.close();

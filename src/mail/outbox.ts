@@ -1,6 +1,7 @@
 import type { Queryable } from "../db/driver";
 
 export type MailKind = "customer_approved" | "order_status" | "key_created" | "key_deleted";
+export type MailStatus = "queued" | "sent" | "failed";
 
 export interface Mail {
   kind: MailKind;
@@ -8,6 +9,22 @@ export interface Mail {
   subject: string;
   text: string;
   html: string;
+}
+
+/** One outbox row as stored. */
+export interface OutboxRow {
+  id: number;
+  kind: MailKind;
+  recipient: string;
+  subject: string;
+  text: string;
+  html: string;
+  status: MailStatus;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: number;
+  created_at: number;
+  sent_at: number | null;
 }
 
 /** Queues an email inside the caller's transaction, so it exists exactly when its cause does. */
@@ -18,4 +35,47 @@ export async function queueMail(tx: Queryable, mail: Mail, now = Date.now()): Pr
     [mail.kind, mail.to, mail.subject, mail.text, mail.html, now, now],
   );
   return result.lastInsertRowid;
+}
+
+/** When the store's next queued message is due, or null when nothing is queued (uses `outbox_due`). */
+export async function nextDueAt(db: Queryable): Promise<number | null> {
+  const row = await db.get<{ due: number | null }>("SELECT min(next_attempt_at) AS due FROM outbox WHERE status = 'queued'");
+  return row?.due ?? null;
+}
+
+export async function dueMail(db: Queryable, now: number, limit: number): Promise<OutboxRow[]> {
+  return db.all<OutboxRow>(
+    "SELECT * FROM outbox WHERE status = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?",
+    [now, limit],
+  );
+}
+
+/**
+ * Claims a due row for one delivery attempt: counts the attempt and hides the row until
+ * `claimUntil`, so a crash while the message is in hand leaves it queued for a later retry.
+ * False when someone else claimed or finished it first.
+ */
+export async function claimMail(db: Queryable, id: number, now: number, claimUntil: number): Promise<boolean> {
+  const result = await db.run(
+    `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?
+     WHERE id = ? AND status = 'queued' AND next_attempt_at <= ?`,
+    [claimUntil, id, now],
+  );
+  return result.changes === 1;
+}
+
+export async function markSent(db: Queryable, id: number, now: number): Promise<void> {
+  await db.run("UPDATE outbox SET status = 'sent', sent_at = ?, last_error = NULL WHERE id = ?", [now, id]);
+}
+
+export async function markRetry(db: Queryable, id: number, error: string, retryAt: number): Promise<void> {
+  await db.run("UPDATE outbox SET last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'queued'", [error, retryAt, id]);
+}
+
+export async function markFailed(db: Queryable, id: number, error: string): Promise<void> {
+  await db.run("UPDATE outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'queued'", [error, id]);
+}
+
+export async function listMail(db: Queryable): Promise<OutboxRow[]> {
+  return db.all<OutboxRow>("SELECT * FROM outbox ORDER BY id");
 }

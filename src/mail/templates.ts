@@ -1,5 +1,11 @@
 import type { MailKind } from "./outbox";
 
+/**
+ * Each email is plain text plus a simple HTML version of the same words. Names (store,
+ * customer, key, status) are inserted as given, Hebrew included: nodemailer encodes the
+ * headers (RFC 2047) and bodies as UTF-8, and every HTML block has `dir="auto"` so a
+ * right-to-left line reads right-to-left.
+ */
 export interface Rendered {
   kind: MailKind;
   subject: string;
@@ -7,26 +13,59 @@ export interface Rendered {
   html: string;
 }
 
+/** A body: paragraphs, and optionally label/value details shown as a list (text) or table (HTML). */
+interface Body {
+  paragraphs: string[];
+  details?: Array<[label: string, value: string]>;
+  closing?: string[];
+}
+
 const escapeHtml = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 
-function page(lines: string[]): string {
-  const body = lines.map((line) => `<p>${escapeHtml(line)}</p>`).join("\n");
-  return `<!doctype html>\n<html><head><meta charset="utf-8"></head><body>\n${body}\n</body></html>\n`;
+function toText(body: Body): string {
+  const blocks = [...body.paragraphs];
+  if (body.details?.length) blocks.push(body.details.map(([label, value]) => `${label}: ${value}`).join("\n"));
+  blocks.push(...(body.closing ?? []));
+  return `${blocks.join("\n\n")}\n`;
 }
 
-function render(kind: MailKind, subject: string, lines: string[]): Rendered {
-  return { kind, subject, text: `${lines.join("\n\n")}\n`, html: page(lines) };
+function toHtml(subject: string, body: Body): string {
+  const paragraph = (line: string) => `<p dir="auto">${escapeHtml(line)}</p>`;
+  const parts = body.paragraphs.map(paragraph);
+  if (body.details?.length) {
+    const rows = body.details
+      .map(([label, value]) => `<tr><th style="text-align:start;padding:2px 12px 2px 0">${escapeHtml(label)}</th><td dir="auto">${escapeHtml(value)}</td></tr>`)
+      .join("\n");
+    parts.push(`<table role="presentation">\n${rows}\n</table>`);
+  }
+  parts.push(...(body.closing ?? []).map(paragraph));
+  return [
+    "<!doctype html>",
+    '<html><head><meta charset="utf-8">',
+    `<title>${escapeHtml(subject)}</title></head>`,
+    '<body style="font-family:sans-serif;line-height:1.5">',
+    ...parts,
+    "</body></html>",
+    "",
+  ].join("\n");
 }
 
-export function customerApproved(p: { storeName: string; firstName: string }): Rendered {
-  const greeting = p.firstName ? `Hello ${p.firstName},` : "Hello,";
-  return render("customer_approved", `Your ${p.storeName} account is approved`, [
-    greeting,
-    `Your account at ${p.storeName} has been approved. You can now log in.`,
-  ]);
+function render(kind: MailKind, subject: string, body: Body): Rendered {
+  return { kind, subject, text: toText(body), html: toHtml(subject, body) };
 }
 
+const greeting = (name: string) => (name.trim() ? `Hello ${name.trim()},` : "Hello,");
+
+/** A pending customer was approved (`active: true`): they can log in now. */
+export function customerApproved(p: { storeName: string; firstName: string; lastName?: string }): Rendered {
+  return render("customer_approved", `Your ${p.storeName} account is approved`, {
+    paragraphs: [greeting(`${p.firstName} ${p.lastName ?? ""}`), `Your account at ${p.storeName} has been approved. You can now log in.`],
+    closing: [`${p.storeName}`],
+  });
+}
+
+/** An order's status changed and the customer is to be told: status name, order number, tracking number if any. */
 export function orderStatusChanged(p: {
   storeName: string;
   customerName: string;
@@ -34,40 +73,49 @@ export function orderStatusChanged(p: {
   statusName: string;
   trackingNumber: string | null;
 }): Rendered {
-  const lines = [
-    p.customerName ? `Hello ${p.customerName},` : "Hello,",
-    `The status of your order #${p.orderNumber} at ${p.storeName} is now: ${p.statusName}.`,
+  const details: Array<[string, string]> = [
+    ["Order", `#${p.orderNumber}`],
+    ["Status", p.statusName],
   ];
-  if (p.trackingNumber) lines.push(`Tracking number: ${p.trackingNumber}`);
-  return render("order_status", `Order #${p.orderNumber}: ${p.statusName}`, lines);
+  if (p.trackingNumber) details.push(["Tracking number", p.trackingNumber]);
+  return render("order_status", `Order #${p.orderNumber}: ${p.statusName}`, {
+    paragraphs: [greeting(p.customerName), `The status of your order #${p.orderNumber} at ${p.storeName} is now: ${p.statusName}.`],
+    details,
+    closing: [`${p.storeName}`],
+  });
 }
 
 export interface KeyNotice {
   storeName: string;
   keyName: string;
+  /** The key's display hint (`svc_sk_…abcd`), never the key. */
   hint: string;
   permissions: string;
   by: string;
   at: string;
 }
 
+const keyDetails = (p: KeyNotice, verb: string): Array<[string, string]> => [
+  ["Name", p.keyName],
+  ["Key", p.hint],
+  ["Permissions", p.permissions],
+  [`${verb} by`, p.by],
+  [`${verb} at`, p.at],
+];
+
+/** To the store owner: a key was created. */
 export function keyCreated(p: KeyNotice): Rendered {
-  return render("key_created", `API key "${p.keyName}" created for ${p.storeName}`, [
-    `An API key was created for ${p.storeName}.`,
-    `Name: ${p.keyName}`,
-    `Key: ${p.hint}`,
-    `Permissions: ${p.permissions}`,
-    `Created by ${p.by} at ${p.at}.`,
-    "If you did not expect this, delete the key in the API keys screen.",
-  ]);
+  return render("key_created", `API key "${p.keyName}" created for ${p.storeName}`, {
+    paragraphs: [`An API key was created for ${p.storeName}.`],
+    details: keyDetails(p, "Created"),
+    closing: ["If you did not expect this, delete the key (storeapi keys delete, or the API keys screen)."],
+  });
 }
 
+/** To the store owner: a key was deleted. */
 export function keyDeleted(p: KeyNotice): Rendered {
-  return render("key_deleted", `API key "${p.keyName}" deleted for ${p.storeName}`, [
-    `An API key was deleted for ${p.storeName}.`,
-    `Name: ${p.keyName}`,
-    `Key: ${p.hint}`,
-    `Permissions: ${p.permissions}`,
-    `Deleted by ${p.by} at ${p.at}.`,
-  ]);
+  return render("key_deleted", `API key "${p.keyName}" deleted for ${p.storeName}`, {
+    paragraphs: [`An API key was deleted for ${p.storeName}. Requests with it are refused from now on.`],
+    details: keyDetails(p, "Deleted"),
+  });
 }

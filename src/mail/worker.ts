@@ -1,6 +1,14 @@
+import type { Db } from "../db/driver";
+import type { Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
+import { errorFields, type Logger } from "../log";
 import type { StoreRegistry } from "../registry";
-import type { Logger } from "../log";
+import { DEFAULT_RETRY, retryDelay, type RetryPolicy } from "./backoff";
+import { claimMail, dueMail, markFailed, markRetry, markSent, nextDueAt, type OutboxRow } from "./outbox";
+import { DirTransport } from "./transports/dir";
+import { LogTransport } from "./transports/log";
+import { SmtpTransport } from "./transports/smtp";
+import { classifyFailure, describeFailure, type OutgoingMail, type Transport } from "./transports/transport";
 
 export interface MailWorkerOptions {
   pool: StorePool;
@@ -9,20 +17,240 @@ export interface MailWorkerOptions {
   smtp: string | null;
   mailDir: string | null;
   mailFrom: string;
+  /** Tests swap these: the clock, the jitter source, the retry schedule, the transport. */
+  now?: () => number;
+  random?: () => number;
+  retry?: Partial<RetryPolicy>;
+  transport?: Transport;
+  /** How often due times are checked (an in-memory look; no database is read). */
+  tickMs?: number;
+  /** Rows taken from one store before the next store gets a turn. */
+  batchSize?: number;
 }
 
+/** SMTP when configured, else files in the mail directory, else the log. */
+export function chooseTransport(options: Pick<MailWorkerOptions, "smtp" | "mailDir" | "logger">): Transport {
+  if (options.smtp) return new SmtpTransport(options.smtp);
+  if (options.mailDir) return new DirTransport(options.mailDir);
+  return new LogTransport(options.logger);
+}
+
+type StoreOutcome = "done" | "transport-down";
+
 /**
- * Delivers queued outbox rows in the background. (Placeholder: the mail issue
- * implements claiming, transports and retries behind this interface.)
+ * Delivers queued outbox rows in the background.
+ *
+ * It never scans every store on a timer: at start it looks once at each store's outbox
+ * (mail queued before a crash, or by the CLI while no server ran), then only stores it is
+ * told about (`notify`, after a commit or a CLI's mail_version bump) enter `pending`,
+ * with the time their next row is due. A store leaves `pending` when nothing is queued.
+ *
+ * Each row is claimed (attempt counted, hidden for `claimMs`) in its own short write,
+ * handed to the transport with no transaction open, then marked sent or rescheduled in
+ * another short write. A crash between hand-over and marking leaves the row queued, so it
+ * is sent again after the claim expires: at-least-once, and only that one message repeats.
  */
 export class MailWorker {
-  constructor(private readonly options: MailWorkerOptions) {}
+  private readonly transport: Transport;
+  private readonly policy: RetryPolicy;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly pending = new Map<string, number>();
+  /** Stores notified while their rows were being processed: look again. */
+  private readonly renotified = new Set<string>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private draining: Promise<void> | null = null;
+  private drainAgain = false;
+  /** While the transport is down, nothing is attempted before this time. */
+  private pausedUntil = 0;
+  private outages = 0;
+  private stopping = false;
+  /** After the stop grace period: no new message is taken in hand. */
+  private halted = false;
 
-  /** A store has (or may have) new mail queued. */
-  notify(_slug: string): void {}
+  constructor(private readonly options: MailWorkerOptions) {
+    this.transport = options.transport ?? chooseTransport(options);
+    this.policy = { ...DEFAULT_RETRY, ...options.retry };
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+  }
 
-  start(): void {}
+  get transportName(): Transport["name"] {
+    return this.transport.name;
+  }
 
-  /** Delivers what is due within `graceMs`, then stops. */
-  async stop(_graceMs = 5000): Promise<void> {}
+  /** A store has (or may have) new mail queued: look at it on the next turn. */
+  notify(slug: string): void {
+    if (this.halted) return;
+    this.pending.set(slug, 0);
+    this.renotified.add(slug);
+    this.kick();
+  }
+
+  start(): void {
+    if (this.options.smtp && this.options.mailDir) {
+      this.options.logger.warn("both --smtp and --mail-dir are set; mail goes by SMTP only");
+    }
+    this.timer = setInterval(() => this.kick(), this.options.tickMs ?? 500);
+    this.timer.unref?.();
+    this.scanAll().catch((error) => this.options.logger.error("mail: outbox scan failed", errorFields(error)));
+  }
+
+  /**
+   * Stops taking new work, then delivers what is due (finishing the message in hand) for
+   * at most `graceMs`. Whatever is left stays queued for the next start.
+   */
+  async stop(graceMs = 5000): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearInterval(this.timer);
+    let timeout: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timeout = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([this.flush(), grace]);
+    clearTimeout(timeout);
+    this.halted = true;
+    await this.transport.close().catch(() => {});
+  }
+
+  /** Runs the drain until nothing due is left (waits for one already running). */
+  private async flush(): Promise<void> {
+    this.kick();
+    while (this.draining) await this.draining;
+  }
+
+  /** One look at every store's outbox, using the `outbox_due` index: a few reads per store. */
+  private async scanAll(): Promise<void> {
+    for (const store of this.options.registry.all()) {
+      if (this.stopping) return;
+      try {
+        const due = await this.options.pool.use(store.slug, nextDueAt);
+        if (due === null) continue;
+        this.pending.set(store.slug, Math.min(due, this.pending.get(store.slug) ?? due));
+        this.kick();
+      } catch (error) {
+        this.options.logger.error("mail: cannot read a store's outbox", { store: store.slug, ...errorFields(error) });
+      }
+    }
+  }
+
+  private kick(): void {
+    if (this.halted) return;
+    if (this.draining) {
+      this.drainAgain = true;
+      return;
+    }
+    this.draining = this.drain()
+      .catch((error) => this.options.logger.error("mail: delivery loop failed", errorFields(error)))
+      .finally(() => {
+        this.draining = null;
+        if (this.drainAgain) {
+          this.drainAgain = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Round-robin over the stores that have something due, a batch each, until none has. */
+  private async drain(): Promise<void> {
+    for (;;) {
+      const now = this.now();
+      if (this.halted || this.pausedUntil > now) return;
+      const due = [...this.pending].filter(([, at]) => at <= now).map(([slug]) => slug);
+      if (due.length === 0) return;
+      for (const slug of due) {
+        if (this.halted) return;
+        if ((await this.deliverStore(slug)) === "transport-down") return;
+      }
+    }
+  }
+
+  private async deliverStore(slug: string): Promise<StoreOutcome> {
+    const store = this.options.registry.get(slug);
+    if (!store) {
+      this.pending.delete(slug); // store removed; its database is no longer served
+      return "done";
+    }
+    this.renotified.delete(slug);
+    let outcome: StoreOutcome = "done";
+    try {
+      outcome = await this.options.pool.use(slug, async (db) => {
+        const rows = await dueMail(db, this.now(), this.options.batchSize ?? 20);
+        for (const row of rows) {
+          if (this.halted) break;
+          if ((await this.deliverRow(db, store, row)) === "transport-down") return "transport-down";
+        }
+        return "done";
+      });
+      const next = await this.options.pool.use(slug, nextDueAt);
+      if (this.renotified.has(slug)) this.pending.set(slug, 0);
+      else if (next === null) this.pending.delete(slug);
+      else this.pending.set(slug, next);
+    } catch (error) {
+      // The database could not be read or written: try this store again later, not in a loop.
+      this.options.logger.error("mail: cannot process a store's outbox", { store: slug, ...errorFields(error) });
+      this.pending.set(slug, this.now() + this.policy.baseDelayMs);
+    }
+    return outcome;
+  }
+
+  private async deliverRow(db: Db, store: Store, row: OutboxRow): Promise<StoreOutcome> {
+    const claimedAt = this.now();
+    if (!(await claimMail(db, row.id, claimedAt, claimedAt + this.policy.claimMs))) return "done";
+    const attempts = row.attempts + 1;
+    try {
+      await this.transport.send(outgoing(store, row, this.options.mailFrom));
+    } catch (error) {
+      return this.recordFailure(db, store, row, attempts, error);
+    }
+    // Sent: from here on a failure to record it can only repeat this one message.
+    this.outages = 0;
+    await markSent(db, row.id, this.now());
+    this.options.logger.info("mail sent", { store: store.slug, outboxId: row.id, kind: row.kind, transport: this.transport.name, attempts });
+    return "done";
+  }
+
+  private async recordFailure(db: Db, store: Store, row: OutboxRow, attempts: number, error: unknown): Promise<StoreOutcome> {
+    const kind = classifyFailure(error);
+    const reason = describeFailure(error);
+    const now = this.now();
+    const giveUp =
+      kind === "rejected" ? attempts >= this.policy.maxAttempts : now - row.created_at >= this.policy.maxAgeMs;
+    const fields = { store: store.slug, outboxId: row.id, kind: row.kind, attempts, error: reason };
+    if (giveUp) {
+      await markFailed(db, row.id, reason);
+      this.options.logger.error("mail failed for good", fields);
+    } else {
+      const retryAt = now + retryDelay(attempts, this.policy, this.random);
+      await markRetry(db, row.id, reason, retryAt);
+      this.options.logger.warn("mail delivery failed; will retry", { ...fields, retryAt: new Date(retryAt).toISOString() });
+    }
+    if (kind !== "unavailable") return "done";
+    // The transport is down: every other message would fail the same way. Wait, growing.
+    this.outages++;
+    this.pausedUntil = now + retryDelay(this.outages, this.policy, this.random);
+    return "transport-down";
+  }
+}
+
+const CUSTOMER_KINDS = new Set(["customer_approved", "order_status"]);
+
+/** The message for a row: from the store's name at `--mail-from`; customers may reply to the owner. */
+export function outgoing(store: Store, row: OutboxRow, mailFrom: string): OutgoingMail {
+  const address = /<([^>]*)>/.exec(mailFrom)?.[1] ?? mailFrom;
+  const domain = address.slice(address.lastIndexOf("@") + 1) || "localhost";
+  return {
+    store: store.slug,
+    id: row.id,
+    kind: row.kind,
+    from: mailFrom.includes("<") ? mailFrom : { name: store.name, address: mailFrom },
+    replyTo: CUSTOMER_KINDS.has(row.kind) ? store.ownerEmail : null,
+    to: row.recipient,
+    subject: row.subject,
+    text: row.text,
+    html: row.html,
+    messageId: `<${store.slug}.${row.id}.${row.created_at}@${domain}>`,
+    date: new Date(row.created_at),
+  };
 }

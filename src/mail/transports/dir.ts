@@ -1,0 +1,42 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { open, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import MailComposer from "nodemailer/lib/mail-composer";
+import { toMessage, type OutgoingMail, type Transport } from "./transport";
+
+/** `{store}-{outbox id}.eml`: one file per outbox row, so a repeated delivery replaces it. */
+export const emlFileName = (store: string, id: number) => `${store}-${id}.eml`;
+
+/**
+ * `--mail-dir`: each email as an RFC 5322 file. Written to a hidden temporary name,
+ * synced, then renamed, so a reader never sees half a message.
+ */
+export class DirTransport implements Transport {
+  readonly name = "dir";
+
+  constructor(private readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  async send(mail: OutgoingMail): Promise<void> {
+    const raw = await new MailComposer(toMessage(mail)).compile().build();
+    const target = join(this.dir, emlFileName(mail.store, mail.id));
+    const temp = join(this.dir, `.${emlFileName(mail.store, mail.id)}.${randomBytes(6).toString("hex")}.tmp`);
+    try {
+      const file = await open(temp, "wx", 0o640);
+      try {
+        await file.writeFile(raw);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => {});
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,68 @@
+import { createTransport, type SMTPPoolOptions, type Transporter } from "nodemailer";
+import { toMessage, type OutgoingMail, type Transport } from "./transport";
+
+/**
+ * `--smtp URL`:
+ * - `smtp://user:pass@host:port`: plain connection, upgraded with STARTTLS whenever the
+ *   server offers it (port 587 when omitted);
+ * - `smtps://user:pass@host:port`: TLS from the first byte (port 465 when omitted);
+ * - user and password are percent-decoded; both optional (no login without them);
+ * - query `?starttls=required` refuses to send unless the upgrade happens,
+ *   `?starttls=off` never upgrades, `?tls=insecure` accepts a certificate that does not
+ *   verify (self-signed relays; development only).
+ */
+export function parseSmtpUrl(text: string): SMTPPoolOptions {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error("--smtp must be a URL like smtp://user:pass@host:port or smtps://…");
+  }
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new Error("--smtp must start with smtp:// or smtps://");
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (!host) throw new Error("--smtp needs a host, as in smtp://user:pass@host:port");
+  if (url.pathname && url.pathname !== "/") throw new Error("--smtp takes no path after host:port");
+  const secure = url.protocol === "smtps:";
+  const options: SMTPPoolOptions = {
+    host,
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    secure,
+    auth: url.username || url.password ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+  };
+  for (const [key, value] of url.searchParams) {
+    if (key === "starttls" && value === "required") options.requireTLS = true;
+    else if (key === "starttls" && value === "off") options.ignoreTLS = true;
+    else if (key === "tls" && value === "insecure") options.tls = { rejectUnauthorized: false };
+    else throw new Error(`--smtp: unknown option "${key}=${value}"; use starttls=required, starttls=off or tls=insecure`);
+  }
+  if (secure && options.ignoreTLS) throw new Error("--smtp: starttls=off does not apply to smtps://");
+  return options;
+}
+
+/** Delivery through one pooled SMTP connection, reused between messages. */
+export class SmtpTransport implements Transport {
+  readonly name = "smtp";
+  private readonly transporter: Transporter;
+
+  constructor(url: string) {
+    this.transporter = createTransport({
+      ...parseSmtpUrl(url),
+      pool: true,
+      maxConnections: 1,
+      // Bounded waits: a stalled relay must not hold a message (or a shutdown) for minutes.
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+      // Let a relay on this machine (`localhost`) be reached when only loopback is up.
+      allowInternalNetworkInterfaces: true,
+    });
+  }
+
+  async send(mail: OutgoingMail): Promise<void> {
+    await this.transporter.sendMail(toMessage(mail));
+  }
+
+  async close(): Promise<void> {
+    this.transporter.close();
+  }
+}

@@ -1,0 +1,68 @@
+import type { SendMailOptions } from "nodemailer";
+import type { MailKind } from "../outbox";
+
+/** One outbox row, ready to hand to a transport. */
+export interface OutgoingMail {
+  store: string;
+  id: number;
+  kind: MailKind;
+  from: string | { name: string; address: string };
+  replyTo: string | null;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  /** Stable per outbox row, so a repeated delivery carries the same Message-ID. */
+  messageId: string;
+  date: Date;
+}
+
+export interface Transport {
+  readonly name: "smtp" | "dir" | "log";
+  /** Resolves once the message is handed over; rejects with the reason otherwise. */
+  send(mail: OutgoingMail): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The nodemailer message for an outbox row: plain text plus HTML, UTF-8 headers encoded by nodemailer. */
+export function toMessage(mail: OutgoingMail): SendMailOptions {
+  return {
+    from: mail.from,
+    to: mail.to,
+    replyTo: mail.replyTo ?? undefined,
+    subject: mail.subject,
+    text: mail.text,
+    html: mail.html,
+    messageId: mail.messageId,
+    date: mail.date,
+    headers: { "Auto-Submitted": "auto-generated" },
+  };
+}
+
+/**
+ * What a delivery failure means for the row:
+ * - `rejected`: the server refused this message for good (5xx); counts toward the attempt cap;
+ * - `deferred`: the server asked to try later (4xx);
+ * - `unavailable`: the transport itself is down (no connection, TLS, login, disk); the worker
+ *   pauses all delivery for a while instead of burning every row's attempts.
+ */
+export type FailureKind = "rejected" | "deferred" | "unavailable";
+
+export function classifyFailure(error: unknown): FailureKind {
+  const { code, responseCode } = (error ?? {}) as { code?: unknown; responseCode?: unknown };
+  if (code === "EAUTH") return "unavailable";
+  if (typeof responseCode === "number") {
+    if (responseCode === 421) return "unavailable";
+    if (responseCode >= 500) return "rejected";
+    if (responseCode >= 400) return "deferred";
+  }
+  if (code === "EENVELOPE") return "rejected";
+  return "unavailable";
+}
+
+/** A failure as stored in `last_error`: one line, bounded. */
+export function describeFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const line = message.replace(/\s+/g, " ").trim() || "unknown error";
+  return line.length > 500 ? `${line.slice(0, 497)}...` : line;
+}

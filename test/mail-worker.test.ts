@@ -1,0 +1,397 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { Platform } from "../src/db/platform";
+import { StorePool } from "../src/db/pool";
+import { loadFixture } from "../src/fixtures/load";
+import { createKey } from "../src/keys/store";
+import { Logger, type LogLevel } from "../src/log";
+import type { RetryPolicy } from "../src/mail/backoff";
+import { listMail, queueMail, type Mail, type OutboxRow } from "../src/mail/outbox";
+import { customerApproved, orderStatusChanged } from "../src/mail/templates";
+import { MailWorker, type MailWorkerOptions } from "../src/mail/worker";
+import { StoreRegistry } from "../src/registry";
+import { otherStore, tempDir, testStore } from "./helpers";
+import { eventually, freePort, parseAddress, parseMessage, startSmtp, type SmtpPeer } from "./mail-support";
+import { storeapi } from "./mail-cli";
+
+const HEBREW_STORE = "חנות הדגמה";
+const FAST: Partial<RetryPolicy> = { baseDelayMs: 10, maxDelayMs: 40, maxAttempts: 3, maxAgeMs: 3_600_000, claimMs: 5_000 };
+
+class CaptureLogger extends Logger {
+  lines: Array<Record<string, unknown>> = [];
+  override write(level: LogLevel, entry: Record<string, unknown>): void {
+    this.lines.push({ level, ...entry });
+  }
+}
+
+interface Harness {
+  dataDir: string;
+  pool: StorePool;
+  logger: CaptureLogger;
+  worker: MailWorker;
+  queue(slug: string, mail: Mail): Promise<number>;
+  rows(slug?: string): Promise<OutboxRow[]>;
+  close(): Promise<void>;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A data dir with two stores (shop1 has a Hebrew name) and a worker on it, not yet started. */
+async function harness(options: Partial<MailWorkerOptions> = {}): Promise<Harness> {
+  const dataDir = tempDir("storeapi-mail-");
+  await loadFixture(dataDir, { stores: [testStore({ name: HEBREW_STORE }), otherStore()] });
+  const platform = await Platform.open(dataDir);
+  const registry = new StoreRegistry(platform, "localhost");
+  await registry.load();
+  const pool = new StorePool(dataDir);
+  const logger = new CaptureLogger("debug");
+  const worker = new MailWorker({
+    pool,
+    registry,
+    logger,
+    smtp: null,
+    mailDir: null,
+    mailFrom: "no-reply@localhost",
+    retry: FAST,
+    tickMs: 10,
+    ...options,
+  });
+  const h: Harness = {
+    dataDir,
+    pool,
+    logger,
+    worker,
+    queue: (slug, mail) => pool.use(slug, (db) => db.transaction((tx) => queueMail(tx, mail))),
+    rows: (slug = "shop1") => pool.use(slug, listMail),
+    close: async () => {
+      await worker.stop(1000);
+      await pool.close();
+      await platform.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  cleanups.push(h.close);
+  return h;
+}
+
+async function smtp(options: Parameters<typeof startSmtp>[0] = {}): Promise<SmtpPeer> {
+  const peer = await startSmtp(options);
+  cleanups.push(() => peer.close());
+  return peer;
+}
+
+const approved = (firstName: string): Mail => ({
+  ...customerApproved({ storeName: HEBREW_STORE, firstName }),
+  to: "dana@example.com",
+});
+
+const statusMail = (trackingNumber: string | null): Mail => ({
+  ...orderStatusChanged({ storeName: HEBREW_STORE, customerName: "Dana Levi", orderNumber: 1001, statusName: "Shipped", trackingNumber }),
+  to: "dana@example.com",
+});
+
+const allSent = async (h: Harness, slug = "shop1") => {
+  const rows = await h.rows(slug);
+  return rows.length > 0 && rows.every((r) => r.status === "sent") ? rows : undefined;
+};
+
+describe("mail worker over SMTP", () => {
+  test("delivers each kind of email with its content", async () => {
+    const peer = await smtp();
+    const h = await harness({ smtp: peer.url });
+    const store = { slug: "shop1", name: HEBREW_STORE, ownerEmail: "owner@shop1.test" };
+    const key = await h.pool.use("shop1", (db) =>
+      createKey(
+        db,
+        { ...store, domain: "shop1.test", plan: "growth", settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true }, keysVersion: 0, mailVersion: 0, createdAt: 0 },
+        { name: "מפתח הזמנות", permissions: { products: "none", orders: "write", customers: "read", leads: "none" }, expiresAt: null },
+        "dana (command line)",
+      ),
+    );
+    await h.queue("shop1", approved("דנה"));
+    await h.queue("shop1", statusMail("RR123456789IL"));
+    await h.queue("shop1", statusMail(null));
+    h.worker.start();
+    h.worker.notify("shop1");
+    const messages = await peer.waitFor(4);
+    const rows = await eventually(() => allSent(h));
+
+    expect(rows.map((r) => [r.kind, r.status, r.attempts, r.last_error])).toEqual([
+      ["key_created", "sent", 1, null],
+      ["customer_approved", "sent", 1, null],
+      ["order_status", "sent", 1, null],
+      ["order_status", "sent", 1, null],
+    ]);
+    expect(rows.every((r) => typeof r.sent_at === "number")).toBe(true);
+    const byId = new Map(messages.map((m) => [m.headers["message-id"], m]));
+    const messageOf = (row: OutboxRow) => {
+      const message = byId.get(`<shop1.${row.id}.${row.created_at}@localhost>`);
+      if (!message) throw new Error(`no message for row ${row.id}`);
+      return message;
+    };
+    for (const message of messages) {
+      expect(message.envelopeFrom).toBe("no-reply@localhost");
+      expect(parseAddress(message.headers.from)).toEqual({ name: HEBREW_STORE, address: "no-reply@localhost" });
+      expect(message.headers["auto-submitted"]).toBe("auto-generated");
+      expect(message.headers["content-type"]).toStartWith("multipart/alternative");
+    }
+
+    const keyMail = messageOf(rows[0]);
+    expect(keyMail.envelopeTo).toEqual(["owner@shop1.test"]);
+    expect(keyMail.headers.to).toBe("owner@shop1.test");
+    expect(keyMail.headers.subject).toBe(`API key "מפתח הזמנות" created for ${HEBREW_STORE}`);
+    expect(keyMail.headers["reply-to"]).toBeUndefined();
+    expect(keyMail.text).toContain("Name: מפתח הזמנות\n");
+    expect(keyMail.text).toContain(`Key: ${key.hint}\n`);
+    expect(keyMail.text).toContain("Permissions: orders:write, customers:read\n");
+    expect(keyMail.text).toContain("Created by: dana (command line)\n");
+    expect(keyMail.text).toMatch(/Created at: \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[23]:00/);
+    expect(keyMail.text).not.toContain(key.secret);
+    expect(keyMail.html).toContain(key.hint);
+    expect(keyMail.html).toContain("מפתח הזמנות");
+
+    const welcome = messageOf(rows[1]);
+    expect(welcome.envelopeTo).toEqual(["dana@example.com"]);
+    expect(welcome.headers.subject).toBe(`Your ${HEBREW_STORE} account is approved`);
+    expect(welcome.headers["reply-to"]).toBe("owner@shop1.test");
+    expect(welcome.text).toStartWith("Hello דנה,\n\n");
+    expect(welcome.text).toContain("You can now log in.");
+    expect(welcome.html).toContain('<p dir="auto">Hello דנה,</p>');
+
+    const shipped = messageOf(rows[2]);
+    expect(shipped.headers.subject).toBe("Order #1001: Shipped");
+    expect(shipped.headers["reply-to"]).toBe("owner@shop1.test");
+    expect(shipped.text).toContain("is now: Shipped.");
+    expect(shipped.text).toContain("Order: #1001\nStatus: Shipped\nTracking number: RR123456789IL\n");
+    expect(shipped.html).toContain("RR123456789IL");
+
+    const untracked = messageOf(rows[3]);
+    expect(untracked.text).toContain("Order: #1001\nStatus: Shipped\n");
+    expect(untracked.text).not.toContain("Tracking");
+    expect(untracked.html).not.toContain("Tracking");
+  });
+
+  test("mail queued before the worker started is found by its start scan, in every store", async () => {
+    const peer = await smtp();
+    const h = await harness({ smtp: peer.url });
+    await h.queue("shop1", approved("Dana"));
+    await h.queue("shop2", statusMail("T-1"));
+    h.worker.start();
+    const messages = await peer.waitFor(2);
+    expect(messages.map((m) => m.headers.subject).sort()).toEqual(["Order #1001: Shipped", `Your ${HEBREW_STORE} account is approved`]);
+    await eventually(() => allSent(h, "shop1"));
+    await eventually(() => allSent(h, "shop2"));
+  });
+
+  test("after the start scan, a store's outbox is read only when the store is notified", async () => {
+    const peer = await smtp();
+    const h = await harness({ smtp: peer.url });
+    h.worker.start();
+    await Bun.sleep(100); // let the start scan finish: nothing is queued anywhere
+    await h.queue("shop2", statusMail(null)); // written behind the worker's back: no notify
+    await Bun.sleep(200);
+    expect(peer.messages.length).toBe(0);
+    expect((await h.rows("shop2")).map((r) => r.status)).toEqual(["queued"]);
+    h.worker.notify("shop2");
+    await peer.waitFor(1);
+    await eventually(() => allSent(h, "shop2"));
+  });
+
+  test("an SMTP login is made with the URL's percent-decoded user and password", async () => {
+    const peer = await smtp({ auth: { user: "mailer", pass: "p@ss:w/rd" } });
+    const h = await harness({ smtp: `smtp://mailer:p%40ss%3Aw%2Frd@127.0.0.1:${peer.port}` });
+    await h.queue("shop1", approved("Dana"));
+    h.worker.start();
+    await peer.waitFor(1);
+    await eventually(() => allSent(h));
+  });
+
+  test("a wrong password keeps mail queued (not failed) with the reason", async () => {
+    const peer = await smtp({ auth: { user: "mailer", pass: "right" } });
+    const h = await harness({ smtp: `smtp://mailer:wrong@127.0.0.1:${peer.port}` });
+    await h.queue("shop1", approved("Dana"));
+    h.worker.start();
+    const row = await eventually(async () => {
+      const [r] = await h.rows();
+      return r.attempts >= 4 ? r : undefined; // past maxAttempts (3): a login failure is not the message's fault
+    });
+    expect(row.status).toBe("queued");
+    expect(row.last_error).toContain("535");
+    expect(peer.messages.length).toBe(0);
+  });
+
+  test("an SMTP outage delays mail and loses none", async () => {
+    const port = await freePort();
+    const h = await harness({ smtp: `smtp://127.0.0.1:${port}` });
+    await h.queue("shop1", approved("Dana"));
+    await h.queue("shop1", statusMail("A1"));
+    await h.queue("shop2", statusMail("B2"));
+    h.worker.start();
+    const failing = await eventually(async () => {
+      const rows = await h.rows();
+      return rows.some((r) => r.attempts >= 2) ? rows : undefined;
+    });
+    expect(failing.every((r) => r.status === "queued")).toBe(true);
+    expect(failing.find((r) => r.attempts >= 2)?.last_error).toContain("ECONNREFUSED");
+
+    const peer = await smtp({ port });
+    const messages = await peer.waitFor(3);
+    const shop1 = await eventually(() => allSent(h, "shop1"));
+    const shop2 = await eventually(() => allSent(h, "shop2"));
+    expect([...shop1, ...shop2].map((r) => [r.status, r.last_error])).toEqual([
+      ["sent", null],
+      ["sent", null],
+      ["sent", null],
+    ]);
+    expect(new Set(messages.map((m) => m.headers["message-id"])).size).toBe(3);
+    expect(messages.length).toBe(3);
+  });
+
+  test("a message the server rejects every time is failed after the attempt cap, and listed", async () => {
+    const peer = await smtp({ rejectWith: { code: 550, message: "5.1.1 mailbox unavailable" } });
+    const h = await harness({ smtp: peer.url });
+    await h.queue("shop1", approved("Dana"));
+    await h.queue("shop1", statusMail(null));
+    h.worker.start();
+    const rows = await eventually(async () => {
+      const all = await h.rows();
+      return all.every((r) => r.status === "failed") ? all : undefined;
+    });
+    for (const row of rows) {
+      expect(row.attempts).toBe(3);
+      expect(row.last_error).toContain("550");
+      expect(row.sent_at).toBeNull();
+    }
+    expect(peer.rejections).toBe(6);
+    expect(peer.messages.length).toBe(0);
+    expect(h.logger.lines.filter((l) => l.msg === "mail failed for good").length).toBe(2);
+
+    const listed = await storeapi(["mail", "list", "--store", "shop1", "--json", "--data", h.dataDir]);
+    expect(listed.code).toBe(0);
+    expect(listed.json.map((e: Record<string, unknown>) => [e.id, e.store, e.kind, e.to, e.status, e.attempts, e.sentAt])).toEqual([
+      [1, "shop1", "customer_approved", "dana@example.com", "failed", 3, null],
+      [2, "shop1", "order_status", "dana@example.com", "failed", 3, null],
+    ]);
+    expect(listed.json[0].lastError).toContain("550 5.1.1 mailbox unavailable");
+    expect(listed.json[0].subject).toBe(`Your ${HEBREW_STORE} account is approved`);
+    expect(listed.json[0].createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[23]:00$/);
+  });
+
+  test("stop() finishes the message in hand before it returns", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const peer = await smtp();
+    const h = await harness({
+      smtp: peer.url,
+      transport: {
+        name: "smtp",
+        send: async () => {
+          release();
+          await Bun.sleep(150); // slow relay: the stop arrives mid-delivery
+        },
+        close: async () => {},
+      },
+    });
+    await h.queue("shop1", approved("Dana"));
+    h.worker.start();
+    await held;
+    await h.worker.stop(5000);
+    expect((await h.rows()).map((r) => r.status)).toEqual(["sent"]);
+  });
+
+  test("stop() delivers what is due within the grace period", async () => {
+    const peer = await smtp();
+    const h = await harness({ smtp: peer.url, tickMs: 60_000 });
+    await h.queue("shop1", approved("Dana"));
+    await h.queue("shop2", statusMail(null));
+    h.worker.notify("shop1");
+    h.worker.notify("shop2");
+    await h.worker.stop(5000);
+    expect(peer.messages.length).toBe(2);
+    expect((await h.rows("shop1")).map((r) => r.status)).toEqual(["sent"]);
+    expect((await h.rows("shop2")).map((r) => r.status)).toEqual(["sent"]);
+  });
+
+  test("a message whose delivery outlives the grace stays queued and is sent by the next worker", async () => {
+    const h = await harness({
+      retry: { ...FAST, claimMs: 50 },
+      transport: { name: "smtp", send: () => new Promise(() => {}), close: async () => {} }, // never answers
+    });
+    await h.queue("shop1", approved("Dana"));
+    h.worker.start();
+    await eventually(async () => ((await h.rows())[0].attempts === 1 ? true : undefined));
+    await h.worker.stop(50);
+    expect((await h.rows()).map((r) => [r.status, r.attempts])).toEqual([["queued", 1]]);
+
+    const peer = await smtp();
+    const registry = new StoreRegistry(await Platform.open(h.dataDir), "localhost");
+    await registry.load();
+    const next = new MailWorker({ pool: h.pool, registry, logger: h.logger, smtp: peer.url, mailDir: null, mailFrom: "no-reply@localhost", retry: FAST, tickMs: 10 });
+    cleanups.push(() => next.stop(1000));
+    next.start();
+    await peer.waitFor(1);
+    const [row] = await eventually(() => allSent(h));
+    expect(row.attempts).toBe(2);
+  });
+});
+
+describe("mail worker, other transports", () => {
+  test("--mail-dir writes one .eml file per outbox row, replaced (not added) on a repeat", async () => {
+    const mailDir = join(tempDir("storeapi-maildir-"), "out");
+    cleanups.push(async () => rmSync(mailDir, { recursive: true, force: true }));
+    const h = await harness({ mailDir });
+    await h.queue("shop1", approved("דנה"));
+    await h.queue("shop2", statusMail("RR1"));
+    h.worker.start();
+    await eventually(() => allSent(h, "shop1"));
+    await eventually(() => allSent(h, "shop2"));
+    expect(readdirSync(mailDir).sort()).toEqual(["shop1-1.eml", "shop2-1.eml"]);
+
+    const first = readFileSync(join(mailDir, "shop1-1.eml"), "latin1");
+    const parsed = parseMessage(first);
+    expect(parsed.headers.subject).toBe(`Your ${HEBREW_STORE} account is approved`);
+    expect(parsed.headers.to).toBe("dana@example.com");
+    expect(parseAddress(parsed.headers.from)).toEqual({ name: HEBREW_STORE, address: "no-reply@localhost" });
+    expect(parsed.headers.date).toBeDefined();
+    expect(parsed.text).toStartWith("Hello דנה,");
+    expect(parseMessage(readFileSync(join(mailDir, "shop2-1.eml"), "latin1")).text).toContain("Tracking number: RR1");
+
+    // A crash before marking would deliver the row again: the same file is replaced.
+    await h.pool.use("shop1", (db) => db.run("UPDATE outbox SET status = 'queued', next_attempt_at = 0 WHERE id = 1"));
+    h.worker.notify("shop1");
+    const [again] = await eventually(async () => {
+      const rows = await h.rows();
+      return rows[0].attempts === 2 && rows[0].status === "sent" ? rows : undefined;
+    });
+    expect(again.attempts).toBe(2);
+    expect(readdirSync(mailDir).sort()).toEqual(["shop1-1.eml", "shop2-1.eml"]);
+    expect(parseMessage(readFileSync(join(mailDir, "shop1-1.eml"), "latin1")).headers["message-id"]).toBe(parsed.headers["message-id"]);
+  });
+
+  test("without SMTP or a mail dir, each email is one log line with no body", async () => {
+    const h = await harness();
+    expect(h.worker.transportName).toBe("log");
+    await h.queue("shop1", statusMail("SECRET-TRACKING"));
+    h.worker.start();
+    await eventually(() => allSent(h));
+    const lines = h.logger.lines.filter((l) => l.msg === "email");
+    expect(lines.length).toBe(1);
+    const { time, ...line } = lines[0];
+    expect(typeof time).toBe("string");
+    expect(line).toEqual({
+      level: "info",
+      msg: "email",
+      store: "shop1",
+      outboxId: 1,
+      kind: "order_status",
+      from: `${HEBREW_STORE} <no-reply@localhost>`,
+      to: "dana@example.com",
+      subject: "Order #1001: Shipped",
+    });
+    expect(JSON.stringify(h.logger.lines)).not.toContain("SECRET-TRACKING");
+  });
+});
