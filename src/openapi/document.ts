@@ -208,7 +208,7 @@ function serviceOperations(): Record<string, Operation> {
       "application/json": { schema: health },
     }),
     [`${API_PREFIX}/openapi.json`]: common("getOpenApi", "This OpenAPI 3.1 document", "Any host, no key. Not an envelope.", {
-      "application/json": { schema: { type: "object", required: ["openapi"] } },
+      "application/json": { schema: { type: "object", required: ["openapi"], properties: { openapi: { type: "string" } } } },
     }),
     [`${API_PREFIX}/docs`]: common("getDocs", "API reference page", "An HTML page built from this document, with no assets from other hosts.", {
       "text/html": { schema: { type: "string" } },

@@ -157,19 +157,21 @@ export const TAGS = [
   { name: "Service", description: "Health check, this document and its reference page: any host, no key." },
 ];
 
+/** Variables carry no `description`: the 3.1 schema of the validator misspells it (`descriptions`). */
 export const SERVERS = [
   {
     url: "{scheme}://{store}",
-    description: "Your store's host: its own domain, or `{slug}.{platform domain}`. The host picks the store.",
+    description:
+      "Your store's host: its own domain, or `{slug}.{platform domain}` (with a port if not the default); the host picks the store. Plain `http` only where the operator allows it.",
     variables: {
-      scheme: { enum: ["https", "http"], default: "https", description: "Plain HTTP only where the operator allows it." },
-      store: { default: "shop1.localhost:8080", description: "The store's domain or `{slug}.{platform domain}`, with a port if not the default." },
+      scheme: { enum: ["https", "http"], default: "https" },
+      store: { default: "shop1.localhost:8080" },
     },
   },
 ];
 
 export const OVERVIEW = `
-The Store Management API: one server, many stores. **The \`Host\` header picks the store**
+The Store Management API: one server, many stores. **The Host header picks the store**
 (its own domain, or \`{slug}.{platform domain}\`); an unknown host is 404.
 
 **Keys.** Send an API key on every call, as \`Authorization: Bearer svc_sk_…\` or

@@ -1,0 +1,183 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import Ajv2020 from "ajv/dist/2020";
+import { ERROR_STATUS } from "../src/errors";
+import { openApiDocument } from "../src/openapi";
+import { buildOpenApi, openApiPath } from "../src/openapi/document";
+import { docsPage } from "../src/openapi/docs-page";
+import { apiRoutes } from "../src/routes";
+import { expectDocumented, validatorAt } from "./contract";
+
+// biome-ignore lint: test convenience
+type Json = Record<string, any>;
+
+const doc = openApiDocument() as Json;
+const CHECKED_IN = join(import.meta.dir, "..", "docs", "openapi.json");
+const METHODS = ["get", "post", "patch", "put", "delete", "options", "head"];
+
+/** Every operation of the document with where it sits. */
+function operations(): Array<{ path: string; method: string; op: Json }> {
+  return Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
+    METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] })),
+  );
+}
+
+describe("OpenAPI document", () => {
+  test("passes the OpenAPI 3.1 validator", async () => {
+    const api = await SwaggerParser.validate(structuredClone(doc) as never);
+    expect((api as Json).openapi).toBe("3.1.0");
+  });
+
+  test("every route of apiRoutes is in it, and nothing else under /api/v1 but the service paths", () => {
+    for (const route of apiRoutes) {
+      const op = doc.paths[openApiPath(route.path)]?.[route.method.toLowerCase()];
+      expect(op, `${route.method} ${route.path}`).toBeDefined();
+      expect(op.summary).toBe(route.summary);
+    }
+    const documented = operations()
+      .filter(({ method, op }) => method !== "options" && !op.tags.includes("Service"))
+      .map(({ path, method }) => `${method.toUpperCase()} ${path}`)
+      .sort();
+    expect(documented).toEqual(apiRoutes.map((r) => `${r.method} ${openApiPath(r.path)}`).sort());
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/healthz", "/api/v1/openapi.json", "/api/v1/docs"]));
+  });
+
+  test("every part of every route's schemas could be converted", () => {
+    expect(buildOpenApi(apiRoutes).problems).toEqual([]);
+  });
+
+  test("operation ids are unique and every path template parameter is declared", () => {
+    const ids = operations().map(({ op }) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const { path, op } of operations()) {
+      const declared = (op.parameters ?? []).filter((p: Json) => p.in === "path").map((p: Json) => p.name);
+      const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+      if (op.operationId.startsWith("options")) continue;
+      expect(declared.sort(), path).toEqual(inPath.sort());
+    }
+  });
+
+  test("every schema is valid JSON Schema 2020-12 and compiles", () => {
+    const meta = new Ajv2020({ strict: false });
+    const schemas: Array<[string, unknown]> = Object.entries(doc.components.schemas);
+    for (const { path, method, op } of operations()) {
+      for (const p of op.parameters ?? []) if (p.schema) schemas.push([`${method} ${path} ${p.name}`, p.schema]);
+      const body = op.requestBody?.content?.["application/json"]?.schema;
+      if (body) schemas.push([`${method} ${path} body`, body]);
+      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+        for (const [media, content] of Object.entries((response.content ?? {}) as Record<string, Json>)) {
+          schemas.push([`${method} ${path} ${status} ${media}`, content.schema]);
+        }
+      }
+    }
+    for (const [place, schema] of schemas) {
+      expect(meta.validateSchema(schema as Json), place).toBe(true);
+      expect(() => validatorAt(`meta ${place}`, schema), place).not.toThrow();
+    }
+  });
+
+  test("error answers list codes of their own status, each with an example of that code", () => {
+    let seen = 0;
+    for (const { op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+        if (Number(status) < 400) continue;
+        const content = response.content["application/json"];
+        const codes: string[] = content.schema.allOf[1].properties.error.properties.code.enum;
+        for (const code of codes) expect<number>(ERROR_STATUS[code as keyof typeof ERROR_STATUS]).toBe(Number(status));
+        expect(Object.keys(content.examples).sort()).toEqual([...codes].sort());
+        expect(response.headers["X-Request-Id"].required).toBe(true);
+        if (status === "429") expect(response.headers["Retry-After"].required).toBe(true);
+        if (status === "405") expect(response.headers.Allow.required).toBe(true);
+        seen++;
+      }
+    }
+    expect(seen).toBeGreaterThan(0);
+    expect([...doc.components.schemas.Error.properties.error.properties.code.enum].sort()).toEqual(Object.keys(ERROR_STATUS).sort());
+  });
+
+  test("authenticated operations need a key and name their permission; service paths need none", () => {
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["apiKeyHeader", "bearerAuth"]);
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "X-Api-Key" });
+    for (const route of apiRoutes) {
+      const op = doc.paths[openApiPath(route.path)][route.method.toLowerCase()];
+      const permission = `${route.area}:${route.method === "GET" ? "read" : "write"}`;
+      expect(op.security).toEqual([{ bearerAuth: [permission] }, { apiKeyHeader: [permission] }]);
+      const success = op.responses[route.method === "POST" && /^\/[^/]+$/.test(route.path) ? "201" : "200"];
+      for (const name of ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) {
+        expect(success.headers[name].required, `${route.method} ${route.path} ${name}`).toBe(true);
+      }
+      const headerParams = op.parameters.filter((p: Json) => p.$ref).map((p: Json) => p.$ref);
+      expect(headerParams.includes("#/components/parameters/IdempotencyKey")).toBe(Boolean(route.idempotent));
+    }
+    for (const path of ["/healthz", "/api/v1/openapi.json", "/api/v1/docs"]) expect(doc.paths[path].get.security).toEqual([]);
+  });
+
+  test("the checked-in copy is up to date", () => {
+    const expected = `${JSON.stringify(doc, null, 2)}\n`;
+    let actual = "";
+    try {
+      actual = readFileSync(CHECKED_IN, "utf8");
+    } catch {}
+    if (actual !== expected) {
+      throw new Error("docs/openapi.json is out of date with the routes: regenerate it with `npm run openapi` (bun src/main.ts openapi > docs/openapi.json) and commit it.");
+    }
+  });
+
+  test("storeapi openapi prints the document", () => {
+    const run = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts"), "openapi"], { stdout: "pipe", stderr: "pipe" });
+    expect(run.exitCode).toBe(0);
+    expect(JSON.parse(run.stdout.toString())).toEqual(doc);
+  });
+});
+
+describe("reference page", () => {
+  const page = docsPage(doc);
+
+  test("is self-contained: no script, style, image or link from another host", () => {
+    expect(page).not.toMatch(/\b(?:src|href)\s*=\s*["']?(?:https?:)?\/\//i);
+    expect(page).not.toMatch(/@import|url\(/i);
+    expect(page).toContain("connect-src 'self'");
+    expect(page).toContain(`content="default-src 'none'`);
+  });
+
+  test("embeds the document so that no text in it can close the script element", () => {
+    const embedded = /<script type="application\/json" id="openapi">([^]*?)<\/script>/.exec(page);
+    expect(embedded).not.toBeNull();
+    expect(JSON.parse(embedded?.[1] ?? "")).toEqual(doc);
+    const hostile = docsPage({ info: { title: "</script><script>alert(1)</script>" } });
+    expect(hostile).not.toContain("</script><script>alert(1)");
+  });
+});
+
+describe("expectDocumented", () => {
+  const health = { ok: true, data: { status: "ok" } };
+  const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
+    status,
+    headers: new Headers({ "Content-Type": "application/json; charset=utf-8", "X-Request-Id": "r1", ...headers }),
+    text: JSON.stringify(body),
+    json: body,
+  });
+
+  test("accepts an answer the document describes", () => {
+    expect(() => expectDocumented("GET", "/healthz", answer(200, health))).not.toThrow();
+    const keyInUrl = { ok: false, error: { code: "key_in_url", message: "No keys in URLs." } };
+    expect(() => expectDocumented("GET", "/healthz?apikey=x", answer(400, keyInUrl))).not.toThrow();
+    const notFound = { ok: false, error: { code: "not_found", message: "No such path." } };
+    expect(() => expectDocumented("DELETE", "/api/v1/nothing", answer(404, notFound))).not.toThrow();
+  });
+
+  test("refuses an undocumented field, status, code or header, and a missing request id", () => {
+    expect(() => expectDocumented("GET", "/healthz", answer(200, { ...health, extra: 1 }))).toThrow(/documented schema/);
+    expect(() => expectDocumented("GET", "/healthz", answer(201, health))).toThrow(/status 201 is not documented/);
+    const wrongCode = { ok: false, error: { code: "not_found", message: "x" } };
+    expect(() => expectDocumented("GET", "/healthz", answer(400, wrongCode))).toThrow(/documented schema/);
+    expect(() => expectDocumented("GET", "/healthz", answer(200, health, { "RateLimit-Limit": "120" }))).toThrow(/not documented/);
+    const noId = { ...answer(200, health), headers: new Headers({ "Content-Type": "application/json; charset=utf-8" }) };
+    expect(() => expectDocumented("GET", "/healthz", noId)).toThrow(/X-Request-Id/);
+    const misfiled = { ok: false, error: { code: "not_found", message: "x" } };
+    expect(() => expectDocumented("DELETE", "/api/v1/nothing", answer(400, misfiled))).toThrow(/belongs to status 404/);
+  });
+});
