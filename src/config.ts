@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { CidrList } from "./http/cidr";
 import { LOG_LEVELS, type LogLevel } from "./log";
+import { parseSmtpUrl } from "./mail/transports/smtp";
 
 export interface ServeConfig {
   dataDir: string;
@@ -82,7 +83,13 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
   }
 
   const smtp = str("smtp") ?? null;
-  if (smtp !== null && !/^smtps?:\/\/[^/]+/.test(smtp)) problems.push("--smtp must be smtp://user:pass@host:port or smtps://…");
+  if (smtp !== null) {
+    try {
+      parseSmtpUrl(smtp);
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
 
   const logLevel = (str("log-level") ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);

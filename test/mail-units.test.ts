@@ -1,0 +1,105 @@
+import { describe, expect, test } from "bun:test";
+import { DEFAULT_RETRY, retryDelay } from "../src/mail/backoff";
+import { customerApproved, keyCreated, keyDeleted, orderStatusChanged } from "../src/mail/templates";
+import { parseSmtpUrl } from "../src/mail/transports/smtp";
+import { classifyFailure, describeFailure } from "../src/mail/transports/transport";
+
+describe("templates", () => {
+  test("the status email names the status, the order number and the tracking number", () => {
+    const mail = orderStatusChanged({ storeName: "Shop", customerName: "Dana", orderNumber: 1001, statusName: "נשלח", trackingNumber: "RR1IL" });
+    expect(mail.kind).toBe("order_status");
+    expect(mail.subject).toBe("Order #1001: נשלח");
+    expect(mail.text).toBe(
+      "Hello Dana,\n\nThe status of your order #1001 at Shop is now: נשלח.\n\nOrder: #1001\nStatus: נשלח\nTracking number: RR1IL\n\nShop\n",
+    );
+    expect(mail.html).toContain('<td dir="auto">RR1IL</td>');
+    expect(mail.html).toContain('<meta charset="utf-8">');
+  });
+
+  test("no tracking number, no tracking line; an empty name gets a plain greeting", () => {
+    const mail = orderStatusChanged({ storeName: "Shop", customerName: "", orderNumber: 7, statusName: "Delivered", trackingNumber: null });
+    expect(mail.text).toBe("Hello,\n\nThe status of your order #7 at Shop is now: Delivered.\n\nOrder: #7\nStatus: Delivered\n\nShop\n");
+    expect(mail.html).not.toContain("Tracking");
+  });
+
+  test("the approval email says the customer can log in", () => {
+    const mail = customerApproved({ storeName: "חנות", firstName: "דנה" });
+    expect(mail.kind).toBe("customer_approved");
+    expect(mail.subject).toBe("Your חנות account is approved");
+    expect(mail.text).toBe("Hello דנה,\n\nYour account at חנות has been approved. You can now log in.\n\nחנות\n");
+  });
+
+  test("key emails carry name, hint, permissions, who and when", () => {
+    const notice = { storeName: "Shop", keyName: "ERP", hint: "svc_sk_…abcd", permissions: "orders:write", by: "api", at: "2025-01-01T10:00:00+02:00" };
+    expect(keyCreated(notice).text).toBe(
+      "An API key was created for Shop.\n\nName: ERP\nKey: svc_sk_…abcd\nPermissions: orders:write\nCreated by: api\nCreated at: 2025-01-01T10:00:00+02:00\n\n" +
+        "If you did not expect this, delete the key (storeapi keys delete, or the API keys screen).\n",
+    );
+    const deleted = keyDeleted(notice);
+    expect(deleted.subject).toBe('API key "ERP" deleted for Shop');
+    expect(deleted.text).toContain("Deleted by: api\nDeleted at: 2025-01-01T10:00:00+02:00\n");
+  });
+
+  test("HTML escapes every name", () => {
+    const mail = customerApproved({ storeName: `<b>"Tom's"</b> & co`, firstName: "<script>" });
+    expect(mail.html).toContain("&lt;script&gt;");
+    expect(mail.html).toContain("&lt;b&gt;&quot;Tom&#39;s&quot;&lt;/b&gt; &amp; co");
+    expect(mail.html).not.toContain("<script>");
+  });
+});
+
+describe("backoff", () => {
+  const policy = { ...DEFAULT_RETRY, baseDelayMs: 1000, maxDelayMs: 10_000 };
+
+  test("doubles per attempt up to the cap, jitter between half and all of it", () => {
+    expect([1, 2, 3, 4, 5, 6].map((n) => retryDelay(n, policy, () => 0.999999))).toEqual([1000, 2000, 4000, 8000, 10_000, 10_000]);
+    expect([1, 2, 3, 4, 5].map((n) => retryDelay(n, policy, () => 0))).toEqual([500, 1000, 2000, 4000, 5000]);
+    expect(retryDelay(1000, policy, () => 0.5)).toBe(7500);
+  });
+});
+
+describe("failure classes", () => {
+  test("5xx is the message's fault; 4xx waits; connection, login and 421 mean the relay is down", () => {
+    expect(classifyFailure(Object.assign(new Error("x"), { code: "EENVELOPE", responseCode: 550 }))).toBe("rejected");
+    expect(classifyFailure(Object.assign(new Error("x"), { code: "EMESSAGE", responseCode: 554 }))).toBe("rejected");
+    expect(classifyFailure(Object.assign(new Error("x"), { code: "EENVELOPE", responseCode: 452 }))).toBe("deferred");
+    expect(classifyFailure(Object.assign(new Error("x"), { code: "EAUTH", responseCode: 535 }))).toBe("unavailable");
+    expect(classifyFailure(Object.assign(new Error("x"), { responseCode: 421 }))).toBe("unavailable");
+    expect(classifyFailure(Object.assign(new Error("connect ECONNREFUSED"), { code: "ESOCKET" }))).toBe("unavailable");
+    expect(classifyFailure(Object.assign(new Error("EACCES"), { code: "EACCES" }))).toBe("unavailable");
+    expect(classifyFailure(undefined)).toBe("unavailable");
+  });
+
+  test("the stored reason is one bounded line", () => {
+    expect(describeFailure(new Error("550 no\r\n  such user"))).toBe("550 no such user");
+    expect(describeFailure(new Error("x".repeat(900))).length).toBe(500);
+  });
+});
+
+describe("--smtp URLs", () => {
+  test("smtp:// upgrades with STARTTLS when offered; smtps:// is TLS from the start", () => {
+    expect(parseSmtpUrl("smtp://user:p%40ss@mail.example.com:2525")).toEqual({
+      host: "mail.example.com",
+      port: 2525,
+      secure: false,
+      auth: { user: "user", pass: "p@ss" },
+    });
+    expect(parseSmtpUrl("smtps://mail.example.com")).toEqual({ host: "mail.example.com", port: 465, secure: true, auth: undefined });
+    expect(parseSmtpUrl("smtp://[::1]").port).toBe(587);
+    expect(parseSmtpUrl("smtp://[::1]").host).toBe("::1");
+  });
+
+  test("query options: starttls=required|off, tls=insecure", () => {
+    expect(parseSmtpUrl("smtp://h:25?starttls=required").requireTLS).toBe(true);
+    expect(parseSmtpUrl("smtp://h:25?starttls=off").ignoreTLS).toBe(true);
+    expect(parseSmtpUrl("smtps://h?tls=insecure").tls).toEqual({ rejectUnauthorized: false });
+  });
+
+  test("mistakes are explained", () => {
+    expect(() => parseSmtpUrl("mail.example.com")).toThrow("--smtp must be a URL");
+    expect(() => parseSmtpUrl("http://mail.example.com")).toThrow("--smtp must start with smtp:// or smtps://");
+    expect(() => parseSmtpUrl("smtp://h?pool=true")).toThrow('--smtp: unknown option "pool=true"');
+    expect(() => parseSmtpUrl("smtps://h?starttls=off")).toThrow("starttls=off does not apply to smtps://");
+    expect(() => parseSmtpUrl("smtp://h/path")).toThrow("--smtp takes no path");
+  });
+});
