@@ -19,6 +19,8 @@ import type { BunPlugin } from "bun";
 const ROOT = resolve(import.meta.dir, "..");
 const OUTFILE = join(ROOT, "storeapi");
 const ENTRY = join(ROOT, "src/main.ts");
+/** Worker threads are separate entry points of a compiled binary (src/db/checkpointer.ts finds it). */
+const WORKERS = [join(ROOT, "src/db/checkpoint-worker.ts")];
 /** Everything the binary is built from; --if-stale compares their times with the binary's. */
 const INPUTS = ["src", "fixtures", "package.json", "bun.lock", "package-lock.json", "scripts/build.ts"];
 
@@ -73,12 +75,13 @@ export function isStale(): boolean {
   return INPUTS.some((input) => newestInput(join(ROOT, input)) > built);
 }
 
-export async function build(): Promise<void> {
+/** Compiles the binary to `outfile` (default ./storeapi); returns the libsql platform package embedded. */
+export async function build(outfile = OUTFILE): Promise<string> {
   const target = libsqlTarget();
   const result = await Bun.build({
-    entrypoints: [ENTRY],
+    entrypoints: [ENTRY, ...WORKERS],
     compile: {
-      outfile: OUTFILE,
+      outfile,
       // The binary behaves the same wherever it runs: no .env or bunfig.toml picked up from the cwd.
       autoloadDotenv: false,
       autoloadBunfig: false,
@@ -90,8 +93,7 @@ export async function build(): Promise<void> {
     for (const log of result.logs) console.error(log);
     throw new Error("build failed");
   }
-  const size = (statSync(OUTFILE).size / 1024 / 1024).toFixed(0);
-  console.log(`build: wrote ./storeapi (${size} MB, libSQL native module @libsql/${target} embedded)`);
+  return target;
 }
 
 if (import.meta.main) {
@@ -100,7 +102,9 @@ if (import.meta.main) {
     console.log("build: ./storeapi is up to date");
   } else {
     try {
-      await build();
+      const target = await build();
+      const size = (statSync(OUTFILE).size / 1024 / 1024).toFixed(0);
+      console.log(`build: wrote ./storeapi (${size} MB, libSQL native module @libsql/${target} embedded)`);
     } catch (error) {
       console.error(`build: ${(error as Error).message}`);
       process.exit(1);

@@ -77,9 +77,9 @@ export async function demoCommand(argv: string[]): Promise<void> {
     throw new UsageError((error as Error).message);
   }
   const server = await startServer(config);
+  stopOnSignals(server); // before the intro: whoever reads it may signal at once
   const stores = (demoFixture as { stores: DemoStore[] }).stores;
   const summary = stores.map(({ slug, name, domain, plan, keys }) => ({ slug, name, domain, plan, keys }));
   if (values.json) printJson({ url: server.url, dataDir, stores: summary });
   else printIntro(stores, server.url, server.port);
-  stopOnSignals(server);
 }

@@ -33,8 +33,9 @@ export function stopOnSignals(server: RunningServer): void {
 export async function serveCommand(argv: string[]): Promise<void> {
   const config = serveConfigFrom(argv);
   const server = await startServer(config);
+  // Before "listening": whoever waits for that line may signal at once.
+  stopOnSignals(server);
   if (config.allowHttp) server.logger.warn("plain HTTP is allowed (--allow-http): for development only");
   server.logger.info("listening", { url: server.url, dataDir: config.dataDir });
   server.logger.flush();
-  stopOnSignals(server);
 }
