@@ -86,3 +86,22 @@ describe("answers match the OpenAPI document", () => {
     }
   });
 });
+
+describe("answers with data match the OpenAPI document", () => {
+  const hasRoute = (method: string, path: string) => apiRoutes.some((r) => r.method === method && r.path === path);
+
+  test.if(hasRoute("POST", "/customers"))("a customer created, replayed, read and listed", async () => {
+    const headers = { "Idempotency-Key": "contract-1" };
+    const body = { email: "contract@example.com", firstName: "Dana", phone: null };
+    const created = await request(`${API}/customers`, { method: "POST", body, headers });
+    expect(created.status).toBe(201);
+    const replay = await request(`${API}/customers`, { method: "POST", body, headers });
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.text).toBe(created.text);
+    const id = (created.json as { data: { id: number } }).data.id;
+    expect((await request(`${API}/customers/${id}`, { key: KEYS.read })).status).toBe(200);
+    expect((await request(`${API}/customers?limit=1`, { key: KEYS.read })).status).toBe(200);
+    const taken = await request(`${API}/customers`, { method: "POST", body: { email: "CONTRACT@example.com" } });
+    expect(errorCode(taken)).toBe("email_taken");
+  });
+});
