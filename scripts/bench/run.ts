@@ -3,6 +3,7 @@
  *
  *   bun scripts/bench/run.ts [--quick] [--rounds N] [--seconds S] [--warmup S]
  *                            [--connections N] [--scale F] [--regenerate] [--no-write]
+ *                            [--profile SCENARIO_ID]
  *
  * 1. generates (or reuses) the bench data in bench/tmp/ (scripts/bench/generate.ts);
  * 2. measures cold start of ./storeapi to its first /healthz answer;
@@ -11,7 +12,9 @@
  *    interleaving anchor and real scenario round by round;
  * 4. times single 500-item batches, touches all small stores and reads the server's RSS;
  * 5. prints the table and writes bench/results.md.
- * Loopback only; every child is killed at the end or at the deadline.
+ * --profile ID runs only that scenario (and its anchor) against `bun --cpu-prof-md src/main.ts`
+ * and leaves the profile in bench/tmp/profile/. Loopback only; every child is killed at the
+ * end or at the deadline.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
@@ -54,6 +57,7 @@ const { values: flags } = parseArgs({
     scale: { type: "string" },
     regenerate: { type: "boolean" },
     "no-write": { type: "boolean" },
+    profile: { type: "string" },
   },
   strict: true,
 });
@@ -98,7 +102,13 @@ function log(message: string): void {
   console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 }
 
+const PROFILE_DIR = join(TMP, "profile");
+
 function ensureBinary(): { command: string[]; note: string | null } {
+  if (flags.profile) {
+    const command = [process.execPath, "--cpu-prof-md", `--cpu-prof-dir=${PROFILE_DIR}`, join(ROOT, "src/main.ts")];
+    return { command, note: `profiling run: bun --cpu-prof-md src/main.ts, not the compiled binary` };
+  }
   const binary = join(ROOT, "storeapi");
   const build = spawnSync(process.execPath, [join(ROOT, "scripts/build.ts"), "--if-stale"], { cwd: ROOT, stdio: "inherit" });
   if (build.status === 0 && existsSync(binary)) return { command: [binary], note: null };
@@ -378,12 +388,15 @@ async function main(): Promise<void> {
   if (SERVER_CPU === null) notes.push("one core only: server and load generator share it (no pinning)");
 
   log(`cold start ×${settings.coldStarts}`);
-  const coldStarts = await measureColdStart(binary.command, data.dir);
+  const coldStarts = flags.profile ? [] : await measureColdStart(binary.command, data.dir);
 
   log("starting the server and the anchors");
   const servers = await startServers(binary.command, data);
   const deep = deepCursor(data);
-  const list = scenarios(data, deep);
+  const all = scenarios(data, deep);
+  const profiled = all.find((s) => s.id === flags.profile);
+  const list = flags.profile ? all.filter((s) => s.id === profiled?.id || s.id === profiled?.anchor) : all;
+  if (flags.profile && !profiled) throw new Error(`--profile: no scenario "${flags.profile}"; one of ${all.map((s) => s.id).join(", ")}`);
   const skipped = await preflight(list, servers, nonce);
   const results = await measureRounds(tool, list, servers, skipped, nonce);
 
@@ -394,7 +407,7 @@ async function main(): Promise<void> {
   log(`touching ${data.sizes.smallStores.toLocaleString("en")} small stores`);
   const before = await memoryOf(servers.real.pid);
   const touchStarted = performance.now();
-  const touchFailures = await touchSmallStores(data, servers.real.url);
+  const touchFailures = flags.profile ? 0 : await touchSmallStores(data, servers.real.url);
   const touchSeconds = (performance.now() - touchStarted) / 1000;
   const after = await memoryOf(servers.real.pid);
   if (touchFailures) notes.push(`${touchFailures} of the small-store requests did not answer 200`);
@@ -429,7 +442,9 @@ async function main(): Promise<void> {
     notes,
   };
   printReport(report);
-  if (flags["no-write"] !== true && settings.scale === 1) {
+  if (flags.profile) {
+    log(`CPU profile of the server in ${PROFILE_DIR}`);
+  } else if (flags["no-write"] !== true && settings.scale === 1) {
     writeFileSync(RESULTS, markdownReport(report));
     log(`wrote ${RESULTS}`);
   } else {

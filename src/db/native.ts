@@ -57,8 +57,10 @@ function openConnection(path: string): Connection {
   raw.exec("PRAGMA journal_mode = WAL");
   raw.exec("PRAGMA synchronous = NORMAL");
   raw.exec("PRAGMA foreign_keys = ON");
-  // Checkpoints run from the pool's timer, off the request path.
+  // Checkpoints run from the pool's timer on a worker thread, off the request path.
   raw.exec("PRAGMA wal_autocheckpoint = 0");
+  // After a checkpoint lets the WAL restart, a WAL file grown past 64 MiB is cut back.
+  raw.exec("PRAGMA journal_size_limit = 67108864");
   return new Connection(raw);
 }
 
@@ -71,8 +73,10 @@ export class NativeDb implements Db {
   private reader: Connection;
   private writer: Connection;
   private writes = new Mutex();
+  /** Whether anything was written since the pool last asked (see `takeWritten`). */
+  private written = false;
 
-  constructor(path: string) {
+  constructor(readonly path: string) {
     this.writer = openConnection(path);
     this.reader = openConnection(path);
   }
@@ -84,7 +88,15 @@ export class NativeDb implements Db {
     return this.reader.get<T>(sql, args);
   }
   run(sql: string, args?: Args) {
+    this.written = true;
     return this.writes.run(() => this.writer.run(sql, args));
+  }
+
+  /** True once after any write: the WAL may hold frames a checkpoint should move. */
+  takeWritten(): boolean {
+    const written = this.written;
+    this.written = false;
+    return written;
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -93,6 +105,7 @@ export class NativeDb implements Db {
       try {
         const result = await fn(this.writer);
         this.writer.prepare("COMMIT").run();
+        this.written = true;
         return result;
       } catch (error) {
         if (this.writer.raw.inTransaction) this.writer.prepare("ROLLBACK").run();
@@ -102,6 +115,7 @@ export class NativeDb implements Db {
   }
 
   async exec(sql: string): Promise<void> {
+    this.written = true;
     await this.writes.run(async () => this.writer.raw.exec(sql));
   }
 

@@ -1,5 +1,7 @@
 import { join } from "node:path";
+import { Checkpointer } from "./checkpointer";
 import type { Db } from "./driver";
+import { NativeDb } from "./native";
 import { openDb } from "./open";
 import { storeMigrations } from "./schema";
 
@@ -23,6 +25,7 @@ export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "sto
 export class StorePool {
   private entries = new Map<string, Entry>();
   private checkpointTimer: ReturnType<typeof setInterval> | undefined;
+  private checkpointer: Checkpointer | null = null;
 
   constructor(
     readonly dataDir: string,
@@ -79,24 +82,47 @@ export class StorePool {
       if (this.entries.size <= this.maxOpen) break;
       if (entry.leases > 0) continue;
       this.entries.delete(slug);
-      entry.db.then((db) => db.close()).catch(() => {});
+      entry.db.then((db) => this.closeDb(db)).catch(() => {});
     }
   }
 
-  /** Checkpoints every open database on a timer, keeping the WAL bounded off the request path. */
+  private async closeDb(db: Db): Promise<void> {
+    if (db instanceof NativeDb) this.checkpointer?.forget(db.path);
+    await db.close();
+  }
+
+  /**
+   * Checkpoints, on a timer, every open database written since the last tick, keeping the
+   * WAL bounded. Local files are checkpointed on a worker thread so the copy and its fsync
+   * never stall requests; without the worker (or for remote databases) on this thread.
+   */
   startCheckpoints(intervalMs = 1000): void {
-    this.checkpointTimer = setInterval(() => {
-      for (const entry of this.entries.values()) {
-        entry.db.then((db) => db.checkpoint()).catch(() => {});
-      }
-    }, intervalMs);
+    this.checkpointer = Checkpointer.start();
+    this.checkpointTimer = setInterval(() => void this.checkpointWritten(), intervalMs);
     this.checkpointTimer.unref?.();
+  }
+
+  private async checkpointWritten(): Promise<void> {
+    const settled = await Promise.allSettled([...this.entries.values()].map((e) => e.db));
+    const paths: string[] = [];
+    for (const result of settled) {
+      if (result.status !== "fulfilled") continue;
+      const db = result.value;
+      if (db instanceof NativeDb && this.checkpointer?.alive) {
+        if (db.takeWritten()) paths.push(db.path);
+      } else {
+        db.checkpoint().catch(() => {});
+      }
+    }
+    this.checkpointer?.checkpoint(paths);
   }
 
   async close(): Promise<void> {
     clearInterval(this.checkpointTimer);
     const entries = [...this.entries.values()];
     this.entries.clear();
-    await Promise.all(entries.map((e) => e.db.then((db) => db.close()).catch(() => {})));
+    await Promise.all(entries.map((e) => e.db.then((db) => this.closeDb(db)).catch(() => {})));
+    await this.checkpointer?.stop();
+    this.checkpointer = null;
   }
 }

@@ -1,0 +1,72 @@
+import type { CheckpointMessage } from "./checkpoint-worker";
+
+/**
+ * Runs WAL checkpoints on a Worker thread (src/db/checkpoint-worker.ts). A checkpoint
+ * copies every page written since the last one and then fsyncs the database file; on the
+ * request thread that blocked the event loop for tens of milliseconds under steady writes
+ * and made the write p99. In the compiled binary the worker is a second entry point of
+ * the build (scripts/build.ts), found under the bundle's root.
+ */
+export class Checkpointer {
+  private worker: Worker | null;
+  private failed = false;
+
+  private constructor(worker: Worker) {
+    this.worker = worker;
+    worker.addEventListener("error", (event) => {
+      console.error(`checkpoint worker failed; checkpoints fall back to the request thread: ${event.message}`);
+      this.failed = true;
+      this.worker = null;
+    });
+    worker.addEventListener("message", (event: MessageEvent<{ type: string; path?: string; message?: string }>) => {
+      if (event.data.type === "error") console.error(`checkpoint of ${event.data.path} failed: ${event.data.message}`);
+    });
+  }
+
+  /** A running checkpointer, or null where Workers cannot be started (the caller checkpoints itself). */
+  static start(): Checkpointer | null {
+    const compiled = import.meta.url.includes("$bunfs");
+    const url = compiled
+      ? new URL("./db/checkpoint-worker.ts", import.meta.url).href
+      : new URL("./checkpoint-worker.ts", import.meta.url).href;
+    try {
+      // smol: a small heap, the thread only relays pragmas; ref false: it never keeps the process alive.
+      return new Checkpointer(new Worker(url, { smol: true, ref: false }));
+    } catch (error) {
+      console.error(`checkpoint worker not started: ${(error as Error).message}`);
+      return null;
+    }
+  }
+
+  get alive(): boolean {
+    return this.worker !== null && !this.failed;
+  }
+
+  private send(message: CheckpointMessage): void {
+    this.worker?.postMessage(message);
+  }
+
+  checkpoint(paths: string[]): void {
+    if (paths.length) this.send({ type: "checkpoint", paths });
+  }
+
+  /** Closes the worker's connection to a database the pool has closed. */
+  forget(path: string): void {
+    this.send({ type: "forget", path });
+  }
+
+  /** Closes the worker's connections, then the worker (at most ~2 s). */
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.worker = null;
+    const stopped = new Promise<void>((resolve) => {
+      worker.addEventListener("message", (event: MessageEvent<{ type: string }>) => {
+        if (event.data.type === "stopped") resolve();
+      });
+    });
+    worker.postMessage({ type: "stop" } satisfies CheckpointMessage);
+    await Promise.race([stopped, Bun.sleep(2000)]);
+    worker.terminate();
+  }
+}

@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "libsql";
+import { StorePool, storeDbPath } from "../src/db/pool";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Rows of `products` in the database file alone, without its WAL: what checkpoints moved there. */
+function rowsInMainFile(dir: string, slug: string): number {
+  const copy = join(dir, `${slug}-copy.db`);
+  copyFileSync(storeDbPath(dir, slug), copy);
+  const db = new Database(copy);
+  try {
+    return (db.prepare("SELECT count(*) AS n FROM products").get() as { n: number }).n;
+  } catch {
+    return -1; // the schema itself is not in the file yet
+  } finally {
+    db.close();
+    rmSync(copy, { force: true });
+  }
+}
+
+async function eventually(check: () => boolean, timeoutMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await Bun.sleep(20);
+  }
+  return check();
+}
+
+describe("checkpoints on the worker thread", () => {
+  test("writes through the pool reach the database file, and close stops the worker", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "storeapi-ckpt-"));
+    dirs.push(dir);
+    const pool = new StorePool(dir);
+    pool.startCheckpoints(25);
+    await pool.use("shop1", async (db) => {
+      await db.transaction(async (tx) => {
+        for (let i = 1; i <= 200; i++) {
+          await tx.run("INSERT INTO products (name, price, created_at, updated_at) VALUES (?, ?, ?, ?)", [`p${i}`, 100, i, i]);
+        }
+      });
+    });
+    expect(await eventually(() => rowsInMainFile(dir, "shop1") === 200)).toBe(true);
+    await pool.use("shop1", (db) => db.run("DELETE FROM products WHERE id > 150"));
+    expect(await eventually(() => rowsInMainFile(dir, "shop1") === 150)).toBe(true);
+    await pool.close();
+  });
+
+  test("a database the pool closes keeps its writes while the others are checkpointed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "storeapi-ckpt-"));
+    dirs.push(dir);
+    const pool = new StorePool(dir, 1);
+    pool.startCheckpoints(25);
+    await pool.use("a", (db) => db.run("INSERT INTO products (name, price, created_at, updated_at) VALUES ('x', 1, 1, 1)"));
+    await pool.use("b", (db) => db.run("INSERT INTO products (name, price, created_at, updated_at) VALUES ('y', 1, 1, 1)"));
+    expect(await eventually(() => rowsInMainFile(dir, "b") === 1)).toBe(true);
+    expect(pool.openCount).toBe(1);
+    expect(rowsInMainFile(dir, "a")).toBe(1);
+    await pool.close();
+  });
+});
