@@ -1,3 +1,6 @@
 import type { RouteDef } from "../define";
+import { getLeadRoute } from "./get";
+import { listLeads } from "./list";
+import { updateLead } from "./update";
 
-export const leadRoutes: RouteDef[] = [];
+export const leadRoutes: RouteDef[] = [listLeads, getLeadRoute, updateLead];

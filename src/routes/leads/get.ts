@@ -1,0 +1,17 @@
+import { ok } from "../../http/respond";
+import { idParams } from "../../http/schemas";
+import { defineRoute } from "../define";
+import { getLead } from "./queries";
+import { leadOut, toLead } from "./schema";
+
+export const getLeadRoute = defineRoute({
+  method: "GET",
+  path: "/leads/:id",
+  area: "leads",
+  summary: "Get one lead.",
+  params: idParams,
+  response: leadOut,
+  async handler(c, { params }) {
+    return ok(c, toLead(await getLead(c.var.db, params.id)));
+  },
+});

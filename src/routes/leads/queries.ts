@@ -1,0 +1,9 @@
+import type { Queryable } from "../../db/driver";
+import { notFound } from "../../errors";
+import { LEAD_COLUMNS, type LeadRow } from "./schema";
+
+export async function getLead(db: Queryable, id: number): Promise<LeadRow> {
+  const row = await db.get<LeadRow>(`SELECT ${LEAD_COLUMNS} FROM leads WHERE id = ?`, [id]);
+  if (!row) throw notFound(`Lead ${id}`);
+  return row;
+}

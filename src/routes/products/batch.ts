@@ -1,0 +1,187 @@
+import * as v from "valibot";
+import type { Queryable } from "../../db/driver";
+import { ApiError, invalidField, type ErrorCode } from "../../errors";
+import { ok } from "../../http/respond";
+import { idOut, text } from "../../http/schemas";
+import { nothingToUpdate, parseBody } from "../../http/validate";
+import { defineRoute } from "../define";
+import { changeStamp } from "./queries";
+import { applyChanges, hasChanges, PRODUCT_COLUMNS, type ProductChanges, productFields, type ProductRow } from "./schema";
+
+export const MAX_BATCH_ITEMS = 500;
+
+/** Only the envelope is checked up front: a bad item fails on its own, not the batch. */
+export const batchBody = v.strictObject({
+  items: v.pipe(
+    v.array(v.unknown(), "must be an array of items."),
+    v.minLength(1, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
+    v.maxLength(MAX_BATCH_ITEMS, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
+    v.metadata({
+      description:
+        "1 to 500 objects, each naming its product by exactly one of `id`, `internalSku`, `sku`, plus fields to change: " +
+        "`name`, `price`, `salePrice`, `stock`, `visible`, `description`, `vatFree`, `unitName`.",
+    }),
+  ),
+});
+
+const identifier = () => v.pipe(text(64), v.minLength(1, "must not be empty."));
+const IDENTIFIERS = ["id", "internalSku", "sku"] as const;
+type Identifier = (typeof IDENTIFIERS)[number];
+
+/** `sku` and `internalSku` name the product in an item, so a batch cannot change them (PATCH can). */
+const { sku: _sku, internalSku: _internalSku, ...changeFields } = productFields;
+
+export const batchItem = v.strictObject({
+  id: v.optional(v.pipe(v.number("must be a positive integer."), v.safeInteger("must be a positive integer."), v.minValue(1, "must be a positive integer."))),
+  internalSku: v.optional(identifier()),
+  sku: v.optional(identifier()),
+  ...changeFields,
+});
+
+const itemError = v.object({ code: v.string(), message: v.string() });
+
+export const batchResult = v.object({
+  updated: v.pipe(v.number(), v.integer()),
+  failed: v.pipe(v.number(), v.integer()),
+  results: v.array(
+    v.union([
+      v.object({ index: v.pipe(v.number(), v.integer()), ok: v.literal(true), id: idOut() }),
+      v.object({ index: v.pipe(v.number(), v.integer()), ok: v.literal(false), error: itemError }),
+    ]),
+  ),
+});
+
+type Result = { index: number; ok: true; id: number } | { index: number; ok: false; error: { code: ErrorCode; message: string } };
+
+interface ParsedItem {
+  index: number;
+  by: Identifier;
+  name: number | string;
+  changes: ProductChanges;
+}
+
+const failure = (index: number, error: ApiError): Result => ({ index, ok: false, error: { code: error.code, message: error.message } });
+
+/** Checks one item alone: an object, exactly one identifier, valid fields, something to change. */
+function parseItem(raw: unknown, index: number): ParsedItem | Result {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return failure(index, invalidField(`items[${index}]`, "Each item must be a JSON object."));
+  }
+  const named = IDENTIFIERS.filter((key) => (raw as Record<string, unknown>)[key] !== undefined);
+  if (named.length !== 1) {
+    return failure(index, invalidField(`items[${index}]`, 'Name the product by exactly one of "id", "internalSku" or "sku".'));
+  }
+  try {
+    const { id, internalSku, sku, ...changes } = parseBody(batchItem, raw);
+    if (!hasChanges(changes)) {
+      throw nothingToUpdate();
+    }
+    const by = named[0];
+    return { index, by, name: (by === "id" ? id : by === "sku" ? sku : internalSku) as number | string, changes };
+  } catch (error) {
+    if (error instanceof ApiError) return failure(index, error);
+    throw error;
+  }
+}
+
+/** The products the items name, as they are when the batch starts: 3 statements at most. */
+async function loadNamed(tx: Queryable, items: ParsedItem[]) {
+  const values = (by: Identifier) => JSON.stringify([...new Set(items.filter((i) => i.by === by).map((i) => i.name))]);
+  const select = async (column: string, by: Identifier) =>
+    items.some((i) => i.by === by)
+      ? tx.all<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE ${column} IN (SELECT value FROM json_each(?))`, [values(by)])
+      : [];
+  const rows = new Map<number, ProductRow>();
+  const byInternalSku = new Map<string, number>();
+  const bySku = new Map<string, number[]>();
+  for (const row of await select("id", "id")) rows.set(row.id, row);
+  for (const row of await select("internal_sku", "internalSku")) {
+    rows.set(row.id, row);
+    if (row.internal_sku !== null) byInternalSku.set(row.internal_sku, row.id);
+  }
+  for (const row of await select("sku", "sku")) {
+    rows.set(row.id, row);
+    if (row.sku !== null) bySku.set(row.sku, [...(bySku.get(row.sku) ?? []), row.id]);
+  }
+  return { rows, byInternalSku, bySku };
+}
+
+type Named = Awaited<ReturnType<typeof loadNamed>>;
+
+function resolve(item: ParsedItem, named: Named): number {
+  if (item.by === "id") {
+    if (named.rows.has(item.name as number)) return item.name as number;
+    throw new ApiError("not_found", `Product ${item.name} was not found.`);
+  }
+  if (item.by === "internalSku") {
+    const id = named.byInternalSku.get(item.name as string);
+    if (id !== undefined) return id;
+    throw new ApiError("not_found", `No product has internalSku "${item.name}".`);
+  }
+  const ids = named.bySku.get(item.name as string) ?? [];
+  if (ids.length === 0) throw new ApiError("not_found", `No product has sku "${item.name}".`);
+  if (ids.length > 1) {
+    throw invalidField("sku", `sku "${item.name}" matches ${ids.length} products; name the product by id or internalSku instead.`);
+  }
+  return ids[0];
+}
+
+/** Writes every changed row with one statement, whatever the batch size. */
+async function saveRows(tx: Queryable, rows: ProductRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const field = (name: string) => `json_extract(u.value, '$.${name}')`;
+  const columns = ["name", "sku", "internal_sku", "price", "sale_price", "stock", "visible", "description", "vat_free", "unit_name", "updated_at"];
+  await tx.run(
+    `UPDATE products SET ${columns.map((c) => `${c} = ${field(c)}`).join(", ")}
+     FROM json_each(?) AS u WHERE products.id = ${field("id")}`,
+    [JSON.stringify(rows)],
+  );
+}
+
+/**
+ * Applies the valid items in order inside one transaction. Items name products as they
+ * were when the batch started; two items on one product both apply, the later winning
+ * per field. Products that really change share one `updatedAt`.
+ */
+async function applyBatch(tx: Queryable, items: ParsedItem[], now: number): Promise<Result[]> {
+  const named = await loadNamed(tx, items);
+  const changed = new Set<number>();
+  const results = items.map((item): Result => {
+    try {
+      const id = resolve(item, named);
+      const current = named.rows.get(id) as ProductRow;
+      const next = applyChanges(current, item.changes);
+      if (next.changed) {
+        named.rows.set(id, next.row);
+        changed.add(id);
+      }
+      return { index: item.index, ok: true, id };
+    } catch (error) {
+      if (error instanceof ApiError) return failure(item.index, error);
+      throw error;
+    }
+  });
+  if (changed.size > 0) {
+    const stamp = await changeStamp(tx, now);
+    const rows = [...changed].map((id) => ({ ...(named.rows.get(id) as ProductRow), updated_at: stamp }));
+    await saveRows(tx, rows);
+  }
+  return results;
+}
+
+export const batchUpdateProducts = defineRoute({
+  method: "POST",
+  path: "/products/batch",
+  area: "products",
+  summary: "Update up to 500 products in one transaction; each item succeeds or fails on its own.",
+  body: batchBody,
+  response: batchResult,
+  async handler(c, { body }) {
+    const parsed = body.items.map(parseItem);
+    const valid = parsed.filter((p): p is ParsedItem => "by" in p);
+    const applied = valid.length ? await c.var.db.transaction((tx) => applyBatch(tx, valid, c.var.deps.now())) : [];
+    const results = [...parsed.filter((p): p is Result => "ok" in p), ...applied].sort((a, b) => a.index - b.index);
+    const updated = results.filter((r) => r.ok).length;
+    return ok(c, { updated, failed: results.length - updated, results });
+  },
+});

@@ -1,0 +1,63 @@
+import type { Queryable } from "../../db/driver";
+import { ApiError } from "../../errors";
+import { idempotentCreate } from "../../http/idempotency";
+import { PRODUCT_LIMIT, type Plan } from "../../plans";
+import { defineRoute } from "../define";
+import { assertInternalSkuFree, changeStamp, getProduct } from "./queries";
+import type * as v from "valibot";
+import { createBody, PRODUCT_COLUMNS, productOut, toProduct } from "./schema";
+
+type NewProduct = v.InferOutput<typeof createBody>;
+
+/** 409 when the store already holds as many products as its plan allows (counted in the create's transaction). */
+async function assertBelowPlanLimit(tx: Queryable, plan: Plan): Promise<void> {
+  const limit = PRODUCT_LIMIT[plan];
+  if (limit === null) return;
+  const count = (await tx.get<{ n: number }>("SELECT COUNT(*) AS n FROM products"))?.n ?? 0;
+  if (count >= limit) {
+    throw new ApiError(
+      "plan_limit",
+      `The ${plan} plan allows at most ${limit.toLocaleString("en-US")} products; delete products or upgrade the plan to add more.`,
+    );
+  }
+}
+
+async function insertProduct(tx: Queryable, input: NewProduct, now: number): Promise<number> {
+  const result = await tx.run(
+    `INSERT INTO products (${PRODUCT_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      input.name,
+      input.sku ?? null,
+      input.internalSku ?? null,
+      input.price,
+      input.salePrice ?? null,
+      input.stock ?? null,
+      Number(input.visible ?? true),
+      input.description ?? null,
+      Number(input.vatFree ?? false),
+      input.unitName ?? null,
+      now,
+      now,
+    ],
+  );
+  return result.lastInsertRowid;
+}
+
+export const createProduct = defineRoute({
+  method: "POST",
+  path: "/products",
+  area: "products",
+  summary: "Create a product (`name` and `price` required). Accepts `Idempotency-Key`.",
+  body: createBody,
+  response: productOut,
+  idempotent: true,
+  errors: ["plan_limit"],
+  async handler(c, { body }) {
+    return idempotentCreate(c, async (tx) => {
+      await assertInternalSkuFree(tx, body.internalSku, null);
+      await assertBelowPlanLimit(tx, c.var.store.plan);
+      const id = await insertProduct(tx, body, await changeStamp(tx, c.var.deps.now()));
+      return { status: 201, data: toProduct(await getProduct(tx, id)) };
+    });
+  },
+});

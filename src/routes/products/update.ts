@@ -1,0 +1,30 @@
+import { ok } from "../../http/respond";
+import { idParams } from "../../http/schemas";
+import { nothingToUpdate } from "../../http/validate";
+import { defineRoute } from "../define";
+import { assertInternalSkuFree, changeStamp, getProduct, saveProduct } from "./queries";
+import { applyChanges, hasChanges, productOut, toProduct, updateBody } from "./schema";
+
+export const updateProduct = defineRoute({
+  method: "PATCH",
+  path: "/products/:id",
+  area: "products",
+  summary: "Change the fields sent; `updatedAt` moves only when a value really changes.",
+  params: idParams,
+  body: updateBody,
+  response: productOut,
+  errors: ["nothing_to_update"],
+  async handler(c, { params, body }) {
+    if (!hasChanges(body)) throw nothingToUpdate();
+    const product = await c.var.db.transaction(async (tx) => {
+      const current = await getProduct(tx, params.id);
+      const { row, changed } = applyChanges(current, body);
+      if (!changed) return current;
+      await assertInternalSkuFree(tx, body.internalSku, current.id);
+      row.updated_at = await changeStamp(tx, c.var.deps.now());
+      await saveProduct(tx, row);
+      return row;
+    });
+    return ok(c, toProduct(product));
+  },
+});
