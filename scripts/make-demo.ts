@@ -37,8 +37,9 @@ const money = (agorot: number) => agorot / 100;
 const at = (ms: number) => formatIsrael(ms);
 /** An instant between two dates, at a plausible shop hour (seconds included). */
 const between = (r: Random, from: number, to: number) => {
-  const day = from + Math.floor(r.next() * ((to - from) / DAY)) * DAY;
-  return day + r.int(6, 21) * 3_600_000 + r.int(0, 59) * 60_000 + r.int(0, 59) * 1000;
+  const firstMidnight = from - ((from + 3 * 3_600_000) % DAY) + DAY; // 00:00 Israel summer time (01:00 in winter), the day after `from`
+  const days = Math.max(1, Math.floor((to - firstMidnight) / DAY));
+  return firstMidnight + Math.floor(r.next() * days) * DAY + r.int(7, 21) * 3_600_000 + r.int(0, 59) * 60_000 + r.int(0, 59) * 1000;
 };
 
 // ---------- people ----------
