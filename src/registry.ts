@@ -37,9 +37,17 @@ export class StoreRegistry {
     if ((await this.platform.dataVersion()) !== this.lastVersion) await this.load();
   }
 
+  /** Polls `data_version` (one cheap pragma, no table read) so CLI changes apply within a second. */
   watch(intervalMs = 250): void {
+    let running = false;
     this.timer = setInterval(() => {
-      this.refreshIfChanged().catch((error) => console.error("registry refresh failed", error));
+      if (running) return; // a slow reload must not pile up behind itself
+      running = true;
+      this.refreshIfChanged()
+        .catch((error) => console.error("registry refresh failed", error))
+        .finally(() => {
+          running = false;
+        });
     }, intervalMs);
     this.timer.unref?.();
   }

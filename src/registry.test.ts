@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Platform } from "./db/platform";
+import { StoreRegistry } from "./registry";
+
+const settings = { manualCustomerApproval: false, notifyStatusChange: true, registration: true };
+
+let dir: string;
+let platform: Platform;
+let registry: StoreRegistry;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "storeapi-registry-"));
+  platform = await Platform.open(dir);
+  await platform.addStore({ slug: "shop1", name: "S", domain: "Shop1.Example.com", plan: "growth", ownerEmail: "o@x.test", settings });
+  registry = new StoreRegistry(platform, "localhost");
+  await registry.load();
+});
+afterAll(async () => {
+  await platform.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("StoreRegistry.resolveHost", () => {
+  test("own domain or {slug}.{platform domain}; port ignored; any case", () => {
+    for (const host of ["shop1.example.com", "SHOP1.EXAMPLE.COM:443", "shop1.localhost", "Shop1.LocalHost:8080"]) {
+      expect([host, registry.resolveHost(host)?.slug]).toEqual([host, "shop1"]);
+    }
+  });
+
+  test("anything else is no store", () => {
+    for (const host of [undefined, "", "localhost", "example.com", "x.shop1.localhost", "shop1.localhost.evil", "[::1]:8080", "shop2.localhost", ".localhost"]) {
+      expect([host, registry.resolveHost(host)]).toEqual([host, undefined]);
+    }
+  });
+});
+
+describe("StoreRegistry reload", () => {
+  test("a commit from another connection is picked up by refreshIfChanged; nothing else reloads", async () => {
+    const other = await Platform.open(dir);
+    try {
+      const before = registry.get("shop1")?.keysVersion ?? -1;
+      await registry.refreshIfChanged();
+      expect(registry.get("shop1")?.keysVersion).toBe(before);
+      await other.bumpKeysVersion("shop1");
+      await registry.refreshIfChanged();
+      expect(registry.get("shop1")?.keysVersion).toBe(before + 1);
+    } finally {
+      await other.close();
+    }
+  });
+});
