@@ -3,6 +3,7 @@ import { openDb } from "../src/db/open";
 import { storeDbPath } from "../src/db/pool";
 import { storeMigrations } from "../src/db/schema";
 import { KEYS, otherStore, startTestServer, testStore, type ApiAnswer, type TestServer } from "./helpers";
+import { documentedRequests } from "./contract";
 
 /** Customers (api-contract.md §7): shapes, list order and filters, create, update and the approval states. */
 
@@ -62,11 +63,14 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const get = (path: string, options: { host?: string; key?: string } = {}) => server.request(`/api/v1${path}`, options);
+/** Every answer is also checked against the OpenAPI document. */
+const request: TestServer["request"] = (path, options) => documentedRequests(server)(path, options);
+
+const get = (path: string, options: { host?: string; key?: string } = {}) => request(`/api/v1${path}`, options);
 const post = (body: unknown, options: { host?: string; key?: string } = {}) =>
-  server.request("/api/v1/customers", { method: "POST", body, ...options });
+  request("/api/v1/customers", { method: "POST", body, ...options });
 const patch = (id: number | string, body: unknown, options: { host?: string } = {}) =>
-  server.request(`/api/v1/customers/${id}`, { method: "PATCH", body, ...options });
+  request(`/api/v1/customers/${id}`, { method: "PATCH", body, ...options });
 
 const ids = (answer: ApiAnswer) => answer.json.data.map((c: { id: number }) => c.id);
 
@@ -254,7 +258,7 @@ describe("POST /customers", () => {
       [{ email: "x7@example.com", newsletter: "yes" }, "newsletter"],
     ];
     for (const [body, field] of cases) expectError(await post(body), 400, "invalid_field", field);
-    expectError(await server.request("/api/v1/customers", { method: "POST", raw: "[]", headers: { "Content-Type": "application/json" } }), 400, "invalid_field");
+    expectError(await request("/api/v1/customers", { method: "POST", raw: "[]", headers: { "Content-Type": "application/json" } }), 400, "invalid_field");
     expect(ids(await get("/customers?email=x1@example.com"))).toEqual([]);
   });
 
@@ -330,7 +334,7 @@ describe("PATCH /customers/{id}", () => {
     expectError(await patch(999, { firstName: "X" }), 404, "not_found");
     expectError(await patch(900, { firstName: "X" }), 404, "not_found");
     expectError(await patch("1.5", { firstName: "X" }), 400, "invalid_parameter", "id");
-    expectError(await server.request("/api/v1/customers/1", { method: "PATCH", body: { firstName: "X" }, key: KEYS.read }), 403, "insufficient_scope");
+    expectError(await request("/api/v1/customers/1", { method: "PATCH", body: { firstName: "X" }, key: KEYS.read }), 403, "insufficient_scope");
   });
 });
 

@@ -4,6 +4,7 @@ import { openDb } from "../src/db/open";
 import { storeDbPath } from "../src/db/pool";
 import { storeMigrations } from "../src/db/schema";
 import { ALL_WRITE, KEYS, otherStore, startTestServer, testStore, type ApiAnswer, type TestServer } from "./helpers";
+import { documentedRequests } from "./contract";
 
 /** Idempotent creates over HTTP (api-contract.md §6), on POST /customers. */
 
@@ -24,13 +25,16 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
+/** Every answer is also checked against the OpenAPI document. */
+const request: TestServer["request"] = (path, options) => documentedRequests(server)(path, options);
+
 function create(body: unknown, idempotencyKey?: string, options: { key?: string; host?: string } = {}) {
   const headers: Record<string, string> = idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey };
-  return server.request("/api/v1/customers", { method: "POST", body, headers, ...options });
+  return request("/api/v1/customers", { method: "POST", body, headers, ...options });
 }
 
 function createRaw(raw: string, idempotencyKey: string) {
-  return server.request("/api/v1/customers", {
+  return request("/api/v1/customers", {
     method: "POST",
     raw,
     headers: { "Idempotency-Key": idempotencyKey, "Content-Type": "application/json" },
@@ -38,7 +42,7 @@ function createRaw(raw: string, idempotencyKey: string) {
 }
 
 async function customersWith(email: string, options: { key?: string; host?: string } = {}): Promise<number> {
-  const answer = await server.request(`/api/v1/customers?email=${encodeURIComponent(email)}`, options);
+  const answer = await request(`/api/v1/customers?email=${encodeURIComponent(email)}`, options);
   return answer.json.data.length;
 }
 
@@ -123,7 +127,7 @@ describe("Idempotency-Key on POST /customers", () => {
     expect(again.text).toBe(first.text);
     expect(replayed(again)).toBe("true");
     // The other customer gives the address up; the key still answers what it answered.
-    const freed = await server.request("/api/v1/customers/1", { method: "PATCH", body: { email: "was.taken@example.com" } });
+    const freed = await request("/api/v1/customers/1", { method: "PATCH", body: { email: "was.taken@example.com" } });
     expect(freed.status).toBe(200);
     const later = await create({ email: "TAKEN@example.com" }, "conflict-1");
     expect(later.status).toBe(409);
