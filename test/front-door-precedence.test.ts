@@ -198,6 +198,7 @@ describe("order of checks", () => {
     const badField = await roomy.request("/api/v1/things/1", { method: "PATCH", body: { name: "x", bogus: 1 } });
     expect(code(badField)).toBe("400 invalid_field");
     expect(badField.json.error.field).toBe("bogus");
+    for (const answer of [badParam, badQuery, badField]) expect(answer.headers.get("ratelimit-limit")).toBe("120");
   });
 });
 
