@@ -653,9 +653,15 @@ function serialise(stores: Array<Record<string, unknown>>): string {
   return `{\n  "stores": [\n${storeText.join(",\n")}\n  ]\n}\n`;
 }
 
-if (import.meta.main) {
+/** The demo stores and the exact text of fixtures/demo.json. */
+export function renderDemo() {
   const stores = [beansStore(), ceramicsStore(), bookStore()];
-  writeFileSync(OUT, serialise(stores));
+  return { stores, text: serialise(stores) };
+}
+
+if (import.meta.main) {
+  const { stores, text } = renderDemo();
+  writeFileSync(OUT, text);
   const counts = stores.map((s) => `${s.slug}: ${s.products.length} products, ${s.orders.length} orders, ${s.customers.length} customers, ${s.leads.length} leads`);
   console.log(`wrote fixtures/demo.json (${counts.join("; ")})`);
 }
