@@ -3,7 +3,7 @@ import type { Queryable } from "../../db/driver";
 import { ApiError, invalidField, type ErrorCode } from "../../errors";
 import { ok } from "../../http/respond";
 import { idOut, text } from "../../http/schemas";
-import { nothingToUpdate, parseBody } from "../../http/validate";
+import { parseBody } from "../../http/validate";
 import { defineRoute } from "../define";
 import { changeStamp } from "./queries";
 import { applyChanges, hasChanges, PRODUCT_COLUMNS, type ProductChanges, productFields, type ProductRow } from "./schema";
@@ -74,7 +74,7 @@ function parseItem(raw: unknown, index: number): ParsedItem | Result {
   try {
     const { id, internalSku, sku, ...changes } = parseBody(batchItem, raw);
     if (!hasChanges(changes)) {
-      throw nothingToUpdate();
+      throw new ApiError("nothing_to_update", "The item changes nothing; send at least one field to change beside its id, internalSku or sku.");
     }
     const by = named[0];
     return { index, by, name: (by === "id" ? id : by === "sku" ? sku : internalSku) as number | string, changes };
