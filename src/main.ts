@@ -68,8 +68,12 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** Resolves once everything written to stdout so far has been handed to the OS (pipes are async). */
+const stdoutFlushed = () => new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+
 if (import.meta.main) {
   const code = await main(process.argv.slice(2));
+  await stdoutFlushed();
   // serve and demo keep running until a signal; the others exit with their status.
   if (code !== 0 || !["serve", "demo"].includes(process.argv[2] ?? "")) process.exit(code);
 }

@@ -88,7 +88,7 @@ describe("durability under kill -9", () => {
       await loadFixture(dataDir, { stores: [testStore({ orders })] });
       const ledger: Ledger = { customers: new Set(), tracking: new Map() };
       for (let round = 1; round <= ROUNDS; round++) {
-        const server = await spawnServer(dataDir, ["--mail-dir", mailDir]);
+        const server = await spawnServer(dataDir, ["--mail-dir", mailDir, "--rate-limit", "1000000"]);
         const stop = { now: false };
         const running = Array.from({ length: CLIENTS }, (_, id) => client(server, id, round, ledger, stop));
         await Bun.sleep(150 + Math.floor(Math.random() * 500));
@@ -99,7 +99,7 @@ describe("durability under kill -9", () => {
       expect(ledger.customers.size).toBeGreaterThan(0);
 
       // The last start delivers the mail the killed servers left queued.
-      const server = await spawnServer(dataDir, ["--mail-dir", mailDir]);
+      const server = await spawnServer(dataDir, ["--mail-dir", mailDir, "--rate-limit", "1000000"]);
       for (const email of ledger.customers) {
         const answer = await send(server.url, `/api/v1/customers?email=${encodeURIComponent(email)}`, { key: KEYS.read });
         expect(answer.json.data.map((c: { email: string }) => c.email)).toEqual([email]);

@@ -21,7 +21,7 @@ describe("graceful stop", () => {
     "SIGTERM under load: answers in flight complete, later connections are refused, exit 0, nothing lost",
     async () => {
       await loadFixture(dataDir, { stores: [testStore({ orders })] });
-      const server = await spawnServer(dataDir);
+      const server = await spawnServer(dataDir, ["--rate-limit", "1000000"]);
       const acked = new Map<number, string>();
       const statuses: number[] = [];
       let refused = 0;
@@ -48,7 +48,7 @@ describe("graceful stop", () => {
       expect(statuses.length).toBeGreaterThan(0);
       expect(statuses.filter((s) => s !== 200)).toEqual([]);
 
-      const restarted = await spawnServer(dataDir);
+      const restarted = await spawnServer(dataDir, ["--rate-limit", "1000000"]);
       for (const [id, note] of acked) {
         const answer = await send(restarted.url, `/api/v1/orders/${id}`);
         expect(answer.json.data.adminNotes).toBe(note);
