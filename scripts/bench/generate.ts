@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Database as SqliteDatabase } from "bun:sqlite";
 import Database from "libsql";
 import { openDb } from "../../src/db/open";
 import { Platform } from "../../src/db/platform";
@@ -200,8 +201,10 @@ async function generateSmallStores(dir: string, count: number): Promise<void> {
   for (let n = 1; n <= count; n++) {
     const path = storeDbPath(dir, smallSlug(n));
     copyFileSync(template, path);
-    const store = new Database(path);
-    store.prepare("UPDATE api_keys SET digest = ?, hint = ?").run(digest(smallKey(n)), `svc_sk_…${smallKey(n).slice(-4)}`);
+    // bun:sqlite here: the `libsql` binding keeps a closed connection's files open until
+    // its statements are collected, and 10,000 of them exhaust the descriptors.
+    const store = new SqliteDatabase(path);
+    store.query("UPDATE api_keys SET digest = ?, hint = ?").run(digest(smallKey(n)), `svc_sk_…${smallKey(n).slice(-4)}`);
     store.close();
   }
   for (const suffix of ["", "-wal", "-shm"]) rmSync(`${template}${suffix}`, { force: true });

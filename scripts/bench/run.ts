@@ -257,7 +257,7 @@ async function measureRounds(tool: Tool, list: Scenario[], servers: Servers, ski
   for (let round = 1; round <= settings.rounds; round++) {
     for (const scenario of list) {
       if (skipped.has(scenario.id)) continue;
-      const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce: `${nonce}r${round}` };
+      const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce: `${nonce}${scenario.id}r${round}` };
       const options = { connections: scenario.connections, cpu: LOAD_CPU };
       await runLoad(tool, { ...spec, nonce: `${spec.nonce}w` }, { ...options, seconds: settings.warmup });
       const result = await runLoad(tool, spec, { ...options, seconds: settings.seconds });
