@@ -4,14 +4,15 @@ import { loadFixture } from "../src/fixtures/load";
 import { startTestServer, tempDir, testStore, type TestServer } from "./helpers";
 import { storeapi } from "./mail-cli";
 import { eventually, parseAddress, startSmtp, type SmtpPeer } from "./mail-support";
+import { spawnServer } from "./process";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function smtp(): Promise<SmtpPeer> {
-  const peer = await startSmtp();
+async function smtp(options: Parameters<typeof startSmtp>[0] = {}): Promise<SmtpPeer> {
+  const peer = await startSmtp(options);
   cleanups.push(() => peer.close());
   return peer;
 }
@@ -96,5 +97,21 @@ describe("mail through the running server", () => {
     expect(message.headers["reply-to"]).toBe("owner@shop1.test");
     expect(message.text).toStartWith("Hello נועה,\n\n");
     expect(message.text).toContain("You can now log in.");
+  });
+
+  test("SIGTERM lets the server finish the message in hand, then it exits 0", async () => {
+    let inHand: () => void = () => {};
+    const handedOver = new Promise<void>((resolve) => (inHand = resolve));
+    const peer = await smtp({ acceptDelayMs: 700, onDataStart: () => inHand() });
+    const dataDir = await fixtureDir([testStore()]);
+    expect((await storeapi(["keys", "create", "shop1", "--name", "late", "--data", dataDir])).code).toBe(0);
+    const server = await spawnServer(dataDir, ["--smtp", peer.url]);
+    cleanups.unshift(async () => {
+      server.proc.kill("SIGKILL");
+    });
+    await handedOver;
+    expect(await server.signal("SIGTERM")).toBe(0);
+    expect(peer.messages.map((m) => m.headers.subject)).toEqual(['API key "late" created for Test Shop']);
+    expect((await outbox(dataDir)).map((e: { status: string; attempts: number }) => [e.status, e.attempts])).toEqual([["sent", 1]]);
   });
 });

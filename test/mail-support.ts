@@ -28,7 +28,15 @@ export interface SmtpPeer {
  * is not offered). `rejectWith` refuses every recipient with that reply (e.g. 550).
  */
 export async function startSmtp(
-  options: { port?: number; rejectWith?: { code: number; message: string }; auth?: { user: string; pass: string } } = {},
+  options: {
+    port?: number;
+    rejectWith?: { code: number; message: string };
+    auth?: { user: string; pass: string };
+    /** A slow relay: wait this long after the message data before accepting it. */
+    acceptDelayMs?: number;
+    /** Called when message data starts arriving (a message is in the client's hands). */
+    onDataStart?: () => void;
+  } = {},
 ): Promise<SmtpPeer> {
   const messages: Received[] = [];
   const waiters: Array<() => void> = [];
@@ -72,14 +80,17 @@ export async function startSmtp(
       callback(Object.assign(new Error(options.rejectWith.message), { responseCode: options.rejectWith.code }));
     },
     onData(stream, session, callback) {
+      options.onDataStart?.();
       const chunks: Buffer[] = [];
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("end", () => {
         const raw = Buffer.concat(chunks).toString("latin1");
         const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
-        messages.push({ envelopeFrom, envelopeTo: session.envelope.rcptTo.map((r) => r.address), raw, ...parseMessage(raw) });
-        for (const waiter of waiters.splice(0)) waiter();
-        callback();
+        setTimeout(() => {
+          messages.push({ envelopeFrom, envelopeTo: session.envelope.rcptTo.map((r) => r.address), raw, ...parseMessage(raw) });
+          for (const waiter of waiters.splice(0)) waiter();
+          callback();
+        }, options.acceptDelayMs ?? 0);
       });
     },
   };
