@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Plan } from "../plans";
-import type { Db } from "./driver";
+import type { Db, Queryable, SqlValue } from "./driver";
 import { openDb } from "./open";
 import { platformMigrations } from "./schema";
 
@@ -56,6 +56,31 @@ const toStore = (row: StoreRow): Store => ({
 
 export type NewStore = Omit<Store, "keysVersion" | "mailVersion" | "createdAt">;
 
+/** slug, name, domain, plan, owner_email, manual_approval, notify_status, registration. */
+const storeColumns = (store: NewStore): SqlValue[] => [
+  store.slug,
+  store.name,
+  store.domain,
+  store.plan,
+  store.ownerEmail,
+  Number(store.settings.manualCustomerApproval),
+  Number(store.settings.notifyStatusChange),
+  Number(store.settings.registration),
+];
+
+/**
+ * Inserts or replaces a store's row. Its key and mail versions start at `now`, so a
+ * running server sees a replaced store as changed and reloads its keys and outbox.
+ */
+export async function writeStore(q: Queryable, store: NewStore, now: number, replace = false): Promise<void> {
+  await q.run(
+    `INSERT${replace ? " OR REPLACE" : ""} INTO stores (slug, name, domain, plan, owner_email, manual_approval, notify_status, registration,
+       keys_version, mail_version, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [...storeColumns(store), now, now, now],
+  );
+}
+
 /** The platform registry (`DIR/platform.db`): stores, domains, plans, settings. */
 export class Platform {
   private constructor(readonly db: Db) {}
@@ -83,37 +108,14 @@ export class Platform {
   }
 
   async addStore(store: NewStore, now = Date.now()): Promise<void> {
-    await this.db.run(
-      `INSERT INTO stores (slug, name, domain, plan, owner_email, manual_approval, notify_status, registration, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        store.slug,
-        store.name,
-        store.domain,
-        store.plan,
-        store.ownerEmail,
-        Number(store.settings.manualCustomerApproval),
-        Number(store.settings.notifyStatusChange),
-        Number(store.settings.registration),
-        now,
-      ],
-    );
+    await writeStore(this.db, store, now);
   }
 
   async updateStore(slug: string, store: NewStore): Promise<void> {
     await this.db.run(
       `UPDATE stores SET name = ?, domain = ?, plan = ?, owner_email = ?, manual_approval = ?,
        notify_status = ?, registration = ? WHERE slug = ?`,
-      [
-        store.name,
-        store.domain,
-        store.plan,
-        store.ownerEmail,
-        Number(store.settings.manualCustomerApproval),
-        Number(store.settings.notifyStatusChange),
-        Number(store.settings.registration),
-        slug,
-      ],
+      [...storeColumns(store).slice(1), slug],
     );
   }
 
