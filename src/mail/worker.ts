@@ -91,6 +91,8 @@ export class MailWorker {
     if (this.options.smtp && this.options.mailDir) {
       this.options.logger.warn("both --smtp and --mail-dir are set; mail goes by SMTP only");
     }
+    // Never the SMTP URL: it may carry a password.
+    this.options.logger.info("mail delivery", { transport: this.transport.name, ...(this.transport.name === "dir" ? { mailDir: this.options.mailDir } : {}) });
     this.timer = setInterval(() => this.kick(), this.options.tickMs ?? 500);
     this.timer.unref?.();
     this.scanAll().catch((error) => this.options.logger.error("mail: outbox scan failed", errorFields(error)));
@@ -183,6 +185,7 @@ export class MailWorker {
         }
         return "done";
       });
+      if (this.halted) return outcome; // past the stop grace: the databases are closing
       const next = await this.options.pool.use(slug, nextDueAt);
       if (this.renotified.has(slug)) this.pending.set(slug, 0);
       else if (next === null) this.pending.delete(slug);
