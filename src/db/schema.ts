@@ -93,6 +93,7 @@ export const storeMigrations: Migration[] = [
       CREATE INDEX orders_created ON orders (created_at, id);
       CREATE INDEX orders_status_created ON orders (status_id, created_at, id);
       CREATE INDEX orders_paid_created ON orders (paid, created_at, id);
+      CREATE INDEX orders_status_paid_created ON orders (status_id, paid, created_at, id);
       CREATE TABLE products (
         id INTEGER PRIMARY KEY,
         name TEXT NOT NULL,

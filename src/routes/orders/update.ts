@@ -1,0 +1,105 @@
+import type { Queryable } from "../../db/driver";
+import { ApiError, notFound } from "../../errors";
+import { queueMail } from "../../mail/outbox";
+import { orderStatusChanged } from "../../mail/templates";
+import { ok } from "../../http/respond";
+import { idParams } from "../../http/schemas";
+import { nothingToUpdate } from "../../http/validate";
+import type { Store } from "../../db/platform";
+import { defineRoute } from "../define";
+import { findOrder, toOrder, type OrderRow } from "./row";
+import { SILENT_STATUSES, updateBody, updatedOrderOut, type UpdateBody } from "./schema";
+
+interface Status {
+  id: number;
+  name: string;
+}
+
+/** The fields of the body that change the order (everything but `notifyCustomer`). */
+const UPDATABLE = ["status", "paid", "trackingNumber", "adminNotes"] as const;
+
+const hasUpdate = (body: UpdateBody) => UPDATABLE.some((field) => body[field] !== undefined);
+
+/** The status the body names, or 400 `invalid_field` listing the store's ids. */
+async function requireStatus(db: Queryable, id: number): Promise<Status> {
+  const statuses = await db.all<Status>("SELECT id, name FROM order_statuses ORDER BY id");
+  const status = statuses.find((s) => s.id === id);
+  if (status) return status;
+  const validIds = statuses.map((s) => s.id);
+  const allowed = validIds.length ? `one of this store's status ids: ${validIds.join(", ")}` : "a status id, but this store has none";
+  throw new ApiError("invalid_field", `Field "status" must be ${allowed}.`, { field: "status", validIds });
+}
+
+type Assignments = Array<[column: keyof OrderRow, value: number | string | null]>;
+
+/** Column assignments for the sent fields whose value differs from the stored one. */
+function changes(row: OrderRow, body: UpdateBody): Assignments {
+  const wanted: Assignments = [];
+  if (body.status !== undefined) wanted.push(["status_id", body.status]);
+  if (body.paid !== undefined) wanted.push(["paid", Number(body.paid)]);
+  if (body.trackingNumber !== undefined) wanted.push(["tracking_number", body.trackingNumber]);
+  if (body.adminNotes !== undefined) wanted.push(["admin_notes", body.adminNotes]);
+  return wanted.filter(([column, value]) => row[column] !== value);
+}
+
+/** All four conditions of api-contract.md §7 for the status email. */
+function shouldNotify(store: Store, body: UpdateBody, row: OrderRow, statusChanged: boolean): boolean {
+  return (
+    body.notifyCustomer &&
+    statusChanged &&
+    !SILENT_STATUSES.has(row.status_id) &&
+    row.customer_email !== "" &&
+    store.settings.notifyStatusChange
+  );
+}
+
+async function queueStatusEmail(tx: Queryable, store: Store, row: OrderRow, now: number): Promise<void> {
+  const mail = orderStatusChanged({
+    storeName: store.name,
+    customerName: row.customer_name,
+    orderNumber: row.number,
+    statusName: row.status_name ?? "",
+    trackingNumber: row.tracking_number,
+  });
+  await queueMail(tx, { ...mail, to: row.customer_email }, now);
+}
+
+/**
+ * `PATCH /orders/{id}`: status, paid, tracking number, admin notes. Only sent fields
+ * change; `updatedAt` moves only when a value really changes. The status email is
+ * queued in the same transaction as the change.
+ */
+export const updateOrder = defineRoute({
+  method: "PATCH",
+  path: "/orders/:id",
+  area: "orders",
+  summary: "Update an order's status, paid flag, tracking number or admin notes",
+  params: idParams,
+  body: updateBody,
+  response: updatedOrderOut,
+  errors: ["invalid_field", "nothing_to_update", "not_found"],
+  async handler(c, { params, body }) {
+    if (!hasUpdate(body)) throw nothingToUpdate();
+    const { db, store, deps } = c.var;
+    // Statuses never change through the API, so they are checked before taking the write lock.
+    const status = body.status === undefined ? null : await requireStatus(db, body.status);
+    const now = deps.now();
+    const { row, notified } = await db.transaction(async (tx) => {
+      const row = await findOrder(tx, params.id);
+      if (!row) throw notFound(`Order ${params.id}`);
+      const assignments = changes(row, body);
+      if (assignments.length === 0) return { row, notified: false };
+      const columns = [...assignments.map(([column]) => column), "updated_at"];
+      const values = [...assignments.map(([, value]) => value), now];
+      await tx.run(`UPDATE orders SET ${columns.map((col) => `${col} = ?`).join(", ")} WHERE id = ?`, [...values, row.id]);
+      const statusChanged = assignments.some(([column]) => column === "status_id");
+      const updated: OrderRow = Object.assign(row, Object.fromEntries(assignments), { updated_at: now });
+      if (status && statusChanged) updated.status_name = status.name;
+      const notify = shouldNotify(store, body, updated, statusChanged);
+      if (notify) await queueStatusEmail(tx, store, updated, now);
+      return { row: updated, notified: notify };
+    });
+    if (notified) deps.onMailQueued(store.slug);
+    return ok(c, { ...toOrder(row), customerNotified: notified });
+  },
+});
