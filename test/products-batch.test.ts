@@ -122,6 +122,16 @@ describe("POST /products/batch", () => {
     expect((await product(350)).stock).toBe(250);
   });
 
+  test("a lone surrogate fails its item; the rest of the batch applies", async () => {
+    const raw = '{"items":[{"id":4,"description":"a\\udc00"},{"id":4,"description":"ok"}]}';
+    const answer = await request(`${P}/batch`, { method: "POST", raw, headers: { "Content-Type": "application/json" } });
+    expect(answer.json.data.results).toEqual([
+      { index: 0, ok: false, error: { code: "invalid_field", message: 'Field "description" must be valid Unicode text without NUL characters.' } },
+      { index: 1, ok: true, id: 4 },
+    ]);
+    expect((await product(4)).description).toBe("ok");
+  });
+
   test("needs products:write; a read key cannot batch", async () => {
     expect((await batch([{ id: 1, stock: 1 }], KEYS.read)).json.error.code).toBe("insufficient_scope");
   });

@@ -188,6 +188,11 @@ describe("POST /products", () => {
       expect(answer.status).toBe(400);
       expect(answer.json.error).toMatchObject({ code: "invalid_field", field });
     }
+    // Text the database could not keep exactly is refused, not altered.
+    for (const raw of ['{"name":"a\\u0000b","price":1}', '{"name":"a\\ud800b","price":1}']) {
+      const answer = await request(P, { method: "POST", raw, headers: { "Content-Type": "application/json" } });
+      expect(answer.json.error).toMatchObject({ code: "invalid_field", field: "name" });
+    }
     // Lengths count characters, not bytes or UTF-16 units.
     expect((await create({ name: "😀".repeat(100), price: 1 })).status).toBe(201);
   });

@@ -14,11 +14,18 @@ const codePoints = (s: string) => {
   return n;
 };
 
+/**
+ * Text the database can keep exactly: the native driver cuts a string at U+0000 and turns
+ * a lone surrogate (not valid Unicode) into U+FFFD, so both are refused rather than altered.
+ */
+const storable = (s: string) => !/[\u0000\uD800-\uDFFF]/u.test(s);
+
 /** A string of at most `max` characters (code points), stored as sent. */
 export const text = (max: number) =>
   v.pipe(
     v.string("must be a string."),
     v.check((s) => codePoints(s) <= max, `must be at most ${max} characters long.`),
+    v.check(storable, "must be valid Unicode text without NUL characters."),
     v.metadata({ maxLength: max }),
   );
 

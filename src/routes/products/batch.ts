@@ -5,7 +5,7 @@ import { ok } from "../../http/respond";
 import { idOut, text } from "../../http/schemas";
 import { parseBody } from "../../http/validate";
 import { defineRoute } from "../define";
-import { changeStamp } from "./queries";
+import { changeStamp, saveProduct } from "./queries";
 import { applyChanges, hasChanges, PRODUCT_COLUMNS, type ProductChanges, productFields, type ProductRow } from "./schema";
 
 export const MAX_BATCH_ITEMS = 500;
@@ -84,24 +84,38 @@ function parseItem(raw: unknown, index: number): ParsedItem | Result {
   }
 }
 
-/** The products the items name, as they are when the batch starts: 3 statements at most. */
+const IN_LIST = "IN (SELECT value FROM json_each(?))";
+
+/**
+ * The products the items name, as they are when the batch starts: three statements
+ * whatever the batch size, and never more rows than items (a sku shared by thousands of
+ * products is counted, not loaded).
+ */
 async function loadNamed(tx: Queryable, items: ParsedItem[]) {
-  const values = (by: Identifier) => JSON.stringify([...new Set(items.filter((i) => i.by === by).map((i) => i.name))]);
-  const select = async (column: string, by: Identifier) =>
-    items.some((i) => i.by === by)
-      ? tx.all<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE ${column} IN (SELECT value FROM json_each(?))`, [values(by)])
-      : [];
-  const rows = new Map<number, ProductRow>();
+  const values = (by: Identifier) => [...new Set(items.filter((i) => i.by === by).map((i) => i.name))];
+  const internalSkus = values("internalSku");
+  const skus = values("sku");
   const byInternalSku = new Map<string, number>();
-  const bySku = new Map<string, number[]>();
-  for (const row of await select("id", "id")) rows.set(row.id, row);
-  for (const row of await select("internal_sku", "internalSku")) {
-    rows.set(row.id, row);
-    if (row.internal_sku !== null) byInternalSku.set(row.internal_sku, row.id);
+  const bySku = new Map<string, { n: number; id: number }>();
+  if (internalSkus.length) {
+    const found = await tx.all<{ id: number; internal_sku: string }>(
+      `SELECT id, internal_sku FROM products WHERE internal_sku ${IN_LIST}`,
+      [JSON.stringify(internalSkus)],
+    );
+    for (const row of found) byInternalSku.set(row.internal_sku, row.id);
   }
-  for (const row of await select("sku", "sku")) {
-    rows.set(row.id, row);
-    if (row.sku !== null) bySku.set(row.sku, [...(bySku.get(row.sku) ?? []), row.id]);
+  if (skus.length) {
+    const found = await tx.all<{ sku: string; n: number; id: number }>(
+      `SELECT sku, COUNT(*) AS n, MIN(id) AS id FROM products WHERE sku ${IN_LIST} GROUP BY sku`,
+      [JSON.stringify(skus)],
+    );
+    for (const row of found) bySku.set(row.sku, { n: row.n, id: row.id });
+  }
+  const ids = new Set([...values("id"), ...byInternalSku.values(), ...[...bySku.values()].filter((s) => s.n === 1).map((s) => s.id)]);
+  const rows = new Map<number, ProductRow>();
+  if (ids.size) {
+    const found = await tx.all<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE id ${IN_LIST}`, [JSON.stringify([...ids])]);
+    for (const row of found) rows.set(row.id, row);
   }
   return { rows, byInternalSku, bySku };
 }
@@ -118,24 +132,12 @@ function resolve(item: ParsedItem, named: Named): number {
     if (id !== undefined) return id;
     throw new ApiError("not_found", `No product has internalSku "${item.name}".`);
   }
-  const ids = named.bySku.get(item.name as string) ?? [];
-  if (ids.length === 0) throw new ApiError("not_found", `No product has sku "${item.name}".`);
-  if (ids.length > 1) {
-    throw invalidField("sku", `sku "${item.name}" matches ${ids.length} products; name the product by id or internalSku instead.`);
+  const match = named.bySku.get(item.name as string);
+  if (!match) throw new ApiError("not_found", `No product has sku "${item.name}".`);
+  if (match.n > 1) {
+    throw invalidField("sku", `sku "${item.name}" matches ${match.n} products; name the product by id or internalSku instead.`);
   }
-  return ids[0];
-}
-
-/** Writes every changed row with one statement, whatever the batch size. */
-async function saveRows(tx: Queryable, rows: ProductRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const field = (name: string) => `json_extract(u.value, '$.${name}')`;
-  const columns = ["name", "sku", "internal_sku", "price", "sale_price", "stock", "visible", "description", "vat_free", "unit_name", "updated_at"];
-  await tx.run(
-    `UPDATE products SET ${columns.map((c) => `${c} = ${field(c)}`).join(", ")}
-     FROM json_each(?) AS u WHERE products.id = ${field("id")}`,
-    [JSON.stringify(rows)],
-  );
+  return match.id;
 }
 
 /**
@@ -163,8 +165,8 @@ async function applyBatch(tx: Queryable, items: ParsedItem[], now: number): Prom
   });
   if (changed.size > 0) {
     const stamp = await changeStamp(tx, now);
-    const rows = [...changed].map((id) => ({ ...(named.rows.get(id) as ProductRow), updated_at: stamp }));
-    await saveRows(tx, rows);
+    // One prepared statement, reused for every row (values bound, never spliced into SQL or JSON).
+    for (const id of changed) await saveProduct(tx, { ...(named.rows.get(id) as ProductRow), updated_at: stamp });
   }
   return results;
 }
