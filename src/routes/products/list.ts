@@ -1,8 +1,8 @@
+import * as v from "valibot";
 import { listPage } from "../../http/pagination";
 import { okList } from "../../http/respond";
 import { defineRoute } from "../define";
 import { listQuery, PRODUCT_COLUMNS, productOut, type ProductRow, toProduct } from "./schema";
-import * as v from "valibot";
 
 export const listProducts = defineRoute({
   method: "GET",
