@@ -114,4 +114,41 @@ describe("mail through the running server", () => {
     expect(peer.messages.map((m) => m.headers.subject)).toEqual(['API key "late" created for Test Shop']);
     expect((await outbox(dataDir)).map((e: { status: string; attempts: number }) => [e.status, e.attempts])).toEqual([["sent", 1]]);
   });
+
+  test("an order status change with notifyCustomer emails the customer the status, number and tracking number", async () => {
+    const peer = await smtp();
+    const dataDir = await fixtureDir([
+      testStore({
+        name: "חנות הבדיקות",
+        orders: [
+          { id: 1, number: 1001, status: 1, total: 100, customer: { name: "דנה לוי", email: "dana@example.com" } },
+          { id: 2, number: 1002, status: 1, total: 50, customer: { name: "Dan", email: "dan@example.com" } },
+        ],
+      }),
+    ]);
+    const server = await serve(dataDir, peer);
+    const shipped = await server.request("/api/v1/orders/1", {
+      method: "PATCH",
+      body: { status: 3, trackingNumber: "RR123456789IL", notifyCustomer: true },
+    });
+    expect([shipped.status, shipped.json.data.customerNotified]).toEqual([200, true]);
+    const delivered = await server.request("/api/v1/orders/2", { method: "PATCH", body: { status: 7, notifyCustomer: true } });
+    expect([delivered.status, delivered.json.data.customerNotified]).toEqual([200, true]);
+
+    const messages = await peer.waitFor(2);
+    const to = (address: string) => {
+      const message = messages.find((m) => m.envelopeTo[0] === address);
+      if (!message) throw new Error(`no email to ${address}`);
+      return message;
+    };
+    const first = to("dana@example.com");
+    expect(first.headers.subject).toBe("Order #1001: Shipped");
+    expect(parseAddress(first.headers.from).name).toBe("חנות הבדיקות");
+    expect(first.text).toStartWith("Hello דנה לוי,\n\n");
+    expect(first.text).toContain("Order: #1001\nStatus: Shipped\nTracking number: RR123456789IL\n");
+    const second = to("dan@example.com");
+    expect(second.headers.subject).toBe("Order #1002: Delivered");
+    expect(second.text).toContain("Order: #1002\nStatus: Delivered\n");
+    expect(second.text).not.toContain("Tracking");
+  });
 });
