@@ -1,16 +1,34 @@
-import { listPage, type ListSource } from "../../http/pagination";
+import type * as v from "valibot";
+import { listPage, type ListQuery, type ListSource } from "../../http/pagination";
 import { okList } from "../../http/respond";
 import { defineRoute } from "../define";
 import { ORDER_COLUMNS, toOrder, type OrderRow } from "./row";
 import { listQuery, orderOut } from "./schema";
 
-const source: ListSource = { list: "orders", table: "orders", sortColumn: "created_at", columns: ORDER_COLUMNS };
+export const orderListSource: ListSource = { list: "orders", table: "orders", sortColumn: "created_at", columns: ORDER_COLUMNS };
 
 /**
- * `GET /orders`: newest first by createdAt then id, keyset-paginated. Each filter
- * combination has an index that leads with its equality columns and ends in
- * (created_at, id), so a page deep in the table costs what the first costs.
- * A `status` the store does not have is a filter that matches nothing: an empty list.
+ * The keyset query for the client's parameters. Each filter combination has an index
+ * that leads with its equality columns and ends in (created_at, id): orders_created,
+ * orders_status_created, orders_paid_created, orders_status_paid_created.
+ */
+export function orderListQuery(query: v.InferOutput<typeof listQuery>): ListQuery {
+  const where: Record<string, number> = {};
+  if (query.status !== undefined) where.status_id = query.status;
+  if (query.paid !== undefined) where.paid = Number(query.paid);
+  return {
+    limit: query.limit,
+    cursor: query.cursor,
+    since: query.created_since,
+    where,
+    filters: { created_since: query.created_since, status: query.status, paid: query.paid },
+  };
+}
+
+/**
+ * `GET /orders`: newest first by createdAt then id, keyset-paginated, so a page deep in
+ * the table costs what the first costs. A `status` the store does not have is a filter
+ * that matches nothing: an empty list.
  */
 export const listOrders = defineRoute({
   method: "GET",
@@ -21,16 +39,7 @@ export const listOrders = defineRoute({
   response: orderOut,
   list: true,
   async handler(c, { query }) {
-    const where: Record<string, number> = {};
-    if (query.status !== undefined) where.status_id = query.status;
-    if (query.paid !== undefined) where.paid = Number(query.paid);
-    const page = await listPage<OrderRow>(c, source, {
-      limit: query.limit,
-      cursor: query.cursor,
-      since: query.created_since,
-      where,
-      filters: { created_since: query.created_since, status: query.status, paid: query.paid },
-    });
+    const page = await listPage<OrderRow>(c, orderListSource, orderListQuery(query));
     return okList(c, { ...page, data: page.data.map(toOrder) });
   },
 });
