@@ -7,7 +7,8 @@ import { storeMigrations } from "../src/db/schema";
 import type { AppContext } from "../src/http/context";
 import { listPage } from "../src/http/pagination";
 import { orderListQuery, orderListSource } from "../src/routes/orders/list";
-import { KEYS, otherStore, startTestServer, testStore, type TestServer } from "./helpers";
+import { documentedRequests } from "./contract";
+import { KEYS, otherStore, startTestServer, testStore, type RequestOptions, type TestServer } from "./helpers";
 
 /** GET /orders: order, limit, cursors, filters, stability, and the query plans behind them. */
 
@@ -45,7 +46,10 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const list = (query: string, host = "shop1.test") => server.request(`/api/v1/orders${query}`, { host, key: host === "shop2.test" ? KEYS.other : KEYS.read });
+/** Every answer is also checked against the OpenAPI document. */
+const request = (path: string, options?: RequestOptions) => documentedRequests(server)(path, options);
+
+const list = (query: string, host = "shop1.test") => request(`/api/v1/orders${query}`, { host, key: host === "shop2.test" ? KEYS.other : KEYS.read });
 
 /** Follows nextCursor to the end; returns the ids in the order seen. */
 async function walk(query: string, host = "shop1.test", between?: () => void): Promise<number[]> {
@@ -188,7 +192,7 @@ describe("GET /orders cursors", () => {
     const cursor = await cursorOf("?limit=2");
     await expectBadCursor(`?limit=2&cursor=${cursor}`, "shop2.test");
     for (const other of ["customers", "leads", "products"]) {
-      const answer = await server.request(`/api/v1/${other}?limit=2&cursor=${cursor}`, { key: KEYS.read });
+      const answer = await request(`/api/v1/${other}?limit=2&cursor=${cursor}`, { key: KEYS.read });
       expect(answer.status).toBe(400);
       expect(answer.json.error.code).toBe("invalid_parameter");
     }

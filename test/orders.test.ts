@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import Database from "libsql";
-import { KEYS, otherStore, startTestServer, testStore, type TestServer } from "./helpers";
+import { documentedRequests } from "./contract";
+import { KEYS, otherStore, startTestServer, testStore, type RequestOptions, type TestServer } from "./helpers";
 
 /** GET /orders/{id} and PATCH /orders/{id} (api-contract.md §7 Order). */
 
@@ -80,8 +81,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
+/** Every answer is also checked against the OpenAPI document. */
+const request = (path: string, options?: RequestOptions) => documentedRequests(server)(path, options);
+
 const patch = (id: number, body: unknown, host = "shop1.test") =>
-  server.request(`/api/v1/orders/${id}`, { method: "PATCH", body, host });
+  request(`/api/v1/orders/${id}`, { method: "PATCH", body, host });
 
 function outbox(slug = "shop1"): Array<{ kind: string; recipient: string; subject: string; text: string }> {
   const db = new Database(join(server.dataDir, "stores", `${slug}.db`));
@@ -152,14 +156,14 @@ const expectedRich = {
 
 describe("GET /orders/{id}", () => {
   test("answers the full Order with exact values, money as 2-decimal numbers, Israel times", async () => {
-    const answer = await server.request("/api/v1/orders/10", { key: KEYS.read });
+    const answer = await request("/api/v1/orders/10", { key: KEYS.read });
     expect(answer.status).toBe(200);
     expect(answer.json).toEqual({ ok: true, data: expectedRich });
     expect(Object.keys(answer.json.data)).toEqual(Object.keys(expectedRich));
   });
 
   test("a minimal order has every field, the nullable ones null", async () => {
-    const answer = await server.request("/api/v1/orders/2");
+    const answer = await request("/api/v1/orders/2");
     expect(answer.json.data).toEqual({
       id: 2,
       number: 2002,
@@ -187,19 +191,19 @@ describe("GET /orders/{id}", () => {
   });
 
   test("404 for an id not in this store, 400 for an id that is not one", async () => {
-    const missing = await server.request("/api/v1/orders/999");
+    const missing = await request("/api/v1/orders/999");
     expect(missing.status).toBe(404);
     expect(missing.json.error.code).toBe("not_found");
-    expect((await server.request("/api/v1/orders/10", { host: "shop2.test", key: KEYS.other })).status).toBe(404);
+    expect((await request("/api/v1/orders/10", { host: "shop2.test", key: KEYS.other })).status).toBe(404);
     for (const bad of ["0", "-1", "1.5", "abc", "01"]) {
-      const answer = await server.request(`/api/v1/orders/${bad}`);
+      const answer = await request(`/api/v1/orders/${bad}`);
       expect(answer.status).toBe(400);
       expect(answer.json.error.code).toBe("invalid_parameter");
     }
   });
 
   test("unknown query parameters are 400", async () => {
-    const answer = await server.request("/api/v1/orders/10?expand=items");
+    const answer = await request("/api/v1/orders/10?expand=items");
     expect(answer.status).toBe(400);
     expect(answer.json.error).toMatchObject({ code: "invalid_parameter", field: "expand" });
   });
@@ -213,7 +217,7 @@ describe("PATCH /orders/{id}", () => {
     const { updatedAt: _before, ...expected } = expectedRich;
     expect(rest).toEqual({ ...expected, paid: false, adminNotes: null, customerNotified: false });
     expect(updatedAt).not.toBe(expectedRich.updatedAt);
-    const again = await server.request("/api/v1/orders/10");
+    const again = await request("/api/v1/orders/10");
     expect(again.json.data.paid).toBe(false);
     expect(again.json.data.adminNotes).toBe(null);
     expect(again.json.data.trackingNumber).toBe("RR123456789IL");
@@ -294,7 +298,7 @@ describe("PATCH /orders/{id}", () => {
   });
 
   test("a read key cannot update", async () => {
-    const answer = await server.request("/api/v1/orders/23", { method: "PATCH", body: { paid: true }, key: KEYS.read });
+    const answer = await request("/api/v1/orders/23", { method: "PATCH", body: { paid: true }, key: KEYS.read });
     expect(answer.status).toBe(403);
     expect(answer.json.error.code).toBe("insufficient_scope");
   });
