@@ -144,6 +144,7 @@ export const storeMigrations: Migration[] = [
         attempts INTEGER NOT NULL DEFAULT 0,
         last_error TEXT,
         next_attempt_at INTEGER NOT NULL,
+        claimed_at INTEGER,
         created_at INTEGER NOT NULL,
         sent_at INTEGER
       );

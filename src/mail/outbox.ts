@@ -1,4 +1,4 @@
-import type { Queryable } from "../db/driver";
+import type { Db, Queryable } from "../db/driver";
 
 export type MailKind = "customer_approved" | "order_status" | "key_created" | "key_deleted";
 export type MailStatus = "queued" | "sent" | "failed";
@@ -57,23 +57,37 @@ export async function dueMail(db: Queryable, now: number, limit: number): Promis
  */
 export async function claimMail(db: Queryable, id: number, now: number, claimUntil: number): Promise<boolean> {
   const result = await db.run(
-    `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?
+    `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, claimed_at = ?
      WHERE id = ? AND status = 'queued' AND next_attempt_at <= ?`,
-    [claimUntil, id, now],
+    [claimUntil, now, id, now],
   );
   return result.changes === 1;
 }
 
+/**
+ * Makes rows claimed by a server that died (kill -9 between hand-over and marking) due
+ * now. Called once per store at start: one server serves a data directory, so any claim
+ * older than this process is an orphan. Reads first, so a clean outbox costs no write.
+ */
+export async function releaseOrphanedClaims(db: Db, now: number): Promise<void> {
+  const orphan = await db.get("SELECT id FROM outbox WHERE status = 'queued' AND claimed_at IS NOT NULL LIMIT 1");
+  if (!orphan) return;
+  await db.run(
+    "UPDATE outbox SET next_attempt_at = ?, claimed_at = NULL WHERE status = 'queued' AND claimed_at IS NOT NULL AND claimed_at < ?",
+    [now, now],
+  );
+}
+
 export async function markSent(db: Queryable, id: number, now: number): Promise<void> {
-  await db.run("UPDATE outbox SET status = 'sent', sent_at = ?, last_error = NULL WHERE id = ?", [now, id]);
+  await db.run("UPDATE outbox SET status = 'sent', sent_at = ?, last_error = NULL, claimed_at = NULL WHERE id = ?", [now, id]);
 }
 
 export async function markRetry(db: Queryable, id: number, error: string, retryAt: number): Promise<void> {
-  await db.run("UPDATE outbox SET last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'queued'", [error, retryAt, id]);
+  await db.run("UPDATE outbox SET last_error = ?, next_attempt_at = ?, claimed_at = NULL WHERE id = ? AND status = 'queued'", [error, retryAt, id]);
 }
 
 export async function markFailed(db: Queryable, id: number, error: string): Promise<void> {
-  await db.run("UPDATE outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'queued'", [error, id]);
+  await db.run("UPDATE outbox SET status = 'failed', last_error = ?, claimed_at = NULL WHERE id = ? AND status = 'queued'", [error, id]);
 }
 
 export async function listMail(db: Queryable): Promise<OutboxRow[]> {

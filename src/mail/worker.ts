@@ -4,7 +4,7 @@ import type { StorePool } from "../db/pool";
 import { errorFields, type Logger } from "../log";
 import type { StoreRegistry } from "../registry";
 import { DEFAULT_RETRY, retryDelay, type RetryPolicy } from "./backoff";
-import { claimMail, dueMail, markFailed, markRetry, markSent, nextDueAt, type OutboxRow } from "./outbox";
+import { claimMail, dueMail, markFailed, markRetry, markSent, nextDueAt, releaseOrphanedClaims, type OutboxRow } from "./outbox";
 import { DirTransport } from "./transports/dir";
 import { LogTransport } from "./transports/log";
 import { SmtpTransport } from "./transports/smtp";
@@ -47,8 +47,9 @@ type StoreOutcome = "done" | "transport-down";
  *
  * Each row is claimed (attempt counted, hidden for `claimMs`) in its own short write,
  * handed to the transport with no transaction open, then marked sent or rescheduled in
- * another short write. A crash between hand-over and marking leaves the row queued, so it
- * is sent again after the claim expires: at-least-once, and only that one message repeats.
+ * another short write. A crash between hand-over and marking leaves the row queued and
+ * claimed; the next start releases such orphaned claims, so it is sent again at once:
+ * at-least-once, and only that one message repeats.
  */
 export class MailWorker {
   private readonly transport: Transport;
@@ -127,7 +128,11 @@ export class MailWorker {
     for (const store of this.options.registry.all()) {
       if (this.stopping) return;
       try {
-        const due = await this.options.pool.use(store.slug, nextDueAt);
+        const startedAt = this.now();
+        const due = await this.options.pool.use(store.slug, async (db) => {
+          await releaseOrphanedClaims(db, startedAt);
+          return nextDueAt(db);
+        });
         if (due === null) continue;
         this.pending.set(store.slug, Math.min(due, this.pending.get(store.slug) ?? due));
         this.kick();
