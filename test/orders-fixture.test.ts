@@ -62,6 +62,9 @@ describe("order fixture records", () => {
     expect(refusal([fine({ customer: { email: "not-an-email" } })])).toBe("stores[0].orders[0].customer.email: must be a valid email address.");
     expect(refusal([fine({ payType: "cheque" })])).toStartWith("stores[0].orders[0].payType: must be one of credit_card, paypal");
     expect(refusal([fine({ colour: "red" })])).toStartWith("stores[0].orders[0].colour:");
+    expect(refusal([fine({ createdAt: "2026-02-01", updatedAt: "2026-01-31T23:59:59+02:00" })])).toBe(
+      "stores[0].orders[0].updatedAt: must not be before createdAt.",
+    );
     expect(refusal([fine({ createdAt: "yesterday" })])).toStartWith("stores[0].orders[0].createdAt:");
     expect(refusal([fine({ customer: { email: "" }, coupon: { code: "C", amount: -5 }, promotions: [{ name: "p", amount: -0.5 }] })])).toBe("accepted");
   });

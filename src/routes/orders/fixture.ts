@@ -180,6 +180,7 @@ export const orderFixture: FixtureSection<OrderRecord> = {
     if (seen.has(`number:${order.number}`)) return ["number", `order number ${order.number} appears twice.`];
     seen.set(`number:${order.number}`, true);
     order.createdAt ??= context.now; // "now when missing" means the load's time
+    if (order.updatedAt !== null && order.updatedAt < order.createdAt) return ["updatedAt", "must not be before createdAt."];
     return null;
   },
   /**
