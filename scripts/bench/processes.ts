@@ -19,13 +19,14 @@ export interface Spawned {
 }
 
 /** Spawns `command` on `cpu` (via taskset) with its output appended to `logFile`. */
-export function spawnPinned(command: string[], cpu: string | null, logFile: string): Spawned {
+export function spawnPinned(command: string[], cpu: string | null, logFile: string, env: Record<string, string> = {}): Spawned {
   const out = openSync(logFile, "a");
   const startedAt = performance.now();
   const child = Bun.spawn(cpu === null ? command : ["taskset", "-c", cpu, ...command], {
     stdout: out,
     stderr: out,
     stdin: "ignore",
+    env: { ...process.env, ...env },
   });
   children.add(child);
   child.exited.then(() => children.delete(child));
@@ -40,7 +41,7 @@ export async function stop(spawned: Spawned): Promise<void> {
 }
 
 /** Polls `url` until it answers 200; returns ms from the spawn to that answer. */
-export async function waitFor200(url: string, spawned: Spawned, timeoutMs = 30_000): Promise<number> {
+export async function waitFor200(url: string, spawned: Spawned, timeoutMs = 60_000): Promise<number> {
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
     if (spawned.child.exitCode !== null) throw new Error(`${url}: the process exited with ${spawned.child.exitCode} before answering`);

@@ -3,7 +3,7 @@
  *
  *   bun scripts/bench/run.ts [--quick] [--rounds N] [--seconds S] [--warmup S]
  *                            [--connections N] [--scale F] [--regenerate] [--no-write]
- *                            [--profile SCENARIO_ID]
+ *                            [--only ID,ID…] [--profile ID] [--inline-checkpoints]
  *
  * 1. generates (or reuses) the bench data in bench/tmp/ (scripts/bench/generate.ts);
  * 2. measures cold start of ./storeapi to its first /healthz answer;
@@ -12,7 +12,7 @@
  *    interleaving anchor and real scenario round by round;
  * 4. times single 500-item batches, touches all small stores and reads the server's RSS;
  * 5. prints the table and writes bench/results.md.
- * --profile ID runs only that scenario (and its anchor) against `bun --cpu-prof-md src/main.ts`
+ * --only runs just the named scenarios with their anchors (no results file); --profile ID runs only that scenario (and its anchor) against `bun --cpu-prof-md src/main.ts`
  * and leaves the profile in bench/tmp/profile/. Loopback only; every child is killed at the
  * end or at the deadline.
  */
@@ -24,6 +24,7 @@ import { parseArgs } from "node:util";
 import Database from "libsql";
 import { storeDbPath } from "../../src/db/pool";
 import { encodeCursor } from "../../src/http/cursor";
+import { ORDER_COLUMNS } from "../../src/routes/orders/row";
 import {
   BIG,
   BIG_KEY,
@@ -58,6 +59,8 @@ const { values: flags } = parseArgs({
     regenerate: { type: "boolean" },
     "no-write": { type: "boolean" },
     profile: { type: "string" },
+    only: { type: "string" },
+    "inline-checkpoints": { type: "boolean" },
   },
   strict: true,
 });
@@ -68,7 +71,7 @@ const settings = {
   seconds: Number(flags.seconds ?? (quick ? 2 : 8)),
   warmup: Number(flags.warmup ?? (quick ? 1 : 2)),
   connections: Number(flags.connections ?? 32),
-  coldStarts: quick ? 3 : 7,
+  coldStarts: quick ? 3 : 5,
   batchTimings: quick ? 5 : 9,
   scale: Number(flags.scale ?? 1),
 };
@@ -83,6 +86,9 @@ const sizes = {
 const cores = availableParallelism();
 const SERVER_CPU = cores >= 2 ? "0" : null;
 const LOAD_CPU = cores >= 2 ? "1" : null;
+
+/** --inline-checkpoints: the server checkpoints on its request thread (the A/B of the checkpoint worker). */
+const SERVER_ENV: Record<string, string> = flags["inline-checkpoints"] ? { STOREAPI_CHECKPOINTS: "inline" } : {};
 
 type Target3 = "real" | "hono" | "static";
 
@@ -157,7 +163,8 @@ function deepCursor(data: BenchData): { cursor: string; afterId: number } {
   return { cursor: encodeCursor(row.value, scope, { sort: orderCreatedAt(afterId), id: afterId }), afterId };
 }
 
-const LIST_QUERY_SQL = `SELECT * FROM orders WHERE (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51`;
+/** The statement src/http/pagination.ts builds for GET /orders?limit=50&cursor=… (no filters). */
+const LIST_QUERY_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51`;
 
 function queryPlan(data: BenchData): string[] {
   const db = new Database(storeDbPath(data.dir, BIG.slug), { readonly: true });
@@ -217,8 +224,8 @@ interface Servers {
 }
 
 async function startServers(command: string[], data: BenchData): Promise<Servers> {
-  const start = async (cmd: string[], port: number, health: string, logName: string) => {
-    const spawned = spawnPinned(cmd, SERVER_CPU, join(TMP, logName));
+  const start = async (cmd: string[], port: number, health: string, logName: string, env: Record<string, string> = {}) => {
+    const spawned = spawnPinned(cmd, SERVER_CPU, join(TMP, logName), env);
     const url = `http://127.0.0.1:${port}`;
     await waitFor200(`${url}${health}`, spawned);
     return { ...spawned, url };
@@ -226,7 +233,7 @@ async function startServers(command: string[], data: BenchData): Promise<Servers
   const anchor = join(import.meta.dir, "anchor.ts");
   const [realPort, honoPort, staticPort] = [freePort(), freePort(), freePort()];
   return {
-    real: await start([...command, ...serveArgs(data.dir, realPort)], realPort, "/healthz", "server.log"),
+    real: await start([...command, ...serveArgs(data.dir, realPort)], realPort, "/healthz", "server.log", SERVER_ENV),
     hono: await start([process.execPath, anchor, "hono", String(honoPort), storeDbPath(data.dir, BIG.slug)], honoPort, `${API}/orders/1`, "anchor.log"),
     static: await start([process.execPath, anchor, "static", String(staticPort)], staticPort, "/", "anchor.log"),
   };
@@ -388,15 +395,17 @@ async function main(): Promise<void> {
   if (SERVER_CPU === null) notes.push("one core only: server and load generator share it (no pinning)");
 
   log(`cold start ×${settings.coldStarts}`);
-  const coldStarts = flags.profile ? [] : await measureColdStart(binary.command, data.dir);
+  const coldStarts = flags.profile || flags.only ? [] : await measureColdStart(binary.command, data.dir);
 
   log("starting the server and the anchors");
   const servers = await startServers(binary.command, data);
   const deep = deepCursor(data);
   const all = scenarios(data, deep);
-  const profiled = all.find((s) => s.id === flags.profile);
-  const list = flags.profile ? all.filter((s) => s.id === profiled?.id || s.id === profiled?.anchor) : all;
-  if (flags.profile && !profiled) throw new Error(`--profile: no scenario "${flags.profile}"; one of ${all.map((s) => s.id).join(", ")}`);
+  const wanted = flags.profile ?? flags.only;
+  const chosen = wanted ? all.filter((s) => wanted.split(",").includes(s.id)) : all;
+  if (wanted && chosen.length === 0) throw new Error(`no scenario "${wanted}"; choose from ${all.map((s) => s.id).join(", ")}`);
+  const anchors = new Set(chosen.map((s) => s.anchor));
+  const list = all.filter((s) => chosen.includes(s) || anchors.has(s.id));
   const skipped = await preflight(list, servers, nonce);
   const results = await measureRounds(tool, list, servers, skipped, nonce);
 
@@ -407,7 +416,7 @@ async function main(): Promise<void> {
   log(`touching ${data.sizes.smallStores.toLocaleString("en")} small stores`);
   const before = await memoryOf(servers.real.pid);
   const touchStarted = performance.now();
-  const touchFailures = flags.profile ? 0 : await touchSmallStores(data, servers.real.url);
+  const touchFailures = flags.profile || flags.only ? 0 : await touchSmallStores(data, servers.real.url);
   const touchSeconds = (performance.now() - touchStarted) / 1000;
   const after = await memoryOf(servers.real.pid);
   if (touchFailures) notes.push(`${touchFailures} of the small-store requests did not answer 200`);
@@ -444,11 +453,11 @@ async function main(): Promise<void> {
   printReport(report);
   if (flags.profile) {
     log(`CPU profile of the server in ${PROFILE_DIR}`);
-  } else if (flags["no-write"] !== true && settings.scale === 1) {
+  } else if (flags["no-write"] !== true && settings.scale === 1 && !flags.only) {
     writeFileSync(RESULTS, markdownReport(report));
     log(`wrote ${RESULTS}`);
   } else {
-    log("bench/results.md not written (--no-write or --scale)");
+    log("bench/results.md not written (--no-write, --scale or --only)");
   }
 }
 

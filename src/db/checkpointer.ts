@@ -25,6 +25,8 @@ export class Checkpointer {
 
   /** A running checkpointer, or null where Workers cannot be started (the caller checkpoints itself). */
   static start(): Checkpointer | null {
+    // Diagnostic switch for the bench's A/B of where checkpoints run; not an operator setting.
+    if (process.env.STOREAPI_CHECKPOINTS === "inline") return null;
     const compiled = import.meta.url.includes("$bunfs");
     const url = compiled
       ? new URL("./db/checkpoint-worker.ts", import.meta.url).href
