@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "libsql";
@@ -63,6 +63,28 @@ describe("checkpoints on the worker thread", () => {
     expect(await eventually(() => rowsInMainFile(dir, "b") === 1)).toBe(true);
     expect(pool.openCount).toBe(1);
     expect(rowsInMainFile(dir, "a")).toBe(1);
+    await pool.close();
+  });
+});
+
+describe("closing databases", () => {
+  const openFiles = () => readdirSync("/proc/self/fd").length;
+
+  test.skipIf(!existsSync("/proc/self/fd"))("cycling through many stores does not pile up open files", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "storeapi-fds-"));
+    dirs.push(dir);
+    const pool = new StorePool(dir, 4);
+    const collections = spyOn(Bun, "gc");
+    const before = openFiles();
+    for (let i = 0; i < 300; i++) {
+      await pool.use(`s${i}`, (db) => db.get("SELECT count(*) AS n FROM outbox"));
+    }
+    await Bun.sleep(10);
+    // 296 closes: a full collection after every 64 frees the closed connections' files.
+    expect(collections.mock.calls.filter((args) => args[0] === true).length).toBeGreaterThanOrEqual(4);
+    collections.mockRestore();
+    // 300 stores × 2 connections × 3 files would be 1,800 if none were freed.
+    expect(await eventually(() => openFiles() - before < 600)).toBe(true);
     await pool.close();
   });
 });
