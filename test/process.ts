@@ -10,6 +10,8 @@ export interface ServerProcess {
   /** Sends a signal and waits for the exit status. */
   signal(signal: "SIGTERM" | "SIGKILL" | "SIGINT"): Promise<number>;
   stderr(): Promise<string>;
+  /** Everything the server wrote to stdout so far (its JSON log lines). */
+  stdout(): string;
 }
 
 /** The command that runs storeapi: the built binary when STOREAPI_BIN is set, else the sources. */
@@ -65,8 +67,7 @@ export async function spawnServer(dataDir: string, flags: string[] = []): Promis
   }
   // Keep draining stdout so the server never blocks on a full pipe.
   (async () => {
-    if ((await pending).done) return;
-    while (!(await reader.read()).done) {}
+    for (let chunk = await pending; !chunk.done; chunk = await reader.read()) buffered += decoder.decode(chunk.value);
   })().catch(() => {});
   return {
     url,
@@ -76,5 +77,6 @@ export async function spawnServer(dataDir: string, flags: string[] = []): Promis
       return proc.exited;
     },
     stderr: () => new Response(proc.stderr).text(),
+    stdout: () => buffered,
   };
 }
