@@ -8,6 +8,7 @@ import type { CidrList } from "./http/cidr";
 import type { AppContext, AppEnv } from "./http/context";
 import { readIdempotencyKey } from "./http/idempotency";
 import { readJsonBody } from "./http/json-body";
+import { requestPath, searchParamsOf } from "./http/request-url";
 import { RateLimiter } from "./http/rate-limit";
 import { rateLimit } from "./http/rate-limit-middleware";
 import { requestId } from "./http/request-id";
@@ -142,7 +143,7 @@ function requestLog(deps: AppDeps): MiddlewareHandler<AppEnv> {
 
 /** The whole HTTP app, its checks in the contract's order (api-contract.md §2). */
 export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  const app = new Hono<AppEnv>({ getPath: requestPath });
   const publicRoutes = [
     { method: "GET", path: "/healthz" },
     { method: "GET", path: `${API}/openapi.json` },
@@ -163,7 +164,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   app.use(requestId());
   app.use(requestLog(deps));
   app.use(async function keyInUrl(c, next) {
-    if (new URL(c.req.url).searchParams.has("apikey")) {
+    if (searchParamsOf(c.req.url).has("apikey")) {
       throw new ApiError("key_in_url", "Never put an API key in the URL; send it in the Authorization header.");
     }
     await next();
@@ -176,6 +177,12 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   app.use(`${API}/*`, storeByHost(deps.registry, deps.pool));
   app.use(`${API}/*`, authenticate({ keys: deps.keys, usage: deps.usage, failures: deps.authFailures, now: deps.now }));
   app.use(`${API}/*`, rateLimit(deps.rateLimiter, deps.now));
+  // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
+  for (const { path } of publicRoutes.filter((r) => r.path.startsWith(`${API}/`))) {
+    app.all(path, () => {
+      throw methodNotAllowed(["GET"]);
+    });
+  }
   mountRoutes(app, routes);
   return app;
 }

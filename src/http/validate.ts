@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { ApiError, invalidField, invalidParameter } from "../errors";
+import { searchParamsOf } from "./request-url";
 
 type Schema = v.GenericSchema;
 
@@ -35,7 +36,7 @@ export function parseParams<S extends Schema>(schema: S, input: unknown): v.Infe
 
 /** Query strings as a plain object; a repeated parameter is itself an error. */
 export function queryObject(url: string): Record<string, string> {
-  const params = new URL(url).searchParams;
+  const params = searchParamsOf(url);
   const result: Record<string, string> = {};
   for (const [name, value] of params) {
     if (name in result) throw invalidParameter(name, `Parameter "${name}" may be given only once.`);

@@ -1,0 +1,25 @@
+import { getPath as honoGetPath } from "hono/utils/url";
+
+/**
+ * Bun hands over a request without a usable `Host` (an HTTP/1.0 health probe, an empty
+ * `Host:`) with a bare `/path?query` URL, and one with a malformed `Host` (`[::1`) with
+ * an absolute URL that `new URL` refuses. Neither may turn into a 500: these read the
+ * path and the query from any of those forms.
+ */
+
+const PLACEHOLDER_ORIGIN = "http://host.invalid";
+
+const absolute = (url: string) => (url.startsWith("/") ? PLACEHOLDER_ORIGIN + url : url);
+
+/** The decoded path Hono routes on (its own reader, given an absolute URL). */
+export const requestPath = (request: Request): string => honoGetPath({ url: absolute(request.url) } as Request);
+
+/** The query parameters of a request URL; never throws. */
+export function searchParamsOf(url: string): URLSearchParams {
+  const target = absolute(url);
+  const pathStart = target.indexOf("/", target.indexOf("://") + 3);
+  const queryStart = pathStart === -1 ? -1 : target.indexOf("?", pathStart);
+  if (queryStart === -1) return new URLSearchParams();
+  const hash = target.indexOf("#", queryStart);
+  return new URLSearchParams(target.slice(queryStart + 1, hash === -1 ? undefined : hash));
+}
