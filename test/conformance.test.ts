@@ -300,7 +300,9 @@ describe("§1 shape of the service", () => {
         const patched = await api(base + id, { method: "PATCH", body: { notes: "x" } });
         expect(patched.json.error).toMatchObject({ code: "invalid_parameter", field: "id" });
       }
-      expect(err(await api(`${base}123456`))).toBe("404 not_found");
+      // Any well-formed id is looked up, up to 2^53 - 1 (the ids a row can have).
+      for (const id of ["123456", "1000000000000000", "9007199254740991"]) expect(err(await api(base + id))).toBe("404 not_found");
+      expect((await api(`${base}9007199254740992`)).json.error).toMatchObject({ code: "invalid_parameter", field: "id" });
     }
   });
 

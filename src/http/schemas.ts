@@ -54,12 +54,16 @@ export const money = () =>
 
 export const nullableMoney = () => v.nullable(money());
 
-/** A path id: a positive integer, written without sign, zeros or decimals. */
+/**
+ * A path id: a positive integer, written without sign, leading zeros or decimals, up to
+ * 2^53 - 1 (every id a row can have), so a well-formed id of any length is looked up.
+ */
 export const idParam = () =>
   v.pipe(
     v.string(),
-    v.regex(/^[1-9]\d{0,14}$/, "must be a positive integer."),
+    v.regex(/^[1-9]\d*$/, "must be a positive integer."),
     v.transform(Number),
+    v.check((n: number) => Number.isSafeInteger(n), `must be a positive integer up to ${Number.MAX_SAFE_INTEGER}.`),
   );
 
 export const idParams = v.strictObject({ id: idParam() });
