@@ -2,7 +2,7 @@
  * Child processes of the bench: the server under test and the anchors, pinned to the
  * server core, always killed when the bench ends (normally, on a signal or on its deadline).
  */
-import { openSync } from "node:fs";
+import { openSync, readdirSync } from "node:fs";
 import type { Subprocess } from "bun";
 
 const children = new Set<Subprocess>();
@@ -65,9 +65,15 @@ export function freePort(): number {
   return port;
 }
 
-/** Resident memory of a process in MB, from /proc/PID/status (VmRSS, and the peak VmHWM). */
-export async function memoryOf(pid: number): Promise<{ rssMb: number; peakMb: number }> {
+/** Resident memory of a process in MB from /proc/PID/status (VmRSS, peak VmHWM), and its open files. */
+export async function memoryOf(pid: number): Promise<{ rssMb: number; peakMb: number; openFiles: number }> {
   const status = await Bun.file(`/proc/${pid}/status`).text();
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
-  return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
+  let openFiles = Number.NaN;
+  try {
+    openFiles = readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    // not Linux
+  }
+  return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024, openFiles };
 }

@@ -224,6 +224,7 @@ interface Servers {
 }
 
 async function startServers(command: string[], data: BenchData): Promise<Servers> {
+  for (const name of ["server.log", "anchor.log"]) writeFileSync(join(TMP, name), "");
   const start = async (cmd: string[], port: number, health: string, logName: string, env: Record<string, string> = {}) => {
     const spawned = spawnPinned(cmd, SERVER_CPU, join(TMP, logName), env);
     const url = `http://127.0.0.1:${port}`;
@@ -422,6 +423,10 @@ async function main(): Promise<void> {
   if (touchFailures) notes.push(`${touchFailures} of the small-store requests did not answer 200`);
 
   await Promise.all([stop(servers.real), stop(servers.hono), stop(servers.static)]);
+  const serverErrors = (await Bun.file(join(TMP, "server.log")).text()).split("\n").filter((l) => l.includes('"level":"error"'));
+  if (serverErrors.length) {
+    notes.push(`the server logged ${serverErrors.length} errors (bench/tmp/server.log); first: ${serverErrors[0].slice(0, 300)}`);
+  }
 
   const summaries = summarize(list, results, skipped);
   const coldStart = median(coldStarts);
@@ -442,7 +447,7 @@ async function main(): Promise<void> {
       ["One 500-item POST /products/batch", `${ms(batchMs)} median of ${batchTimes.length}; bare anchor ${ms(median(anchorBatchTimes))}`],
       [
         `Server RSS after touching all ${data.sizes.smallStores.toLocaleString("en")} small stores`,
-        `${after.rssMb.toFixed(0)} MB (before: ${before.rssMb.toFixed(0)} MB; peak ${after.peakMb.toFixed(0)} MB; ${touchSeconds.toFixed(1)} s for the touches)`,
+        `${after.rssMb.toFixed(0)} MB (before: ${before.rssMb.toFixed(0)} MB; peak ${after.peakMb.toFixed(0)} MB; ${after.openFiles} open files; ${touchSeconds.toFixed(1)} s for the touches, ${touchFailures} not 200)`,
       ],
       ["Whole bench", `${((performance.now() - began) / 1000).toFixed(0)} s`],
     ] as Array<[string, string]>,
