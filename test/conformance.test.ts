@@ -471,6 +471,8 @@ describe("§1 shape of the service", () => {
     expect(JSON.parse(keyInUrl.body).error.code).toBe("key_in_url");
     const brokenHost = await rawRequest(`GET /api/v1/customers HTTP/1.1\r\nHost: [::1\r\nAuthorization: Bearer ${KEYS.all}\r\nConnection: close\r\n\r\n`);
     expect(brokenHost.status).toBe(404);
+    const connect = await rawRequest("CONNECT shop1.test:443 HTTP/1.1\r\nHost: shop1.test\r\nConnection: close\r\n\r\n");
+    expect([connect.status, JSON.parse(connect.body).error.message]).toEqual([404, "There is no endpoint at /shop1.test:443; the API lives under /api/v1/."]);
   });
 });
 

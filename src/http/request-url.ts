@@ -9,7 +9,11 @@ import { getPath as honoGetPath } from "hono/utils/url";
 
 const PLACEHOLDER_ORIGIN = "http://host.invalid";
 
-const absolute = (url: string) => (url.startsWith("/") ? PLACEHOLDER_ORIGIN + url : url);
+/** An absolute URL for any request target: `/path`, a full URL, or an authority (`CONNECT host:443`). */
+function absolute(url: string): string {
+  if (url.startsWith("/")) return PLACEHOLDER_ORIGIN + url;
+  return url.includes("://") ? url : `${PLACEHOLDER_ORIGIN}/${url}`;
+}
 
 /** The decoded path Hono routes on (its own reader, given an absolute URL). */
 export const requestPath = (request: Request): string => honoGetPath({ url: absolute(request.url) } as Request);
