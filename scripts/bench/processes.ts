@@ -77,3 +77,32 @@ export async function memoryOf(pid: number): Promise<{ rssMb: number; peakMb: nu
   }
   return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024, openFiles };
 }
+
+/** CPU time (user + system) a process has used, in clock ticks, from /proc/PID/stat. */
+async function cpuTicks(pid: number): Promise<number> {
+  const stat = await Bun.file(`/proc/${pid}/stat`).text();
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+}
+
+/**
+ * Waits until a process has been nearly idle (< 5% of a core) for one second, at most
+ * `timeoutMs`: the server's start-up work (its scan of every store's outbox) must not
+ * overlap the measurements. Returns the ms waited, or NaN when /proc is not there.
+ */
+export async function waitUntilIdle(pid: number, timeoutMs = 90_000): Promise<number> {
+  const started = performance.now();
+  const TICKS_PER_SECOND = 100;
+  try {
+    let last = await cpuTicks(pid);
+    while (performance.now() - started < timeoutMs) {
+      await Bun.sleep(1000);
+      const now = await cpuTicks(pid);
+      if (now - last < 0.05 * TICKS_PER_SECOND) return performance.now() - started;
+      last = now;
+    }
+  } catch {
+    return Number.NaN;
+  }
+  return performance.now() - started;
+}
