@@ -3,9 +3,6 @@ import type { StorePool } from "../db/pool";
 import { digestSecret } from "./secret";
 import { loadUsableKeys, type ApiKey } from "./store";
 
-/** Digests of recently accepted secrets kept in memory; cleared whole when full. */
-const DIGEST_MEMO_SIZE = 1024;
-
 interface StoreKeys {
   version: number;
   byDigest: Map<string, ApiKey>;
@@ -19,25 +16,16 @@ interface StoreKeys {
 export class KeyCache {
   private stores = new Map<string, StoreKeys>();
   private loading = new Map<string, Promise<StoreKeys>>();
-  /**
-   * Secret → digest for secrets that matched a key, so a busy key is not hashed on every
-   * request (SHA-256 was ~2% of a point read). Unknown secrets are never remembered, so a
-   * flood of guesses cannot fill it; whether a key is still usable is decided per request.
-   */
-  private digests = new Map<string, string>();
 
   constructor(private readonly pool: StorePool) {}
 
   async find(store: Store, secret: string): Promise<ApiKey | undefined> {
-    const digest = this.digests.get(secret) ?? digestSecret(secret);
+    // Always by digest: a presented secret is never compared with a stored one (the
+    // contract's rule), not even as a map key; SHA-256 costs ~2% of a point read.
+    const digest = digestSecret(secret);
     let keys = this.stores.get(store.slug);
     if (!keys || keys.version !== store.keysVersion) keys = await this.load(store);
-    const key = keys.byDigest.get(digest);
-    if (key && !this.digests.has(secret)) {
-      if (this.digests.size >= DIGEST_MEMO_SIZE) this.digests.clear();
-      this.digests.set(secret, digest);
-    }
-    return key;
+    return keys.byDigest.get(digest);
   }
 
   private load(store: Store): Promise<StoreKeys> {
