@@ -370,6 +370,10 @@ describe("§1 shape of the service", () => {
       const answer = await api(`/api/v1/customers?created_since=${encodeURIComponent(bad)}`);
       expect(answer.json.error).toMatchObject({ code: "invalid_parameter", field: "created_since" });
     }
+    // An unencoded + arrives as a space: still 400 (not ISO 8601), with a message that says how to send it.
+    const unencoded = await api("/api/v1/customers?created_since=2026-10-25T01:30:00+02:00");
+    expect(unencoded.json.error).toMatchObject({ code: "invalid_parameter", field: "created_since" });
+    expect(unencoded.json.error.message).toContain("%2B");
   });
 
   test("§1 strings: 'stored as sent (no trimming)'", async () => {

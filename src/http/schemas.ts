@@ -80,14 +80,18 @@ export const limitParam = () =>
 
 export const cursorParam = () => v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty.")));
 
+/** `…T09:00:00 02:00`: an offset whose `+` an unencoded query string turned into a space. */
+const PLUS_AS_SPACE = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:?\d{2}$/;
+
 /** A date-time query parameter (ISO 8601 with offset, or a bare date in Israel time) → epoch ms. */
 export const dateTimeParam = () =>
   v.optional(
     v.pipe(
       v.string(),
-      v.check(
-        (s) => parseDateTime(s) !== null,
-        "must be an ISO 8601 date-time with an offset (2026-01-31T09:00:00+02:00) or a date (2026-01-31).",
+      v.check((s) => parseDateTime(s) !== null, (issue) =>
+        PLUS_AS_SPACE.test(String(issue.input))
+          ? "has a space where its offset's + belongs: a URL query reads + as a space, so write it as %2B (2026-01-31T09:00:00%2B02:00)."
+          : "must be an ISO 8601 date-time with an offset (2026-01-31T09:00:00+02:00) or a date (2026-01-31).",
       ),
       v.metadata({
         pattern: "^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2}))?$",
