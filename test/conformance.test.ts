@@ -462,6 +462,23 @@ describe("§1 shape of the service", () => {
     expect(filtered.json.data.map((c: { id: number }) => c.id)).toEqual([1]);
   });
 
+  test("HEAD is answered like GET without a body: status, Content-Type, X-Request-Id and rate headers", async () => {
+    for (const [path, status] of [["/api/v1/customers/1", 200], ["/api/v1/customers", 200], ["/api/v1/customers/12345", 404], ["/healthz", 200], ["/nowhere", 404]] as const) {
+      const answer = await server.request(path, { method: "HEAD" });
+      expect([answer.status, answer.text]).toEqual([status, ""]);
+      expect(answer.headers.get("content-type")).toBe(JSON_TYPE);
+      expect(answer.headers.get("x-request-id") ?? "").toMatch(REQUEST_ID);
+      expect(answer.headers.get("ratelimit-limit")).toBe(path.startsWith("/api/v1/") ? String(LIMIT) : null);
+    }
+  });
+
+  test("a percent-encoded path is the same path (RFC 3986); an encoded slash is not a separator", async () => {
+    const plain = await server.request("/api/v1/customers/1");
+    const encoded = await server.request("/api/v1/%63ustomers/%31");
+    expect([encoded.status, encoded.json.data]).toEqual([200, plain.json.data]);
+    expect(err(await server.request("/api/v1/customers%2F1"))).toBe("404 not_found");
+  });
+
   test("a request without a Host header (an HTTP/1.0 probe) is never a 500: healthz answers, the API is 404", async () => {
     const health = await rawRequest("GET /healthz HTTP/1.0\r\n\r\n");
     expect(health.status).toBe(200);
