@@ -164,7 +164,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   app.use(requestId());
   app.use(requestLog(deps));
   app.use(async function keyInUrl(c, next) {
-    if (searchParamsOf(c.req.url).has("apikey")) {
+    if ([...searchParamsOf(c.req.url).keys()].some((name) => name.toLowerCase() === "apikey")) {
       throw new ApiError("key_in_url", "Never put an API key in the URL; send it in the Authorization header.");
     }
     await next();

@@ -120,7 +120,7 @@ describe("plans", () => {
 
 describe("key_in_url", () => {
   test("an apikey query parameter is refused first, also with a valid key and on the old endpoint", async () => {
-    for (const path of [`${probe}?apikey=${KEYS.all}`, "/api/product/update?apikey=x&id=1", "/healthz?apikey="]) {
+    for (const path of [`${probe}?apikey=${KEYS.all}`, "/api/product/update?apikey=x&id=1", "/healthz?apikey=", "/healthz?APIKEY=x", `${probe}?x=1&ApiKey=y`]) {
       const answer = await server.request(path);
       expect(answer.status).toBe(400);
       expect(answer.json.error.code).toBe("key_in_url");

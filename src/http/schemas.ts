@@ -41,7 +41,11 @@ export const email = () =>
 
 export const bool = () => v.boolean("must be true or false.");
 
-const MONEY_KEYWORDS = { minimum: 0, multipleOf: 0.01 };
+/**
+ * Not `multipleOf: 0.01`: JSON Schema validators test that with binary floats and
+ * reject amounts like 19.99, so "at most 2 decimals" is said in words.
+ */
+const MONEY_KEYWORDS = { minimum: 0, description: "An amount with at most 2 decimals." };
 
 /** Money in: a JSON number ≥ 0 with at most 2 decimals; out: integer minor units. */
 export const money = () =>

@@ -178,7 +178,7 @@ const SCRIPT = String.raw`
     }
     if (t === "array") return [example(s.items || {}, depth + 1)];
     if (t === "integer") return s.minimum || 1;
-    if (t === "number") return s.multipleOf === 0.01 ? 9.99 : 1;
+    if (t === "number") return /2 decimals/.test(s.description || "") ? 9.99 : 1;
     if (t === "boolean") return true;
     if (t === "null") return null;
     if (s.format === "email") return "name@example.com";

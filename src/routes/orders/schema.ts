@@ -48,7 +48,8 @@ export const updateBody = v.strictObject({
 export type UpdateBody = v.InferOutput<typeof updateBody>;
 
 /** Money out that may be negative (discounts). */
-const signedMoneyOut = () => v.pipe(v.number(), v.metadata({ multipleOf: 0.01 }));
+const signedMoneyOut = () =>
+  v.pipe(v.number(), v.metadata({ description: "An amount with at most 2 decimals; negative for a discount." }));
 
 const optionOut = v.object({ name: v.string(), price: moneyOut() });
 
