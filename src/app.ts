@@ -6,7 +6,7 @@ import { type AuthFailures } from "./http/auth-failures";
 import { authenticate } from "./http/auth";
 import type { CidrList } from "./http/cidr";
 import type { AppContext, AppEnv } from "./http/context";
-import { readIdempotencyKey } from "./http/idempotency";
+import { idempotentRejection, readIdempotencyKey } from "./http/idempotency";
 import { readJsonBody } from "./http/json-body";
 import { requestPath, searchParamsOf } from "./http/request-url";
 import { RateLimiter } from "./http/rate-limit";
@@ -104,7 +104,13 @@ function mount(app: Hono<AppEnv>, route: RouteDef): void {
     const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
     const query = parseParams(route.query ?? noQuery, queryObject(c.req.url));
     if (route.idempotent) readIdempotencyKey(c, rawBody);
-    const body = route.body ? parseBody(route.body, rawBody) : rawBody;
+    let body: unknown;
+    try {
+      body = route.body ? parseBody(route.body, rawBody) : rawBody;
+    } catch (error) {
+      if (route.idempotent && error instanceof ApiError) return idempotentRejection(c, error);
+      throw error;
+    }
     return route.handler(c, { params, query, body });
   });
 }

@@ -135,13 +135,18 @@ describe("Idempotency-Key on POST /customers", () => {
     expect(await customersWith("taken@example.com")).toBe(0);
   });
 
-  test("validation failures are not stored: the corrected request under the same key runs", async () => {
+  test("validation failures are 4xx answers too: stored and replayed; a corrected body needs a new key", async () => {
     const invalid = await create({ email: "oops" }, "fix-1");
     expect(invalid.status).toBe(400);
     expect(invalid.json.error.code).toBe("invalid_field");
-    const fixed = await create({ email: "fixed@example.com" }, "fix-1");
-    expect(fixed.status).toBe(201);
-    expect(replayed(fixed)).toBeNull();
+    expect(replayed(invalid)).toBeNull();
+    const again = await create({ email: "oops" }, "fix-1");
+    expect(again.text).toBe(invalid.text);
+    expect(replayed(again)).toBe("true");
+    const corrected = await create({ email: "fixed@example.com" }, "fix-1");
+    expect(corrected.status).toBe(400);
+    expect(corrected.json.error).toMatchObject({ code: "invalid_parameter", field: "Idempotency-Key" });
+    expect((await create({ email: "fixed@example.com" }, "fix-2")).status).toBe(201);
   });
 
   test("without the header every request runs", async () => {

@@ -141,6 +141,46 @@ const keepsError = (error: unknown): error is ApiError =>
   error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
 
 /**
+ * Runs `execute` once per (store, key id, Idempotency-Key): a stored answer for the same
+ * request is replayed, one for a different request is 400; concurrent duplicates queue.
+ */
+function once(c: AppContext, request: IdempotentRequest, execute: (scope: Scope, print: string) => Promise<Response>) {
+  const scope: Scope = { keyId: c.var.key.id, key: request.key };
+  const print = fingerprint(c.req.method, c.req.path, request.body);
+  const deps = c.var.deps;
+  return queueFor(deps).run(`${c.var.store.slug}\n${scope.keyId}\n${scope.key}`, async () => {
+    const previous = await findAnswer(c.var.db, scope, deps.now());
+    if (!previous) return execute(scope, print);
+    if (previous.fingerprint !== print) {
+      throw invalidParameter(
+        IDEMPOTENCY_HEADER,
+        'Header "Idempotency-Key" was already used for a different request in the last 24 hours; use a new key for a new request.',
+      );
+    }
+    return answerWith(c, previous.status, previous.body, { "Idempotent-Replayed": "true" });
+  });
+}
+
+/** Stores a 4xx answer under the request's key (not 429: a retry may succeed), then throws it. */
+async function rememberError(c: AppContext, scope: Scope, print: string, error: unknown): Promise<never> {
+  if (keepsError(error)) {
+    const stored = { fingerprint: print, status: error.status, body: errorBody(error) };
+    await c.var.db.transaction((tx) => storeAnswer(tx, scope, stored, c.var.deps.now()));
+  }
+  throw error;
+}
+
+/**
+ * A request to an idempotent route whose body failed validation: with an
+ * `Idempotency-Key` that answer is stored and replayed like any other 4xx (§6).
+ */
+export function idempotentRejection(c: AppContext, error: ApiError): Promise<Response> {
+  const request = c.get("idempotency");
+  if (!request) throw error;
+  return once(c, request, (scope, print) => rememberError(c, scope, print, error));
+}
+
+/**
  * Runs `create` in one transaction and answers `{ ok: true, data }` with its status.
  * With an `Idempotency-Key` the answer is stored in that same transaction (a created
  * row never exists without its record) and a repeat within 24 h replays it instead.
@@ -154,34 +194,17 @@ export async function idempotentCreate(c: AppContext, create: (tx: Queryable) =>
     const created = await db.transaction(create);
     return answerWith(c, created.status, JSON.stringify({ ok: true, data: created.data }));
   }
-  const scope: Scope = { keyId: c.var.key.id, key: request.key };
-  const print = fingerprint(c.req.method, c.req.path, request.body);
-  const deps = c.var.deps;
-  return queueFor(deps).run(`${c.var.store.slug}\n${scope.keyId}\n${scope.key}`, async () => {
-    const previous = await findAnswer(db, scope, deps.now());
-    if (previous) {
-      if (previous.fingerprint !== print) {
-        throw invalidParameter(
-          IDEMPOTENCY_HEADER,
-          'Header "Idempotency-Key" was already used for a different request in the last 24 hours; use a new key for a new request.',
-        );
-      }
-      return answerWith(c, previous.status, previous.body, { "Idempotent-Replayed": "true" });
-    }
+  return once(c, request, async (scope, print) => {
     try {
       const answer = await db.transaction(async (tx) => {
         const created = await create(tx);
         const stored = { fingerprint: print, status: created.status, body: JSON.stringify({ ok: true, data: created.data }) };
-        await storeAnswer(tx, scope, stored, deps.now());
+        await storeAnswer(tx, scope, stored, c.var.deps.now());
         return stored;
       });
       return answerWith(c, answer.status, answer.body);
     } catch (error) {
-      if (keepsError(error)) {
-        const stored = { fingerprint: print, status: error.status, body: errorBody(error) };
-        await db.transaction((tx) => storeAnswer(tx, scope, stored, deps.now()));
-      }
-      throw error;
+      return rememberError(c, scope, print, error);
     }
   });
 }
