@@ -18,7 +18,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "libsql";
@@ -83,7 +83,8 @@ const sizes = {
 };
 
 // Server on core 0, this process and the load generator on core 1, when there are two or more.
-const cores = availableParallelism();
+// All of the machine's cores, not this process's affinity (which an inherited taskset may narrow).
+const cores = cpus().length;
 const SERVER_CPU = cores >= 2 ? "0" : null;
 const LOAD_CPU = cores >= 2 ? "1" : null;
 
