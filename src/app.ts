@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import type { StorePool } from "./db/pool";
 import { ApiError, JSON_CONTENT_TYPE, renderError } from "./errors";
-import { type AuthFailures } from "./http/auth-failures";
+import type { AuthFailures } from "./http/auth-failures";
 import { authenticate } from "./http/auth";
 import type { CidrList } from "./http/cidr";
 import type { AppContext, AppEnv } from "./http/context";
@@ -19,7 +19,7 @@ import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
 import type { KeyUsage } from "./keys/usage";
 import type { StoreRegistry } from "./registry";
-import { accessFor, type RouteDef } from "./routes/define";
+import { accessFor, API_PREFIX, type RouteDef } from "./routes/define";
 import { apiRoutes } from "./routes";
 
 export interface RequestLog {
@@ -60,28 +60,38 @@ declare module "hono" {
   }
 }
 
-const API = "/api/v1";
+interface RoutePath {
+  method: string;
+  path: string;
+}
 
-/** Methods the app answers for a concrete path (literal routes win over `:param` ones). */
-function allowedMethods(routes: Array<{ method: string; path: string }>, path: string): string[] {
-  const matching = routes.filter((r) => new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`).test(path));
-  const literal = matching.filter((r) => r.path === path);
-  return [...new Set((literal.length ? literal : matching).map((r) => r.method))].sort();
+/**
+ * Which methods the app answers for a concrete path (literal routes win over `:param`
+ * ones). The route patterns are compiled once, when the app is built.
+ */
+function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
+  const patterns = routes.map((r) => ({ ...r, pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`) }));
+  return (path) => {
+    const matching = patterns.filter((r) => r.pattern.test(path));
+    const literal = matching.filter((r) => r.path === path);
+    return [...new Set((literal.length ? literal : matching).map((r) => r.method))].sort();
+  };
 }
 
 const methodNotAllowed = (allow: string[]) =>
   new ApiError("method_not_allowed", `This path accepts only ${allow.join(", ")}.`, {}, { Allow: allow.join(", ") });
 
 /** Paths outside /api/v1 are 404; OPTIONS anywhere is 405 (404 for no such path). No key needed. */
-function frontDoorPaths(routes: Array<{ method: string; path: string }>): MiddlewareHandler<AppEnv> {
+function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
+  const allowedMethods = allowedMethodsOf(routes);
   return async function frontDoorPathsMiddleware(c, next) {
     const path = c.req.path;
     if (c.req.method === "OPTIONS") {
-      const allow = allowedMethods(routes, path);
+      const allow = allowedMethods(path);
       throw allow.length ? methodNotAllowed(allow) : new ApiError("not_found", `There is no endpoint at ${path}.`);
     }
-    if (!path.startsWith(`${API}/`)) {
-      throw new ApiError("not_found", `There is no endpoint at ${path}; the API lives under ${API}/.`);
+    if (!path.startsWith(`${API_PREFIX}/`)) {
+      throw new ApiError("not_found", `There is no endpoint at ${path}; the API lives under ${API_PREFIX}/.`);
     }
     await next();
   };
@@ -98,7 +108,7 @@ const noQuery = v.strictObject({});
 
 /** Mounts one route: scope, JSON body, then params → query → Idempotency-Key → body validation, then the handler. */
 function mount(app: Hono<AppEnv>, route: RouteDef): void {
-  app.on(route.method, `${API}${route.path}`, async (c) => {
+  app.on(route.method, `${API_PREFIX}${route.path}`, async (c) => {
     checkScope(c, route);
     const rawBody = route.method === "GET" ? undefined : await readJsonBody(c);
     const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
@@ -124,7 +134,7 @@ function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]): void {
     const group = byPath.get(path) ?? [];
     for (const route of group) mount(app, route);
     const allow = group.map((r) => r.method).sort();
-    app.all(`${API}${path}`, () => {
+    app.all(`${API_PREFIX}${path}`, () => {
       throw methodNotAllowed(allow);
     });
   }
@@ -152,10 +162,10 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   const app = new Hono<AppEnv>({ getPath: requestPath });
   const publicRoutes = [
     { method: "GET", path: "/healthz" },
-    { method: "GET", path: `${API}/openapi.json` },
-    { method: "GET", path: `${API}/docs` },
+    { method: "GET", path: `${API_PREFIX}/openapi.json` },
+    { method: "GET", path: `${API_PREFIX}/docs` },
   ];
-  const allRoutes = [...publicRoutes, ...routes.map((r) => ({ method: r.method, path: `${API}${r.path}` }))];
+  const allRoutes = [...publicRoutes, ...routes.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` }))];
 
   app.onError((error, c) => {
     if (!(error instanceof ApiError)) deps.logError(c.var.requestId ?? "-", error);
@@ -176,15 +186,19 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     await next();
   });
   app.get("/healthz", (c) => c.body(JSON.stringify({ ok: true, data: { status: "ok" } }), 200, { "Content-Type": JSON_CONTENT_TYPE }));
-  app.get(`${API}/openapi.json`, (c) => c.body(JSON.stringify(deps.openapi()), 200, { "Content-Type": JSON_CONTENT_TYPE }));
-  app.get(`${API}/docs`, (c) => c.html(deps.docsHtml()));
+  let openApiText: string | undefined; // ~230 KB: serialised on first request, not on every one
+  app.get(`${API_PREFIX}/openapi.json`, (c) => {
+    openApiText ??= JSON.stringify(deps.openapi());
+    return c.body(openApiText, 200, { "Content-Type": JSON_CONTENT_TYPE });
+  });
+  app.get(`${API_PREFIX}/docs`, (c) => c.html(deps.docsHtml()));
   app.use(transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }));
   app.use(frontDoorPaths(allRoutes));
-  app.use(`${API}/*`, storeByHost(deps.registry, deps.pool));
-  app.use(`${API}/*`, authenticate({ keys: deps.keys, usage: deps.usage, failures: deps.authFailures, now: deps.now }));
-  app.use(`${API}/*`, rateLimit(deps.rateLimiter, deps.now));
+  app.use(`${API_PREFIX}/*`, storeByHost(deps.registry, deps.pool));
+  app.use(`${API_PREFIX}/*`, authenticate({ keys: deps.keys, usage: deps.usage, failures: deps.authFailures, now: deps.now }));
+  app.use(`${API_PREFIX}/*`, rateLimit(deps.rateLimiter, deps.now));
   // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
-  for (const { path } of publicRoutes.filter((r) => r.path.startsWith(`${API}/`))) {
+  for (const { path } of publicRoutes.filter((r) => r.path.startsWith(`${API_PREFIX}/`))) {
     app.all(path, () => {
       throw methodNotAllowed(["GET"]);
     });

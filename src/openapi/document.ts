@@ -1,7 +1,7 @@
 import type { JsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import type { ErrorCode } from "../errors";
-import { accessFor, type RouteDef } from "../routes/define";
+import { accessFor, API_PREFIX, type RouteDef } from "../routes/define";
 import { SchemaConverter } from "./convert";
 import { byStatus, ERROR_CATALOG, routeErrorCodes } from "./error-catalog";
 import {
@@ -20,8 +20,6 @@ import {
   successEnvelope,
   TAGS,
 } from "./parts";
-
-export const API_PREFIX = "/api/v1";
 
 export interface OpenApiBuild {
   document: Json;

@@ -2,6 +2,9 @@ import type * as v from "valibot";
 import type { AppContext } from "../http/context";
 import type { Area } from "../keys/permissions";
 
+/** Where every route of the API is mounted. */
+export const API_PREFIX = "/api/v1";
+
 type Schema = v.GenericSchema;
 type Out<S> = S extends Schema ? v.InferOutput<S> : undefined;
 
