@@ -1,7 +1,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import type { StorePool } from "./db/pool";
-import { ApiError, JSON_CONTENT_TYPE, renderError } from "./errors";
+import { ApiError, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
 import { authenticate } from "./http/auth";
 import type { CidrList } from "./http/cidr";
@@ -9,7 +9,8 @@ import type { AppContext, AppEnv } from "./http/context";
 import { idempotentRejection, readIdempotencyKey } from "./http/idempotency";
 import { readJsonBody } from "./http/json-body";
 import { requestPath, searchParamsOf } from "./http/request-url";
-import { RateLimiter } from "./http/rate-limit";
+import type { RateLimiter } from "./http/rate-limit";
+import { jsonAnswer, ok } from "./http/respond";
 import { rateLimit } from "./http/rate-limit-middleware";
 import { requestId } from "./http/request-id";
 import { storeByHost } from "./http/store-by-host";
@@ -185,11 +186,11 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     }
     await next();
   });
-  app.get("/healthz", (c) => c.body(JSON.stringify({ ok: true, data: { status: "ok" } }), 200, { "Content-Type": JSON_CONTENT_TYPE }));
+  app.get("/healthz", (c) => ok(c, { status: "ok" }));
   let openApiText: string | undefined; // ~230 KB: serialised on first request, not on every one
   app.get(`${API_PREFIX}/openapi.json`, (c) => {
     openApiText ??= JSON.stringify(deps.openapi());
-    return c.body(openApiText, 200, { "Content-Type": JSON_CONTENT_TYPE });
+    return jsonAnswer(c, openApiText);
   });
   app.get(`${API_PREFIX}/docs`, (c) => c.html(deps.docsHtml()));
   app.use(transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }));

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppDeps } from "../app";
 import type { Queryable } from "../db/driver";
-import { ApiError, errorBody, invalidParameter, JSON_CONTENT_TYPE } from "../errors";
+import { ApiError, errorBody, invalidParameter } from "../errors";
 import type { AppContext } from "./context";
+import { jsonAnswer } from "./respond";
 
 /**
  * Idempotent creates (api-contract.md §6). A create sent with `Idempotency-Key` runs at
@@ -131,11 +131,6 @@ function queueFor(deps: AppDeps): KeyedQueue {
   return queue;
 }
 
-const jsonHeaders = { "Content-Type": JSON_CONTENT_TYPE };
-
-const answerWith = (c: AppContext, status: number, body: string, headers: Record<string, string> = {}) =>
-  c.body(body, status as ContentfulStatusCode, { ...jsonHeaders, ...headers });
-
 /** 4xx answers are kept (the same request would fail the same way); 429 and 5xx are not. */
 const keepsError = (error: unknown): error is ApiError =>
   error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
@@ -157,7 +152,7 @@ function once(c: AppContext, request: IdempotentRequest, execute: (scope: Scope,
         'Header "Idempotency-Key" was already used for a different request in the last 24 hours; use a new key for a new request.',
       );
     }
-    return answerWith(c, previous.status, previous.body, { "Idempotent-Replayed": "true" });
+    return jsonAnswer(c, previous.body, previous.status, { "Idempotent-Replayed": "true" });
   });
 }
 
@@ -192,7 +187,7 @@ export async function idempotentCreate(c: AppContext, create: (tx: Queryable) =>
   const request = c.get("idempotency");
   if (!request) {
     const created = await db.transaction(create);
-    return answerWith(c, created.status, JSON.stringify({ ok: true, data: created.data }));
+    return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
   }
   return once(c, request, async (scope, print) => {
     try {
@@ -202,7 +197,7 @@ export async function idempotentCreate(c: AppContext, create: (tx: Queryable) =>
         await storeAnswer(tx, scope, stored, c.var.deps.now());
         return stored;
       });
-      return answerWith(c, answer.status, answer.body);
+      return jsonAnswer(c, answer.body, answer.status);
     } catch (error) {
       return rememberError(c, scope, print, error);
     }

@@ -1,3 +1,4 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { JSON_CONTENT_TYPE } from "../errors";
 import type { AppContext } from "./context";
 
@@ -7,16 +8,15 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-const jsonHeaders = { "Content-Type": JSON_CONTENT_TYPE };
+/** An answer whose body is JSON text already serialised. */
+export function jsonAnswer(c: AppContext, body: string, status: number = 200, headers: Record<string, string> = {}): Response {
+  return c.body(body, status as ContentfulStatusCode, { "Content-Type": JSON_CONTENT_TYPE, ...headers });
+}
 
 export function ok(c: AppContext, data: unknown, status: 200 | 201 = 200): Response {
-  return c.body(JSON.stringify({ ok: true, data }), status, jsonHeaders);
+  return jsonAnswer(c, JSON.stringify({ ok: true, data }), status);
 }
 
 export function okList<T>(c: AppContext, page: Page<T>): Response {
-  return c.body(
-    JSON.stringify({ ok: true, data: page.data, hasMore: page.hasMore, nextCursor: page.nextCursor }),
-    200,
-    jsonHeaders,
-  );
+  return jsonAnswer(c, JSON.stringify({ ok: true, data: page.data, hasMore: page.hasMore, nextCursor: page.nextCursor }));
 }
