@@ -12,27 +12,28 @@ function describeIssue(issue: v.BaseIssue<unknown>, field: string, noun: "Field"
   return `${noun} "${field}" must be ${issue.expected ?? "valid"} (received ${issue.received}).`;
 }
 
-function fieldOf(issue: v.BaseIssue<unknown>, fallback: string): string {
-  return v.getDotPath(issue) ?? fallback;
+/** The output of `schema` for `input`; the first problem is thrown as `fail(field, message)`. */
+function validate<S extends Schema>(
+  schema: S,
+  input: unknown,
+  noun: "Field" | "Parameter",
+  fallbackField: string,
+  fail: (field: string, message: string) => ApiError,
+): v.InferOutput<S> {
+  const result = v.safeParse(schema, input, { abortEarly: true });
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const field = v.getDotPath(issue) ?? fallbackField;
+  throw fail(field, describeIssue(issue, field, noun));
 }
 
 /** Validates a JSON body; the first problem is a 400 `invalid_field` naming the field. */
-export function parseBody<S extends Schema>(schema: S, input: unknown): v.InferOutput<S> {
-  const result = v.safeParse(schema, input, { abortEarly: true });
-  if (result.success) return result.output;
-  const issue = result.issues[0];
-  const field = fieldOf(issue, "body");
-  throw invalidField(field, describeIssue(issue, field, "Field"));
-}
+export const parseBody = <S extends Schema>(schema: S, input: unknown): v.InferOutput<S> =>
+  validate(schema, input, "Field", "body", invalidField);
 
 /** Validates path or query parameters; the first problem is a 400 `invalid_parameter`. */
-export function parseParams<S extends Schema>(schema: S, input: unknown): v.InferOutput<S> {
-  const result = v.safeParse(schema, input, { abortEarly: true });
-  if (result.success) return result.output;
-  const issue = result.issues[0];
-  const field = fieldOf(issue, "query");
-  throw invalidParameter(field, describeIssue(issue, field, "Parameter"));
-}
+export const parseParams = <S extends Schema>(schema: S, input: unknown): v.InferOutput<S> =>
+  validate(schema, input, "Parameter", "query", invalidParameter);
 
 /** Query strings as a plain object; a repeated parameter is itself an error. */
 export function queryObject(url: string): Record<string, string> {
