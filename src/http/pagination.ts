@@ -1,7 +1,7 @@
 import type { SqlValue } from "../db/driver";
 import type { AppContext } from "./context";
 import { decodeCursor, encodeCursor, type CursorScope } from "./cursor";
-import type { Page } from "./respond";
+import { okList, type Page } from "./respond";
 
 /** A list endpoint's table and sort order: newest first by `sortColumn` then `id`. */
 export interface ListSource {
@@ -71,4 +71,15 @@ export async function listPage<Row extends { id: number }>(
   const last = rows[rows.length - 1];
   const nextCursor = hasMore && last ? encodeCursor(secret, scope, { sort: last[source.sortColumn], id: last.id }) : null;
   return { data: rows, hasMore, nextCursor };
+}
+
+/** The list answer: one page of `source`, each row shown as `toItem` makes it. */
+export async function listAnswer<Row extends { id: number }>(
+  c: AppContext,
+  source: ListSource,
+  query: ListQuery,
+  toItem: (row: Row) => unknown,
+): Promise<Response> {
+  const page = await listPage<Row>(c, source, query);
+  return okList(c, { ...page, data: page.data.map(toItem) });
 }

@@ -1,6 +1,6 @@
 import type { SqlValue } from "../../db/driver";
-import { listPage, type ListSource } from "../../http/pagination";
-import { okList } from "../../http/respond";
+import * as v from "valibot";
+import { listAnswer, type ListSource } from "../../http/pagination";
 import { defineRoute } from "../define";
 import { CUSTOMER_COLUMNS, type CustomerRow, emailKey, toCustomer } from "./mapping";
 import { customerListQuery, customerOut } from "./schema";
@@ -13,20 +13,24 @@ export const listCustomers = defineRoute({
   area: "customers",
   summary: "List customers, newest first (filters: created_since, status, email)",
   query: customerListQuery,
-  response: customerOut,
+  response: v.array(customerOut),
   list: true,
   async handler(c, { query }) {
     const email = query.email === undefined ? undefined : emailKey(query.email);
     const where: Record<string, SqlValue> = {};
     if (query.status !== undefined) where.status = query.status;
     if (email !== undefined) where.email_lower = email;
-    const page = await listPage<CustomerRow>(c, source, {
-      limit: query.limit,
-      cursor: query.cursor,
-      since: query.created_since,
-      where,
-      filters: { created_since: query.created_since, status: query.status, email },
-    });
-    return okList(c, { ...page, data: page.data.map(toCustomer) });
+    return listAnswer<CustomerRow>(
+      c,
+      source,
+      {
+        limit: query.limit,
+        cursor: query.cursor,
+        since: query.created_since,
+        where,
+        filters: { created_since: query.created_since, status: query.status, email },
+      },
+      toCustomer,
+    );
   },
 });

@@ -1,8 +1,9 @@
 import * as v from "valibot";
-import { listPage } from "../../http/pagination";
-import { okList } from "../../http/respond";
+import { listAnswer, type ListSource } from "../../http/pagination";
 import { defineRoute } from "../define";
 import { LEAD_COLUMNS, leadOut, type LeadRow, listQuery, toLead } from "./schema";
+
+const source: ListSource = { list: "leads", table: "leads", sortColumn: "created_at", columns: LEAD_COLUMNS };
 
 export const listLeads = defineRoute({
   method: "GET",
@@ -12,12 +13,11 @@ export const listLeads = defineRoute({
   query: listQuery,
   response: v.array(leadOut),
   list: true,
-  async handler(c, { query }) {
-    const page = await listPage<LeadRow>(
+  handler: (c, { query }) =>
+    listAnswer<LeadRow>(
       c,
-      { list: "leads", table: "leads", sortColumn: "created_at", columns: LEAD_COLUMNS },
+      source,
       { limit: query.limit, cursor: query.cursor, since: query.created_since, filters: { created_since: query.created_since } },
-    );
-    return okList(c, { ...page, data: page.data.map(toLead) });
-  },
+      toLead,
+    ),
 });

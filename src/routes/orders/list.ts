@@ -1,6 +1,5 @@
-import type * as v from "valibot";
-import { listPage, type ListQuery, type ListSource } from "../../http/pagination";
-import { okList } from "../../http/respond";
+import * as v from "valibot";
+import { listAnswer, type ListQuery, type ListSource } from "../../http/pagination";
 import { defineRoute } from "../define";
 import { ORDER_COLUMNS, toOrder, type OrderRow } from "./row";
 import { listQuery, orderOut } from "./schema";
@@ -36,10 +35,7 @@ export const listOrders = defineRoute({
   area: "orders",
   summary: "List orders, newest first",
   query: listQuery,
-  response: orderOut,
+  response: v.array(orderOut),
   list: true,
-  async handler(c, { query }) {
-    const page = await listPage<OrderRow>(c, orderListSource, orderListQuery(query));
-    return okList(c, { ...page, data: page.data.map(toOrder) });
-  },
+  handler: (c, { query }) => listAnswer<OrderRow>(c, orderListSource, orderListQuery(query), toOrder),
 });

@@ -1,8 +1,9 @@
 import * as v from "valibot";
-import { listPage } from "../../http/pagination";
-import { okList } from "../../http/respond";
+import { listAnswer, type ListSource } from "../../http/pagination";
 import { defineRoute } from "../define";
 import { listQuery, PRODUCT_COLUMNS, productOut, type ProductRow, toProduct } from "./schema";
+
+const source: ListSource = { list: "products", table: "products", sortColumn: "updated_at", columns: PRODUCT_COLUMNS };
 
 export const listProducts = defineRoute({
   method: "GET",
@@ -12,12 +13,11 @@ export const listProducts = defineRoute({
   query: listQuery,
   response: v.array(productOut),
   list: true,
-  async handler(c, { query }) {
-    const page = await listPage<ProductRow>(
+  handler: (c, { query }) =>
+    listAnswer<ProductRow>(
       c,
-      { list: "products", table: "products", sortColumn: "updated_at", columns: PRODUCT_COLUMNS },
+      source,
       { limit: query.limit, cursor: query.cursor, since: query.updated_since, filters: { updated_since: query.updated_since } },
-    );
-    return okList(c, { ...page, data: page.data.map(toProduct) });
-  },
+      toProduct,
+    ),
 });
