@@ -1,10 +1,10 @@
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { defineRoute } from "../define";
-import { customerNotFound, findCustomer, toCustomer } from "./mapping";
+import { getCustomer, toCustomer } from "./mapping";
 import { customerOut } from "./schema";
 
-export const getCustomer = defineRoute({
+export const getCustomerRoute = defineRoute({
   method: "GET",
   path: "/customers/:id",
   area: "customers",
@@ -12,8 +12,6 @@ export const getCustomer = defineRoute({
   params: idParams,
   response: customerOut,
   async handler(c, { params }) {
-    const row = await findCustomer(c.var.db, params.id);
-    if (!row) throw customerNotFound(params.id);
-    return ok(c, toCustomer(row));
+    return ok(c, toCustomer(await getCustomer(c.var.db, params.id)));
   },
 });

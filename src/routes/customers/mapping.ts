@@ -85,6 +85,13 @@ export function findCustomer(db: Queryable, id: number): Promise<CustomerRow | u
   return db.get<CustomerRow>(`SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = ?`, [id]);
 }
 
+/** One customer row of this store, or 404 `not_found`. */
+export async function getCustomer(db: Queryable, id: number): Promise<CustomerRow> {
+  const row = await findCustomer(db, id);
+  if (!row) throw new ApiError("not_found", `Customer ${id} was not found in this store.`);
+  return row;
+}
+
 /** The id of the customer using this email (any case), if one does. */
 export async function emailOwner(db: Queryable, email: string): Promise<number | undefined> {
   const row = await db.get<{ id: number }>("SELECT id FROM customers WHERE email_lower = ?", [emailKey(email)]);
@@ -97,5 +104,3 @@ export const emailTaken = () =>
     'Field "email" is already used by another customer of this store; use a different address.',
     { field: "email" },
   );
-
-export const customerNotFound = (id: number) => new ApiError("not_found", `Customer ${id} was not found in this store.`);

@@ -9,11 +9,10 @@ import { defineRoute } from "../define";
 import {
   type CustomerRow,
   type CustomerStatus,
-  customerNotFound,
   emailKey,
   emailOwner,
   emailTaken,
-  findCustomer,
+  getCustomer,
   toCustomer,
 } from "./mapping";
 import { customerOut, customerUpdateBody } from "./schema";
@@ -50,8 +49,7 @@ const saveRow = (tx: Queryable, r: CustomerRow) =>
 
 /** Updates the row and, on approval, queues the "you can log in" email in the same transaction. */
 async function updateInTransaction(c: AppContext, tx: Queryable, id: number, update: CustomerUpdate) {
-  const row = await findCustomer(tx, id);
-  if (!row) throw customerNotFound(id);
+  const row = await getCustomer(tx, id);
   if (update.email !== undefined) {
     const owner = await emailOwner(tx, update.email);
     if (owner !== undefined && owner !== row.id) throw emailTaken();

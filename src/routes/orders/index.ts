@@ -1,6 +1,6 @@
 import type { RouteDef } from "../define";
-import { getOrder } from "./get";
+import { getOrderRoute } from "./get";
 import { listOrders } from "./list";
 import { updateOrder } from "./update";
 
-export const orderRoutes: RouteDef[] = [listOrders, getOrder, updateOrder];
+export const orderRoutes: RouteDef[] = [listOrders, getOrderRoute, updateOrder];

@@ -1,4 +1,5 @@
 import type { Queryable } from "../../db/driver";
+import { notFound } from "../../errors";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
 import type { PayType } from "./schema";
 
@@ -143,7 +144,9 @@ export function toOrder(row: OrderRow) {
 
 export type Order = ReturnType<typeof toOrder>;
 
-/** One order row of this store, or undefined. */
-export function findOrder(db: Queryable, id: number): Promise<OrderRow | undefined> {
-  return db.get<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`, [id]);
+/** One order row of this store, or 404 `not_found`. */
+export async function getOrder(db: Queryable, id: number): Promise<OrderRow> {
+  const row = await db.get<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`, [id]);
+  if (!row) throw notFound(`Order ${id}`);
+  return row;
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/driver";
-import { ApiError, notFound } from "../../errors";
+import { ApiError } from "../../errors";
 import { queueMail } from "../../mail/outbox";
 import { orderStatusChanged } from "../../mail/templates";
 import { ok } from "../../http/respond";
@@ -7,7 +7,7 @@ import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
 import type { Store } from "../../db/platform";
 import { defineRoute } from "../define";
-import { findOrder, toOrder, type OrderRow } from "./row";
+import { getOrder, toOrder, type OrderRow } from "./row";
 import { SILENT_STATUSES, updateBody, updatedOrderOut, type UpdateBody } from "./schema";
 
 interface Status {
@@ -85,8 +85,7 @@ export const updateOrder = defineRoute({
     const status = body.status === undefined ? null : await requireStatus(db, body.status);
     const now = deps.now();
     const { row, notified } = await db.transaction(async (tx) => {
-      const row = await findOrder(tx, params.id);
-      if (!row) throw notFound(`Order ${params.id}`);
+      const row = await getOrder(tx, params.id);
       const assignments = changes(row, body);
       if (assignments.length === 0) return { row, notified: false };
       const columns = [...assignments.map(([column]) => column), "updated_at"];

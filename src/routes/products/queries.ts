@@ -2,15 +2,10 @@ import type { Queryable } from "../../db/driver";
 import { invalidField, notFound } from "../../errors";
 import { PRODUCT_COLUMNS, type ProductRow } from "./schema";
 
-export const productNotFound = (id: number) => notFound(`Product ${id}`);
-
-export async function findProduct(db: Queryable, id: number): Promise<ProductRow | undefined> {
-  return db.get<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = ?`, [id]);
-}
-
+/** One product row of this store, or 404 `not_found`. */
 export async function getProduct(db: Queryable, id: number): Promise<ProductRow> {
-  const row = await findProduct(db, id);
-  if (!row) throw productNotFound(id);
+  const row = await db.get<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = ?`, [id]);
+  if (!row) throw notFound(`Product ${id}`);
   return row;
 }
 
