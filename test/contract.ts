@@ -52,7 +52,18 @@ export function validatorAt(place: string, schema: unknown): ValidateFunction {
 
 /** The documented path template a concrete path belongs to; literal paths win. */
 export function documentedPath(path: string): string | undefined {
-  const bare = path.split("?")[0];
+  // As the server reads it: percent-escapes decoded, except an encoded slash.
+  const bare = path
+    .split("?")[0]
+    .split("/")
+    .map((segment) => {
+      try {
+        return decodeURIComponent(segment).replaceAll("/", "%2F");
+      } catch {
+        return segment;
+      }
+    })
+    .join("/");
   if (doc.paths[bare]) return bare;
   return Object.keys(doc.paths).find((template) =>
     new RegExp(`^${template.replace(/[.]/g, "\\.").replace(/\{[^}]+\}/g, "[^/]+")}$`).test(bare),

@@ -5,6 +5,7 @@ import { parseServeConfig, type ServeFlags } from "../src/config";
 import { loadFixture } from "../src/fixtures/load";
 import { Logger } from "../src/log";
 import { startServer, type RunningServer } from "../src/server";
+import { expectDocumented } from "./contract";
 
 /** Pinned keys of the standard test fixture (`svc_sk_` + 40 alphanumerics). */
 export const KEYS = {
@@ -125,7 +126,12 @@ export async function startTestServer(
     url: server.url,
     dataDir,
     server,
-    request: (path, requestOptions) => send(server.url, path, requestOptions),
+    // Every answer a black-box test receives is checked against the OpenAPI document.
+    request: async (path, requestOptions) => {
+      const answer = await send(server.url, path, requestOptions);
+      expectDocumented(requestOptions?.method ?? "GET", path, answer);
+      return answer;
+    },
     stop: async () => {
       await server.stop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
