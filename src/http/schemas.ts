@@ -41,6 +41,10 @@ export const email = () =>
 
 export const bool = () => v.boolean("must be true or false.");
 
+/** A JSON number that is a positive integer up to 2^53 - 1 (a row id in a body or a fixture record). */
+export const positiveInteger = (message = "must be a positive integer.") =>
+  v.pipe(v.number(message), v.safeInteger(message), v.minValue(1, message));
+
 /**
  * Not `multipleOf: 0.01`: JSON Schema validators test that with binary floats and
  * reject amounts like 19.99, so "at most 2 decimals" is said in words.

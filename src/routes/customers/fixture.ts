@@ -1,8 +1,7 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import type { FixtureSection } from "../../fixtures/section";
-import { parseDateTime } from "../../format/time";
-import { email, nullableText, text } from "../../http/schemas";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../fixtures/section";
+import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
 import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./mapping";
 
 /**
@@ -11,26 +10,19 @@ import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./mapp
  * manual approval, a `lastVisitAt`).
  */
 
-const dateTime = () =>
-  v.pipe(
-    v.string("must be a date-time string."),
-    v.check((s) => parseDateTime(s) !== null, "must be an ISO 8601 date-time with an offset, or a date."),
-    v.transform((s) => parseDateTime(s) as number),
-  );
-
 const customerRecord = v.strictObject({
-  id: v.optional(v.pipe(v.number("must be a positive whole number."), v.safeInteger("must be a positive whole number."), v.minValue(1, "must be a positive whole number."))),
+  id: v.optional(positiveInteger("must be a positive whole number.")),
   email: email(),
   firstName: v.optional(text(100), ""),
   lastName: v.optional(text(100), ""),
   phone: v.optional(nullableText(32), null),
-  newsletter: v.optional(v.boolean("must be true or false."), false),
+  newsletter: v.optional(bool(), false),
   status: v.optional(v.picklist(CUSTOMER_STATUSES, "must be active, pending or locked."), "active"),
   notes: v.optional(nullableText(5000), null),
   /** Missing: when the record was created (as for API creates); `null` is kept. */
-  registeredAt: v.optional(v.nullable(dateTime())),
-  lastVisitAt: v.optional(v.nullable(dateTime()), null),
-  createdAt: v.optional(dateTime()),
+  registeredAt: v.optional(v.nullable(fixtureDateTime())),
+  lastVisitAt: v.optional(v.nullable(fixtureDateTime()), null),
+  createdAt: v.optional(fixtureDateTime()),
 });
 
 type CustomerRecord = v.InferOutput<typeof customerRecord>;
@@ -58,23 +50,16 @@ export const customerFixture: FixtureSection<CustomerRecord> = {
   check(customer, context, seen) {
     const index = (seen.get("#") as number | undefined) ?? 0; // records are checked in file order
     seen.set("#", index + 1);
-    if (customer.id !== undefined) {
-      if (seen.has(`id:${customer.id}`)) return ["id", `customer id ${customer.id} appears twice.`];
-      seen.set(`id:${customer.id}`, true);
-    }
+    const repeated = repeatedId(seen, "customer", customer.id);
+    if (repeated) return repeated;
     const key = `email:${emailKey(customer.email)}`;
     if (seen.has(key)) return ["email", `email "${customer.email}" is also used by customers[${seen.get(key)}] (emails are unique regardless of case).`];
     seen.set(key, index);
     customer.createdAt ??= context.now; // "now when missing" means the load's time
     return null;
   },
-  /**
-   * Customers with an id go in first, so ids assigned to the others (max + 1) cannot
-   * collide with an id named later in the file. One statement text: the driver
-   * prepares it once and reuses it for every row.
-   */
+  /** One statement text: the driver prepares it once and reuses it for every row. */
   async insert(tx: Queryable, customers: CustomerRecord[]) {
-    for (const customer of customers) if (customer.id !== undefined) await tx.run(INSERT_CUSTOMER, argsOf(customer));
-    for (const customer of customers) if (customer.id === undefined) await tx.run(INSERT_CUSTOMER, argsOf(customer));
+    for (const customer of idsFirst(customers, (c) => c.id !== undefined)) await tx.run(INSERT_CUSTOMER, argsOf(customer));
   },
 };

@@ -1,9 +1,8 @@
 import * as v from "valibot";
 import type { Queryable, SqlValue } from "../../db/driver";
-import type { FixtureSection } from "../../fixtures/section";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../fixtures/section";
 import { toSignedMinor } from "../../format/money";
-import { parseDateTime } from "../../format/time";
-import { email, money, nullableText, text } from "../../http/schemas";
+import { bool, email, money, nullableText, text } from "../../http/schemas";
 import { PAY_TYPES } from "./schema";
 import type { StoredCoupon, StoredField, StoredInvoice, StoredItem, StoredPromotion } from "./row";
 
@@ -24,13 +23,6 @@ const signedMoney = () =>
     v.transform((n) => toSignedMinor(n) as number),
   );
 
-const dateTime = () =>
-  v.pipe(
-    v.string("must be a date-time string."),
-    v.check((s) => parseDateTime(s) !== null, "must be an ISO 8601 date-time with an offset, or a date."),
-    v.transform((s) => parseDateTime(s) as number),
-  );
-
 const optionRecord = v.strictObject({ name: text(100), price: money() });
 
 /** An item; `optionsPrice`, `unitPrice` and `total` default to what the other fields make. */
@@ -45,7 +37,7 @@ const itemRecord = v.pipe(
     unitPrice: v.optional(money()),
     total: v.optional(money()),
     unitName: v.optional(nullableText(32), null),
-    vatFree: v.optional(v.boolean("must be true or false."), false),
+    vatFree: v.optional(bool(), false),
     options: v.optional(v.array(optionRecord), []),
   }),
   v.transform((i): StoredItem => {
@@ -103,7 +95,7 @@ const orderRecord = v.strictObject({
   id: v.optional(positiveInt()),
   number: positiveInt(),
   status: positiveInt("must be a status id (a positive whole number)."),
-  paid: v.optional(v.boolean("must be true or false."), false),
+  paid: v.optional(bool(), false),
   total: money(),
   vat: v.optional(v.nullable(money()), null),
   payType: v.optional(v.picklist(PAY_TYPES, `must be one of ${PAY_TYPES.join(", ")}.`), "other"),
@@ -112,7 +104,7 @@ const orderRecord = v.strictObject({
   trackingNumber: v.optional(nullableText(100), null),
   adminNotes: v.optional(nullableText(5000), null),
   customerNotes: v.optional(text(5000), ""),
-  newsletter: v.optional(v.boolean("must be true or false."), false),
+  newsletter: v.optional(bool(), false),
   customer: v.optional(customerRecord, {}),
   delivery: v.optional(v.strictObject({ name: v.optional(text(100), ""), price: v.optional(money(), 0) }), {}),
   coupon: v.optional(v.nullable(couponRecord), null),
@@ -120,8 +112,8 @@ const orderRecord = v.strictObject({
   invoice: v.optional(v.nullable(invoiceRecord), null),
   items: v.optional(v.array(itemRecord), []),
   promotions: v.optional(v.array(promotionRecord), []),
-  createdAt: v.optional(dateTime()),
-  updatedAt: v.optional(v.nullable(dateTime()), null),
+  createdAt: v.optional(fixtureDateTime()),
+  updatedAt: v.optional(v.nullable(fixtureDateTime()), null),
 });
 
 type OrderRecord = v.InferOutput<typeof orderRecord>;
@@ -173,23 +165,16 @@ export const orderFixture: FixtureSection<OrderRecord> = {
       const known = ids.length ? `one of the store's orderStatuses ids (${ids.join(", ")})` : "an id in the store's orderStatuses (it has none)";
       return ["status", `status ${order.status} must be ${known}.`];
     }
-    if (order.id !== undefined) {
-      if (seen.has(`id:${order.id}`)) return ["id", `order id ${order.id} appears twice.`];
-      seen.set(`id:${order.id}`, true);
-    }
+    const repeated = repeatedId(seen, "order", order.id);
+    if (repeated) return repeated;
     if (seen.has(`number:${order.number}`)) return ["number", `order number ${order.number} appears twice.`];
     seen.set(`number:${order.number}`, true);
     order.createdAt ??= context.now; // "now when missing" means the load's time
     if (order.updatedAt !== null && order.updatedAt < order.createdAt) return ["updatedAt", "must not be before createdAt."];
     return null;
   },
-  /**
-   * Orders with an id go in first, so ids assigned to the others (max + 1) cannot
-   * collide with an id named later in the file. One statement text: the driver
-   * prepares it once and reuses it for every row.
-   */
+  /** One statement text: the driver prepares it once and reuses it for every row. */
   async insert(tx: Queryable, orders: OrderRecord[]) {
-    for (const order of orders) if (order.id !== undefined) await tx.run(INSERT_SQL, argsOf(order));
-    for (const order of orders) if (order.id === undefined) await tx.run(INSERT_SQL, argsOf(order));
+    for (const order of idsFirst(orders, (o) => o.id !== undefined)) await tx.run(INSERT_SQL, argsOf(order));
   },
 };

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { ApiError, invalidField, type ErrorCode } from "../../errors";
 import { ok } from "../../http/respond";
-import { idOut, text } from "../../http/schemas";
+import { idOut, positiveInteger, text } from "../../http/schemas";
 import { parseBody } from "../../http/validate";
 import { defineRoute } from "../define";
 import { changeStamp, saveProduct } from "./queries";
@@ -32,7 +32,7 @@ type Identifier = (typeof IDENTIFIERS)[number];
 const { sku: _sku, internalSku: _internalSku, ...changeFields } = productFields;
 
 export const batchItem = v.strictObject({
-  id: v.optional(v.pipe(v.number("must be a positive integer."), v.safeInteger("must be a positive integer."), v.minValue(1, "must be a positive integer."))),
+  id: v.optional(positiveInteger()),
   internalSku: v.optional(identifier()),
   sku: v.optional(identifier()),
   ...changeFields,

@@ -1,16 +1,8 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import type { FixtureSection } from "../../fixtures/section";
-import { parseDateTime } from "../../format/time";
-import { bool } from "../../http/schemas";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../fixtures/section";
+import { bool, positiveInteger } from "../../http/schemas";
 import { PRODUCT_COLUMNS, productFields, type ProductRow } from "./schema";
-
-const dateTime = () =>
-  v.pipe(
-    v.string("must be a date-time string."),
-    v.check((s) => parseDateTime(s) !== null, "must be an ISO 8601 date-time with an offset, or a date."),
-    v.transform((s) => parseDateTime(s) as number),
-  );
 
 const nullable = <T>(value: T | undefined) => (value === undefined ? null : value);
 
@@ -18,13 +10,13 @@ const nullable = <T>(value: T | undefined) => (value === undefined ? null : valu
 const recordSchema = v.pipe(
   v.strictObject({
     ...productFields,
-    id: v.optional(v.pipe(v.number("must be a positive integer."), v.safeInteger("must be a positive integer."), v.minValue(1, "must be a positive integer."))),
+    id: v.optional(positiveInteger()),
     name: productFields.name.wrapped,
     price: productFields.price.wrapped,
     visible: v.optional(bool(), true),
     vatFree: v.optional(bool(), false),
-    createdAt: v.optional(dateTime()),
-    updatedAt: v.optional(dateTime()),
+    createdAt: v.optional(fixtureDateTime()),
+    updatedAt: v.optional(fixtureDateTime()),
   }),
   v.transform((r) => ({
     id: r.id ?? null,
@@ -53,9 +45,7 @@ type FixtureProduct = Omit<ProductRow, "id" | "created_at" | "updated_at"> & {
 const INSERT = `INSERT INTO products (${PRODUCT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 async function insertProducts(tx: Queryable, rows: FixtureProduct[]): Promise<void> {
-  // Records with an id go first, so an assigned id can never take one a later record names.
-  const ordered = [...rows.filter((r) => r.id !== null), ...rows.filter((r) => r.id === null)];
-  for (const r of ordered) {
+  for (const r of idsFirst(rows, (r) => r.id !== null)) {
     await tx.run(INSERT, [
       r.id,
       r.name,
@@ -82,10 +72,8 @@ export const productFixture: FixtureSection<FixtureProduct> = {
     // A record never updated since it was made: updatedAt defaults to createdAt.
     row.updated_at ??= row.created_at;
     if (row.updated_at < row.created_at) return ["updatedAt", "must not be before createdAt."];
-    if (row.id !== null) {
-      if (seen.has(`id:${row.id}`)) return ["id", `product id ${row.id} appears twice.`];
-      seen.set(`id:${row.id}`, true);
-    }
+    const repeated = repeatedId(seen, "product", row.id);
+    if (repeated) return repeated;
     if (row.internal_sku !== null) {
       const key = `internalSku:${row.internal_sku}`;
       if (seen.has(key)) return ["internalSku", `internalSku "${row.internal_sku}" is also used by another product; it must be unique in the store.`];
