@@ -52,9 +52,9 @@ export function validatorAt(place: string, schema: unknown): ValidateFunction {
 
 /** The documented path template a concrete path belongs to; literal paths win. */
 export function documentedPath(path: string): string | undefined {
-  // As the server reads it: percent-escapes decoded, except an encoded slash.
-  const bare = path
-    .split("?")[0]
+  // As the server reads it: dot segments resolved (clients do that), percent-escapes
+  // decoded except an encoded slash.
+  const bare = new URL(path.split("?")[0], "http://documented.invalid").pathname
     .split("/")
     .map((segment) => {
       try {

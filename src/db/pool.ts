@@ -98,8 +98,7 @@ export class StorePool {
   }
 
   private async closeDb(db: Db): Promise<void> {
-    if (!(db instanceof NativeDb)) return db.close();
-    this.checkpointer?.forget(db.path);
+    if (db instanceof NativeDb) this.checkpointer?.forget(db.path);
     await db.close();
     if (++this.closesSinceCollection >= CLOSES_PER_COLLECTION) {
       this.closesSinceCollection = 0;
