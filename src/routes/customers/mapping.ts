@@ -58,11 +58,10 @@ export function toCustomer(row: CustomerRow): Customer {
   };
 }
 
-/** A new row's values, in the order of INSERT_CUSTOMER's columns. */
+/** A new row's values, in the order of CUSTOMER_COLUMNS. */
 export type NewCustomer = Omit<CustomerRow, "id" | "email_lower"> & { id?: number };
 
-export const INSERT_CUSTOMER = `INSERT INTO customers (id, email, email_lower, first_name, last_name, phone, newsletter, status, notes, registered_at, last_visit_at, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+export const INSERT_CUSTOMER = `INSERT INTO customers (${CUSTOMER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export function insertArgs(c: NewCustomer) {
   return [
