@@ -6,7 +6,7 @@ import type { AuthFailures } from "./http/auth-failures";
 import { authenticate } from "./http/auth";
 import type { CidrList } from "./http/cidr";
 import type { AppContext, AppEnv } from "./http/context";
-import { idempotentRejection, readIdempotencyKey } from "./http/idempotency";
+import { idempotentRejection, type KeyedQueue, readIdempotencyKey } from "./http/idempotency";
 import { readJsonBody } from "./http/json-body";
 import { requestPath, searchParamsOf } from "./http/request-url";
 import type { RateLimiter } from "./http/rate-limit";
@@ -43,6 +43,8 @@ export interface AppDeps {
   authFailures: AuthFailures;
   allowHttp: boolean;
   trustProxy: CidrList | null;
+  /** Makes concurrent creates with the same Idempotency-Key wait for the one that runs. */
+  idempotencyQueue: KeyedQueue;
   /** Signs cursors so they cannot be forged. */
   cursorSecret: string;
   /** The OpenAPI document and the HTML page built from it. */

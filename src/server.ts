@@ -4,6 +4,7 @@ import type { ServeConfig } from "./config";
 import { Platform } from "./db/platform";
 import { StorePool } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
+import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
@@ -41,6 +42,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     authFailures: new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: config.authFailureLimit }),
     allowHttp: config.allowHttp,
     trustProxy: config.trustProxy,
+    idempotencyQueue: new KeyedQueue(),
     cursorSecret: await platform.secret(),
     openapi: openApiDocument,
     docsHtml,

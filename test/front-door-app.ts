@@ -6,6 +6,7 @@ import { StorePool } from "../src/db/pool";
 import { loadFixture } from "../src/fixtures/load";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "../src/http/auth-failures";
 import { CidrList } from "../src/http/cidr";
+import { KeyedQueue } from "../src/http/idempotency";
 import { RateLimiter } from "../src/http/rate-limit";
 import { ok } from "../src/http/respond";
 import { idParams } from "../src/http/schemas";
@@ -92,6 +93,7 @@ export async function startInProcess(options: InProcessOptions, defaultKey: stri
     authFailures: new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: options.authFailureLimit ?? 20 }),
     allowHttp: options.allowHttp ?? true,
     trustProxy: options.trustProxy ? CidrList.parse(options.trustProxy) : null,
+    idempotencyQueue: new KeyedQueue(),
     cursorSecret: "test-secret",
     openapi: () => ({ openapi: "3.1.0" }),
     docsHtml: () => "<html></html>",

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import type { AppDeps } from "../app";
 import type { Queryable } from "../db/driver";
 import { ApiError, errorBody, invalidParameter } from "../errors";
 import type { AppContext } from "./context";
@@ -103,8 +102,8 @@ async function storeAnswer(tx: Queryable, scope: Scope, answer: StoredAnswer, no
   );
 }
 
-/** One chain of waiting requests per (store, key id, Idempotency-Key), per app. */
-class KeyedQueue {
+/** One chain of waiting requests per id: the (store, key id, Idempotency-Key) of a create. */
+export class KeyedQueue {
   private tails = new Map<string, Promise<unknown>>();
 
   async run<T>(id: string, fn: () => Promise<T>): Promise<T> {
@@ -120,17 +119,6 @@ class KeyedQueue {
   }
 }
 
-const queues = new WeakMap<AppDeps, KeyedQueue>();
-
-function queueFor(deps: AppDeps): KeyedQueue {
-  let queue = queues.get(deps);
-  if (!queue) {
-    queue = new KeyedQueue();
-    queues.set(deps, queue);
-  }
-  return queue;
-}
-
 /** 4xx answers are kept (the same request would fail the same way); 429 and 5xx are not. */
 const keepsError = (error: unknown): error is ApiError =>
   error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
@@ -143,7 +131,7 @@ function once(c: AppContext, request: IdempotentRequest, execute: (scope: Scope,
   const scope: Scope = { keyId: c.var.key.id, key: request.key };
   const print = fingerprint(c.req.method, c.req.path, request.body);
   const deps = c.var.deps;
-  return queueFor(deps).run(`${c.var.store.slug}\n${scope.keyId}\n${scope.key}`, async () => {
+  return deps.idempotencyQueue.run(`${c.var.store.slug}\n${scope.keyId}\n${scope.key}`, async () => {
     const previous = await findAnswer(c.var.db, scope, deps.now());
     if (!previous) return execute(scope, print);
     if (previous.fingerprint !== print) {
