@@ -3,7 +3,7 @@ import { UsageError } from "./errors";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
-export const COMMON_OPTIONS = {
+const COMMON_OPTIONS = {
   data: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean" },

@@ -7,7 +7,7 @@ import { CliError } from "./errors";
 const PROGRESS_FROM = 10_000;
 
 /** Progress on stderr, at most a line a second, so stdout stays clean for --json. */
-export function progressPrinter() {
+function progressPrinter() {
   let last = 0;
   return (what: string, done: number, total: number) => {
     if (total < PROGRESS_FROM) return;
@@ -18,7 +18,7 @@ export function progressPrinter() {
   };
 }
 
-export function readFixtureFile(path: string): unknown {
+function readFixtureFile(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, "utf8");

@@ -33,7 +33,7 @@ function computeOffsetMinutes(epochMs: number): number {
 }
 
 /** Minutes east of UTC in Israel at the given instant (120 in winter, 180 in summer). */
-export function israelOffsetMinutes(epochMs: number): number {
+function israelOffsetMinutes(epochMs: number): number {
   const hour = Math.floor(epochMs / HOUR);
   let offset = offsetByHour.get(hour);
   if (offset === undefined) {
@@ -77,7 +77,7 @@ function validDate(year: number, month: number, day: number): boolean {
 }
 
 /** Epoch ms of 00:00 Israel time on the given calendar day. */
-export function israelMidnight(year: number, month: number, day: number): number {
+function israelMidnight(year: number, month: number, day: number): number {
   const wallClock = Date.UTC(year, month - 1, day);
   let instant = wallClock - israelOffsetMinutes(wallClock) * 60_000;
   instant = wallClock - israelOffsetMinutes(instant) * 60_000;

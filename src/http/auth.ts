@@ -36,7 +36,7 @@ const tooManyFailures = (seconds: number) =>
  * `Authorization` that is not `Bearer <key>` presents nothing (so it is a 401, never a
  * silent fall-back to `X-Api-Key`).
  */
-export function presentedKey(authorization: string | undefined, apiKey: string | undefined): string | undefined {
+function presentedKey(authorization: string | undefined, apiKey: string | undefined): string | undefined {
   if (authorization !== undefined) return /^Bearer +(\S+) *$/i.exec(authorization)?.[1];
   return apiKey?.trim() || undefined;
 }

@@ -30,7 +30,7 @@ declare module "hono" {
   }
 }
 
-export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
 /** Expired records deleted per stored answer: bounded work, yet the table cannot grow without end. */

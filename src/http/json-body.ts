@@ -1,7 +1,7 @@
 import { ApiError, invalidField } from "../errors";
 import type { AppContext } from "./context";
 
-export const MAX_BODY_BYTES = 1_048_576;
+const MAX_BODY_BYTES = 1_048_576;
 
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 

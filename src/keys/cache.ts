@@ -46,8 +46,4 @@ export class KeyCache {
     }
     return pending;
   }
-
-  forget(slug: string): void {
-    this.stores.delete(slug);
-  }
 }

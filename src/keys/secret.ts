@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 
-export const KEY_PREFIX = "svc_sk_";
+const KEY_PREFIX = "svc_sk_";
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const BODY_LENGTH = 40; // 40 × log2(62) ≈ 238 bits
 /** Accepted shape of a presented key; anything else is 401 without a lookup. */

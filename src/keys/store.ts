@@ -6,7 +6,7 @@ import { keyCreated, keyDeleted } from "../mail/templates";
 import { describePermissions, normalizePermissions, type Permissions } from "./permissions";
 import { digestSecret, generateSecret, hintFor, KEY_PATTERN } from "./secret";
 
-export const MAX_ACTIVE_KEYS = 5;
+const MAX_ACTIVE_KEYS = 5;
 const DAY = 86_400_000;
 export const EXPIRY_CHOICES = { never: null, "30d": 30 * DAY, "90d": 90 * DAY, "1y": 365 * DAY } as const;
 export type ExpiryChoice = keyof typeof EXPIRY_CHOICES;

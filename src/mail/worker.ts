@@ -29,7 +29,7 @@ export interface MailWorkerOptions {
 }
 
 /** SMTP when configured, else files in the mail directory, else the log. */
-export function chooseTransport(options: Pick<MailWorkerOptions, "smtp" | "mailDir" | "logger">): Transport {
+function chooseTransport(options: Pick<MailWorkerOptions, "smtp" | "mailDir" | "logger">): Transport {
   if (options.smtp) return new SmtpTransport(options.smtp);
   if (options.mailDir) return new DirTransport(options.mailDir);
   return new LogTransport(options.logger);
@@ -248,7 +248,7 @@ export class MailWorker {
 const CUSTOMER_KINDS = new Set(["customer_approved", "order_status"]);
 
 /** The message for a row: from the store's name at `--mail-from`; customers may reply to the owner. */
-export function outgoing(store: Store, row: OutboxRow, mailFrom: string): OutgoingMail {
+function outgoing(store: Store, row: OutboxRow, mailFrom: string): OutgoingMail {
   const address = /<([^>]*)>/.exec(mailFrom)?.[1] ?? mailFrom;
   const domain = address.slice(address.lastIndexOf("@") + 1) || "localhost";
   return {

@@ -46,7 +46,7 @@ function operationId(method: string, path: string): string {
 }
 
 /** Creates (POST on a collection) answer 201; everything else 200. */
-export const successStatus = (route: RouteDef) =>
+const successStatus = (route: RouteDef) =>
   route.method === "POST" && /^\/[^/]+$/.test(route.path) ? 201 : 200;
 
 /** A `title` given with `v.title()` or `v.metadata({ title })` in the schema's pipe. */

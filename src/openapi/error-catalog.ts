@@ -109,7 +109,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
 };
 
-export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_STATUS, code);
+const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_STATUS, code);
 
 /** Codes every authenticated endpoint can answer, in check order. */
 const AUTHENTICATED: ErrorCode[] = [

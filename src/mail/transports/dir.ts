@@ -6,7 +6,7 @@ import MailComposer from "nodemailer/lib/mail-composer";
 import { toMessage, type OutgoingMail, type Transport } from "./transport";
 
 /** `{store}-{outbox id}.eml`: one file per outbox row, so a repeated delivery replaces it. */
-export const emlFileName = (store: string, id: number) => `${store}-${id}.eml`;
+const emlFileName = (store: string, id: number) => `${store}-${id}.eml`;
 
 /**
  * `--mail-dir`: each email as an RFC 5322 file. Written to a hidden temporary name,

@@ -24,7 +24,7 @@ type CustomerUpdate = v.InferOutput<typeof customerUpdateBody>;
  * The status after `active` (api-contract.md §7): `true` approves a pending customer and
  * unlocks a locked one, `false` locks from any state; equal to the present state, nothing.
  */
-export const statusAfter = (current: CustomerStatus, active: boolean | undefined): CustomerStatus =>
+const statusAfter = (current: CustomerStatus, active: boolean | undefined): CustomerStatus =>
   active === undefined ? current : active ? "active" : "locked";
 
 function applyUpdate(row: CustomerRow, update: CustomerUpdate): CustomerRow {

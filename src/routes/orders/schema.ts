@@ -53,7 +53,7 @@ const signedMoneyOut = () =>
 
 const optionOut = v.object({ name: v.string(), price: moneyOut() });
 
-export const orderItemOut = v.object({
+const orderItemOut = v.object({
   name: v.string(),
   sku: v.string(),
   productId: idOut(),

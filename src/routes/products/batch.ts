@@ -8,10 +8,10 @@ import { defineRoute } from "../define";
 import { changeStamp, saveProduct } from "./queries";
 import { applyChanges, hasChanges, PRODUCT_COLUMNS, type ProductChanges, productFields, type ProductRow } from "./schema";
 
-export const MAX_BATCH_ITEMS = 500;
+const MAX_BATCH_ITEMS = 500;
 
 /** Only the envelope is checked up front: a bad item fails on its own, not the batch. */
-export const batchBody = v.strictObject({
+const batchBody = v.strictObject({
   items: v.pipe(
     v.array(v.unknown(), "must be an array of items."),
     v.minLength(1, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
@@ -31,7 +31,7 @@ type Identifier = (typeof IDENTIFIERS)[number];
 /** `sku` and `internalSku` name the product in an item, so a batch cannot change them (PATCH can). */
 const { sku: _sku, internalSku: _internalSku, ...changeFields } = productFields;
 
-export const batchItem = v.strictObject({
+const batchItem = v.strictObject({
   id: v.optional(positiveInteger()),
   internalSku: v.optional(identifier()),
   sku: v.optional(identifier()),
@@ -40,7 +40,7 @@ export const batchItem = v.strictObject({
 
 const itemError = v.object({ code: v.string(), message: v.string() });
 
-export const batchResult = v.object({
+const batchResult = v.object({
   updated: v.pipe(v.number(), v.integer()),
   failed: v.pipe(v.number(), v.integer()),
   results: v.array(

@@ -17,7 +17,7 @@ import {
 } from "../../http/schemas";
 
 /** Highest `stock` accepted: far above any real stock, and always a safe integer. */
-export const MAX_STOCK = 1_000_000_000;
+const MAX_STOCK = 1_000_000_000;
 
 /** A product as stored (snake_case columns, minor units, epoch ms, 0/1). */
 export interface ProductRow {
@@ -123,7 +123,7 @@ export function toProduct(row: ProductRow): Product {
 }
 
 /** API field → column, for the fields a client may set. */
-export const COLUMN_OF: Record<keyof ProductChanges, keyof ProductRow> = {
+const COLUMN_OF: Record<keyof ProductChanges, keyof ProductRow> = {
   name: "name",
   sku: "sku",
   internalSku: "internal_sku",
