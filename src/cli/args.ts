@@ -33,6 +33,20 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** `a`, `a or b`, `a, b or c`. */
+const orList = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names.join(""));
+
+/** Runs `storeapi GROUP SUB …`: the named subcommand, or a usage error listing them. */
+export function runSubcommand(
+  group: string,
+  argv: string[],
+  commands: Record<string, (argv: string[]) => Promise<void>>,
+): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub !== undefined && Object.hasOwn(commands, sub)) return commands[sub](rest);
+  throw new UsageError(`unknown ${group} command "${sub ?? ""}"; use ${orList(Object.keys(commands))}`);
+}
+
 /** `on`/`off` flags. */
 export function onOff(value: string | undefined, flag: string): boolean | undefined {
   if (value === undefined) return undefined;

@@ -3,7 +3,7 @@ import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, type Permissions } from "../keys/permissions";
 import { createKey, deleteKey, EXPIRY_CHOICES, KeyLimitError, KeyNotFoundError, listKeys, type ExpiryChoice } from "../keys/store";
-import { dataDirOf, parseCommand, positionals, printJson } from "./args";
+import { dataDirOf, parseCommand, positionals, printJson, runSubcommand } from "./args";
 import { CliError, UsageError } from "./errors";
 
 const USAGE_CREATE =
@@ -118,10 +118,4 @@ async function remove(argv: string[]) {
   console.log(`deleted key ${key.id} "${key.name}" (${key.hint}) from ${slug}; the store owner has been emailed`);
 }
 
-export async function keysCommand(argv: string[]): Promise<void> {
-  const [sub, ...rest] = argv;
-  if (sub === "create") return create(rest);
-  if (sub === "list") return list(rest);
-  if (sub === "delete") return remove(rest);
-  throw new UsageError(`unknown keys command "${sub ?? ""}"; use create, list or delete`);
-}
+export const keysCommand = (argv: string[]) => runSubcommand("keys", argv, { create, list, delete: remove });

@@ -2,8 +2,8 @@ import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { listMail, type OutboxRow } from "../mail/outbox";
-import { dataDirOf, parseCommand, positionals, printJson } from "./args";
-import { CliError, UsageError } from "./errors";
+import { dataDirOf, parseCommand, positionals, printJson, runSubcommand } from "./args";
+import { CliError } from "./errors";
 
 const USAGE = "storeapi mail list [--store SLUG]";
 
@@ -49,8 +49,4 @@ async function list(argv: string[]) {
   }
 }
 
-export async function mailCommand(argv: string[]): Promise<void> {
-  const [sub, ...rest] = argv;
-  if (sub === "list") return list(rest);
-  throw new UsageError(`unknown mail command "${sub ?? ""}"; use list`);
-}
+export const mailCommand = (argv: string[]) => runSubcommand("mail", argv, { list });

@@ -2,7 +2,7 @@ import { Platform, type NewStore, type Store } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { DOMAIN_PATTERN, SLUG_PATTERN } from "../fixtures/load";
 import { isPlan, PLANS, type Plan } from "../plans";
-import { dataDirOf, onOff, parseCommand, positionals, printJson } from "./args";
+import { dataDirOf, onOff, parseCommand, positionals, printJson, runSubcommand } from "./args";
 import { CliError, UsageError } from "./errors";
 
 const USAGE_ADD = "storeapi stores add SLUG --domain D --plan P --owner-email E [--name N]";
@@ -118,10 +118,4 @@ async function list(argv: string[]) {
   for (const s of stores) console.log(`${s.slug.padEnd(20)} ${s.domain.padEnd(32)} ${s.plan}`);
 }
 
-export async function storesCommand(argv: string[]): Promise<void> {
-  const [sub, ...rest] = argv;
-  if (sub === "add") return add(rest);
-  if (sub === "set") return set(rest);
-  if (sub === "list") return list(rest);
-  throw new UsageError(`unknown stores command "${sub ?? ""}"; use add, set or list`);
-}
+export const storesCommand = (argv: string[]) => runSubcommand("stores", argv, { add, set, list });
