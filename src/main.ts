@@ -45,9 +45,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return command === undefined ? 2 : 0;
   }
-  const run = COMMANDS[command];
   try {
-    if (!run) throw new UsageError(`unknown command "${command}"; run storeapi --help`);
+    // Own keys only: "constructor" or "__proto__" is an unknown command, not Object's.
+    if (!Object.hasOwn(COMMANDS, command)) throw new UsageError(`unknown command "${command}"; run storeapi --help`);
+    const run = COMMANDS[command];
     if (rest.includes("--help")) {
       process.stdout.write(HELP);
       return 0;

@@ -206,6 +206,14 @@ describe("command line", () => {
     expect(results[0].stderr).toBe('storeapi: unknown command "frobnicate"; run storeapi --help\n');
   });
 
+  test("a name every object has (constructor, __proto__) is an unknown command too", async () => {
+    for (const name of ["constructor", "__proto__", "toString"]) {
+      const result = await storeapi([name]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`storeapi: unknown command "${name}"; run storeapi --help\n`);
+    }
+  });
+
   test("--help prints usage and exits 0; no command prints usage and exits 2", async () => {
     const help = await storeapi(["--help"]);
     expect(help.code).toBe(0);
