@@ -186,6 +186,15 @@ describe("keys", () => {
       expect(result.stderr).toBe('storeapi: no store "nope"\n');
     }
   });
+
+  test("--expires takes only its four choices, not a name every object has", async () => {
+    const run = inDir(freshDir());
+    await addShop(run);
+    const result = await run("keys", "create", "shop1", "--name", "x", "--expires", "toString");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('storeapi: --expires takes never, 30d, 90d or 1y, not "toString"\n');
+    expect((await run("keys", "list", "shop1", "--json")).json).toEqual([]);
+  });
 });
 
 describe("command line", () => {

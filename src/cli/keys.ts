@@ -52,7 +52,8 @@ async function create(argv: string[]) {
     permissions[area] = value;
   }
   const expires = (values.expires ?? "never") as ExpiryChoice;
-  if (!(expires in EXPIRY_CHOICES)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
+  // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
+  if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
   const now = Date.now();
   const duration = EXPIRY_CHOICES[expires];
   const expiresAt = duration === null ? null : now + duration;
