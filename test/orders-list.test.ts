@@ -111,6 +111,14 @@ describe("GET /orders order and pages", () => {
       expect(answer.json.error).toMatchObject({ code: "invalid_parameter", field });
     }
   });
+
+  test("a parameter named like an object member is unknown, not repeated", async () => {
+    for (const name of ["constructor", "__proto__", "toString"]) {
+      const answer = await list(`?${name}=1`);
+      expect(answer.status).toBe(400);
+      expect(answer.json.error).toEqual({ code: "invalid_parameter", message: `Parameter "${name}" is not allowed here.`, field: name });
+    }
+  });
 });
 
 describe("GET /orders filters", () => {
