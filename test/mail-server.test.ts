@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { loadFixture } from "../src/fixtures/load";
 import { startTestServer, tempDir, testStore, type TestServer } from "./helpers";
-import { storeapi } from "./mail-cli";
+import { storeapi } from "./cli-run";
 import { eventually, parseAddress, startSmtp, type SmtpPeer } from "./mail-support";
 import { spawnServer } from "./process";
 

@@ -13,7 +13,7 @@ import { MailWorker, type MailWorkerOptions } from "../src/mail/worker";
 import { StoreRegistry } from "../src/registry";
 import { otherStore, tempDir, testStore } from "./helpers";
 import { eventually, freePort, parseAddress, parseMessage, startSmtp, type SmtpPeer } from "./mail-support";
-import { storeapi } from "./mail-cli";
+import { storeapi } from "./cli-run";
 
 const HEBREW_STORE = "חנות הדגמה";
 const FAST: Partial<RetryPolicy> = { baseDelayMs: 10, maxDelayMs: 40, maxAttempts: 3, maxAgeMs: 3_600_000, claimMs: 5_000 };
