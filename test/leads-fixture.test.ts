@@ -1,16 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { validateFixture } from "../src/fixtures/load";
+import { refusalOf, sectionRows } from "./fixture-records";
 
-const store = (leads: unknown[]) => ({ stores: [{ slug: "a", domain: "a.test", plan: "growth", ownerEmail: "o@a.test", leads }] });
-const rows = (leads: unknown[]) => validateFixture(store(leads), { now: 1_000 })[0].sections.find((s) => s.section.name === "leads")?.rows;
-const refusal = (leads: unknown[]) => {
-  try {
-    validateFixture(store(leads), { now: 1_000 });
-  } catch (error) {
-    return (error as Error).message;
-  }
-  return "accepted";
-};
+const rows = (leads: unknown[]) => sectionRows("leads", leads);
+const refusal = (leads: unknown[]) => refusalOf("leads", leads);
 
 describe("lead fixture records", () => {
   test("defaults: nullable fields null, handled false, createdAt now", () => {

@@ -2,7 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
-import { loadFixture, validateFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/fixtures/load";
+import { FIXTURE_NOW, oneStoreFixture, refusalOf } from "./fixture-records";
 import { tempDir } from "./helpers";
 
 /** Orders in fixtures (operations.md): API names and formats in, minor units stored. */
@@ -11,17 +12,8 @@ const statuses = [
   { id: 1, name: "New" },
   { id: 3, name: "Shipped" },
 ];
-const store = (orders: unknown[]) => ({
-  stores: [{ slug: "a", domain: "a.test", plan: "growth", ownerEmail: "o@a.test", orderStatuses: statuses, orders }],
-});
-const refusal = (orders: unknown[]) => {
-  try {
-    validateFixture(store(orders), { now: 1_000 });
-  } catch (error) {
-    return (error as Error).message;
-  }
-  return "accepted";
-};
+const store = (orders: unknown[]) => oneStoreFixture("orders", orders, { orderStatuses: statuses });
+const refusal = (orders: unknown[]) => refusalOf("orders", orders, { orderStatuses: statuses });
 const fine = (extra: Record<string, unknown> = {}) => ({ number: 1, status: 1, total: 10, ...extra });
 const many = (n: number) => Array.from({ length: n }, (_, i) => fine({ number: i + 1 }));
 
@@ -33,7 +25,7 @@ afterAll(() => {
 async function loadRows(orders: unknown[]) {
   const dir = tempDir();
   dirs.push(dir);
-  await loadFixture(dir, store(orders), { now: 1_000 });
+  await loadFixture(dir, store(orders), { now: FIXTURE_NOW });
   const db = new Database(join(dir, "stores", "a.db"));
   try {
     return db.prepare("SELECT * FROM orders ORDER BY id").all() as Array<Record<string, unknown>>;

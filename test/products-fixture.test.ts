@@ -1,16 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { validateFixture } from "../src/fixtures/load";
+import { refusalOf, sectionRows } from "./fixture-records";
 
-const store = (products: unknown[]) => ({ stores: [{ slug: "a", domain: "a.test", plan: "growth", ownerEmail: "o@a.test", products }] });
-const rows = (products: unknown[]) => validateFixture(store(products), { now: 1_000 })[0].sections.find((s) => s.section.name === "products")?.rows;
-const refusal = (products: unknown[]) => {
-  try {
-    validateFixture(store(products), { now: 1_000 });
-  } catch (error) {
-    return (error as Error).message;
-  }
-  return "accepted";
-};
+const rows = (products: unknown[]) => sectionRows("products", products);
+const refusal = (products: unknown[]) => refusalOf("products", products);
 
 describe("product fixture records", () => {
   test("defaults: nullable fields null, visible true, vatFree false, timestamps now, updatedAt = createdAt", () => {
