@@ -14,8 +14,7 @@ import { KeyCache } from "../src/keys/cache";
 import { KeyUsage } from "../src/keys/usage";
 import { StoreRegistry } from "../src/registry";
 import { defineRoute, type RouteDef } from "../src/routes/define";
-import type { ApiAnswer } from "./helpers";
-import { tempDir } from "./helpers";
+import { type ApiAnswer, readAnswer, tempDir } from "./helpers";
 
 /**
  * Synthetic endpoints for checks 10–13, so the front door is tested on a known route
@@ -115,15 +114,7 @@ export async function startInProcess(options: InProcessOptions, defaultKey: stri
         headers["Content-Type"] ??= "application/json";
       }
       const request = new Request(`http://in-process${path}`, { method: r.method ?? "GET", headers, body });
-      const response = await app.fetch(request, { peerIp: r.peerIp ?? "192.0.2.1", tls: r.tls ?? false });
-      const text = await response.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: response.status, headers: response.headers, text, json };
+      return readAnswer(await app.fetch(request, { peerIp: r.peerIp ?? "192.0.2.1", tls: r.tls ?? false }));
     },
     async stop() {
       await pool.close();

@@ -96,7 +96,11 @@ export async function send(baseUrl: string, path: string, options: RequestOption
     body = JSON.stringify(options.body);
     headers["Content-Type"] ??= "application/json";
   }
-  const response = await fetch(baseUrl + path, { method: options.method ?? "GET", headers, body });
+  return readAnswer(await fetch(baseUrl + path, { method: options.method ?? "GET", headers, body }));
+}
+
+/** A response as tests look at it: status, headers, text, and the text parsed as JSON (undefined when it is not). */
+export async function readAnswer(response: Response): Promise<ApiAnswer> {
   const text = await response.text();
   let json: unknown;
   try {
