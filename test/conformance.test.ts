@@ -9,6 +9,7 @@ import {
   KEYS,
   otherStore,
   startTestServer,
+  statusAndCode as err,
   testStore,
   type ApiAnswer,
   type RequestOptions,
@@ -171,8 +172,6 @@ function expectEnvelope(answer: ApiAnswer): void {
   expect(ERROR_STATUS[code as keyof typeof ERROR_STATUS] as number).toBe(answer.status);
   for (const extra of Object.keys(extras)) expect(["field", "validIds"]).toContain(extra);
 }
-
-const err = (answer: ApiAnswer) => `${answer.status} ${answer.json?.error?.code ?? "ok"}`;
 
 /** Every JSON number in a body, for money and id checks. */
 function numbersIn(text: string): string[] {

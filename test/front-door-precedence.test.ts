@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startInProcess, type InProcessApp } from "./front-door-app";
-import { ALL_WRITE, KEYS, testStore, type ApiAnswer } from "./helpers";
+import { ALL_WRITE, KEYS, statusAndCode as code, testStore, type ApiAnswer } from "./helpers";
 
 /**
  * api-contract.md §2: a request failing two checks gets the earlier one's answer. Each
@@ -36,7 +36,6 @@ afterAll(async () => {
   await roomy.stop();
 });
 
-const code = (a: ApiAnswer) => `${a.status} ${a.json?.error?.code ?? "ok"}`;
 const rateHeaders = (a: ApiAnswer) => ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"].map((h) => a.headers.get(h));
 let nextIp = 1;
 /** A fresh client address per test, so lockouts do not leak between tests. */

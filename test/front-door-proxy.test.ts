@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { KEYS, startTestServer, testStore, type ApiAnswer, type TestServer } from "./helpers";
+import { KEYS, startTestServer, statusAndCode as code, testStore, type TestServer } from "./helpers";
 
 /** Black-box: HTTPS enforcement, trusted proxies and spoofing attempts from untrusted peers. */
 
@@ -14,7 +14,6 @@ async function serve(flags: Record<string, string | boolean>) {
   return server;
 }
 
-const code = (a: ApiAnswer) => `${a.status} ${a.json?.error?.code ?? "ok"}`;
 /** Authenticated (no such route, so 404 with rate headers). */
 const AUTHENTICATED = "404 not_found";
 

@@ -143,5 +143,8 @@ export async function startTestServer(
   };
 }
 
+/** `"<status> <error code>"`, or `"<status> ok"` for a success: one value to compare. */
+export const statusAndCode = (answer: ApiAnswer): string => `${answer.status} ${answer.json?.error?.code ?? "ok"}`;
+
 /** Asserts-free accessor for an error envelope's code (undefined when not an error). */
 export const errorCode = (answer: ApiAnswer): string | undefined => answer.json?.error?.code;
