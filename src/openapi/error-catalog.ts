@@ -89,17 +89,17 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   email_taken: {
     when: "Another customer of this store has this email (compared case-insensitively).",
-    example: 'Field "email" is already used by another customer of this store.',
+    example: 'Field "email" is already used by another customer of this store; use a different address.',
     rateHeaders: "always",
   },
   plan_limit: {
     when: "The store is at a limit of its plan (products per store, active API keys).",
-    example: "This store's plan allows at most 5000 products; upgrade the plan to add more.",
+    example: "The growth plan allows at most 5,000 products; delete products or upgrade the plan to add more.",
     rateHeaders: "always",
   },
   registration_disabled: {
     when: "The store's customer registration setting is off.",
-    example: "Customer registration is turned off in this store's settings.",
+    example: "This store does not accept new customer registrations; the store owner has turned registration off.",
     rateHeaders: "always",
   },
   server_error: {
