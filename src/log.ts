@@ -45,6 +45,13 @@ export class Logger {
   }
 }
 
+/** Where background work reports a failure it cannot answer to anyone: the server's log. */
+export type ReportError = (message: string, error: unknown) => void;
+
+/** For code run outside a server (CLI, tests): stderr. */
+export const reportToStderr: ReportError = (message, error) =>
+  console.error(`${message}: ${error instanceof Error ? error.message : String(error)}`);
+
 /** An error as a log field: message and stack for operators, never sent to clients. */
 export const errorFields = (error: unknown) =>
   error instanceof Error ? { error: error.message, stack: error.stack } : { error: String(error) };

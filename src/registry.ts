@@ -1,4 +1,5 @@
 import type { Platform, Store } from "./db/platform";
+import { reportToStderr, type ReportError } from "./log";
 
 /**
  * The server's in-memory view of platform.db: which store a Host header reaches.
@@ -15,6 +16,7 @@ export class StoreRegistry {
   constructor(
     private readonly platform: Platform,
     readonly platformDomain: string,
+    private readonly reportError: ReportError = reportToStderr,
   ) {}
 
   async load(): Promise<void> {
@@ -44,7 +46,7 @@ export class StoreRegistry {
       if (running) return; // a slow reload must not pile up behind itself
       running = true;
       this.refreshIfChanged()
-        .catch((error) => console.error("registry refresh failed", error))
+        .catch((error) => this.reportError("store registry refresh failed", error))
         .finally(() => {
           running = false;
         });

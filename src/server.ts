@@ -8,7 +8,7 @@ import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
-import { errorFields, Logger } from "./log";
+import { errorFields, Logger, type ReportError } from "./log";
 import { MailWorker } from "./mail/worker";
 import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
@@ -23,11 +23,12 @@ export interface RunningServer {
 
 export async function startServer(config: ServeConfig, logger = new Logger(config.logLevel)): Promise<RunningServer> {
   const platform = await Platform.open(config.dataDir);
-  const registry = new StoreRegistry(platform, config.platformDomain);
+  const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
+  const registry = new StoreRegistry(platform, config.platformDomain, reportError);
   await registry.load();
   registry.watch();
   const pool = new StorePool(config.dataDir);
-  pool.startCheckpoints();
+  pool.startCheckpoints(1000, reportError);
   const mail = new MailWorker({ pool, registry, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
   registry.onStoreChange((previous, next) => {
     if (!previous || previous.mailVersion !== next.mailVersion) mail.notify(next.slug);
@@ -37,7 +38,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     registry,
     pool,
     keys: new KeyCache(pool),
-    usage: new KeyUsage(pool),
+    usage: new KeyUsage(pool, reportError),
     rateLimiter: new RateLimiter(config.rateLimit),
     authFailures: new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: config.authFailureLimit }),
     allowHttp: config.allowHttp,

@@ -1,3 +1,4 @@
+import { reportToStderr, type ReportError } from "../log";
 import type { CheckpointMessage } from "./checkpoint-worker";
 
 /**
@@ -11,20 +12,20 @@ export class Checkpointer {
   private worker: Worker | null;
   private failed = false;
 
-  private constructor(worker: Worker) {
+  private constructor(worker: Worker, reportError: ReportError) {
     this.worker = worker;
     worker.addEventListener("error", (event) => {
-      console.error(`checkpoint worker failed; checkpoints fall back to the request thread: ${event.message}`);
+      reportError("checkpoint worker failed; checkpoints fall back to the request thread", event.message);
       this.failed = true;
       this.worker = null;
     });
     worker.addEventListener("message", (event: MessageEvent<{ type: string; path?: string; message?: string }>) => {
-      if (event.data.type === "error") console.error(`checkpoint of ${event.data.path} failed: ${event.data.message}`);
+      if (event.data.type === "error") reportError(`checkpoint of ${event.data.path} failed`, event.data.message);
     });
   }
 
   /** A running checkpointer, or null where Workers cannot be started (the caller checkpoints itself). */
-  static start(): Checkpointer | null {
+  static start(reportError: ReportError = reportToStderr): Checkpointer | null {
     // Diagnostic switch for the bench's A/B of where checkpoints run; not an operator setting.
     if (process.env.STOREAPI_CHECKPOINTS === "inline") return null;
     const compiled = import.meta.url.includes("$bunfs");
@@ -33,9 +34,9 @@ export class Checkpointer {
       : new URL("./checkpoint-worker.ts", import.meta.url).href;
     try {
       // smol: a small heap, the thread only relays pragmas; ref false: it never keeps the process alive.
-      return new Checkpointer(new Worker(url, { smol: true, ref: false }));
+      return new Checkpointer(new Worker(url, { smol: true, ref: false }), reportError);
     } catch (error) {
-      console.error(`checkpoint worker not started: ${(error as Error).message}`);
+      reportError("checkpoint worker not started", error);
       return null;
     }
   }

@@ -4,6 +4,7 @@ import type { Db } from "./driver";
 import { NativeDb } from "./native";
 import { openDb } from "./open";
 import { storeMigrations } from "./schema";
+import type { ReportError } from "../log";
 
 interface Entry {
   db: Promise<Db>;
@@ -111,8 +112,8 @@ export class StorePool {
    * WAL bounded. Local files are checkpointed on a worker thread so the copy and its fsync
    * never stall requests; without the worker (or for remote databases) on this thread.
    */
-  startCheckpoints(intervalMs = 1000): void {
-    this.checkpointer = Checkpointer.start();
+  startCheckpoints(intervalMs = 1000, reportError?: ReportError): void {
+    this.checkpointer = Checkpointer.start(reportError);
     this.checkpointTimer = setInterval(() => void this.checkpointWritten(), intervalMs);
     this.checkpointTimer.unref?.();
   }

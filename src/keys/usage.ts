@@ -1,4 +1,5 @@
 import type { StorePool } from "../db/pool";
+import { reportToStderr, type ReportError } from "../log";
 
 const MINUTE = 60_000;
 const MAX_TRACKED = 100_000;
@@ -10,7 +11,10 @@ const MAX_TRACKED = 100_000;
 export class KeyUsage {
   private lastWritten = new Map<string, number>();
 
-  constructor(private readonly pool: StorePool) {}
+  constructor(
+    private readonly pool: StorePool,
+    private readonly reportError: ReportError = reportToStderr,
+  ) {}
 
   touch(slug: string, keyId: number, now: number): void {
     const id = `${slug}:${keyId}`;
@@ -20,6 +24,6 @@ export class KeyUsage {
     this.lastWritten.set(id, minute);
     this.pool
       .use(slug, (db) => db.run("UPDATE api_keys SET last_used_at = ? WHERE id = ?", [now, keyId]))
-      .catch((error) => console.error(`could not record key use for ${slug}`, error));
+      .catch((error) => this.reportError(`could not record key use for ${slug}`, error));
   }
 }
