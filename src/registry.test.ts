@@ -43,7 +43,7 @@ describe("StoreRegistry reload", () => {
       const before = registry.get("shop1")?.keysVersion ?? -1;
       await registry.refreshIfChanged();
       expect(registry.get("shop1")?.keysVersion).toBe(before);
-      await other.bumpKeysVersion("shop1");
+      await other.bumpKeysAndMail("shop1");
       await registry.refreshIfChanged();
       expect(registry.get("shop1")?.keysVersion).toBe(before + 1);
     } finally {

@@ -23,9 +23,7 @@ async function withStore<T>(dataDir: string, slug: string, fn: (store: Store, po
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
     const result = await fn(store, pool);
-    await platform.db.transaction(async (tx) => {
-      await tx.run("UPDATE stores SET keys_version = keys_version + 1, mail_version = mail_version + 1 WHERE slug = ?", [slug]);
-    });
+    await platform.bumpKeysAndMail(slug);
     return result;
   } finally {
     await pool.close();

@@ -35,8 +35,8 @@ export class Mutex {
 
   async run<T>(fn: () => Promise<T>): Promise<T> {
     const previous = this.tail;
-    let release!: () => void;
-    this.tail = new Promise((resolve) => (release = resolve));
+    const { promise, resolve: release } = Promise.withResolvers<void>();
+    this.tail = promise;
     await previous;
     try {
       return await fn();
