@@ -68,14 +68,15 @@ export async function demoCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseCommand(argv, SERVE_OPTIONS);
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const dataDir = values.data ?? "./demo-data";
-  freshDemoDir(dataDir);
-  await loadInto(dataDir, demoFixture, false, true);
   let config;
   try {
     config = parseServeConfig({ "allow-http": true, "log-level": "warn", ...(values as ServeFlags) }, dataDir);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  // Only a valid command line empties the demo directory.
+  freshDemoDir(dataDir);
+  await loadInto(dataDir, demoFixture, false, true);
   const server = await startServer(config);
   stopOnSignals(server); // before the intro: whoever reads it may signal at once
   const stores = (demoFixture as { stores: DemoStore[] }).stores;

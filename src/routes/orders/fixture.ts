@@ -13,7 +13,7 @@ import type { StoredCoupon, StoredField, StoredInvoice, StoredItem, StoredPromot
  */
 
 const positiveInt = (message = "must be a positive whole number.") =>
-  v.pipe(v.number(message), v.integer(message), v.minValue(1, message));
+  v.pipe(v.number(message), v.safeInteger(message), v.minValue(1, message));
 
 /** Money that may be negative (a discount): at most 2 decimals → minor units. */
 const signedMoney = () =>
