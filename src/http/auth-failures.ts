@@ -31,6 +31,11 @@ export class AuthFailures {
 
   constructor(private readonly policy: FailurePolicy = DEFAULT_FAILURE_POLICY) {}
 
+  /** Whether any IP may be blocked: when none is, a request need not work out its bucket. */
+  get anyBlocked(): boolean {
+    return this.blocked.size > 0;
+  }
+
   /** Seconds the IP stays blocked (rounded up), or 0 when it is not blocked. */
   blockedFor(ip: string, now: number): number {
     const until = this.blocked.get(ip);
