@@ -50,7 +50,8 @@ export interface AppDeps {
   /** The OpenAPI document and the HTML page built from it. */
   openapi: () => unknown;
   docsHtml: () => string;
-  log: (entry: RequestLog) => void;
+  /** Writes one request line; absent when those are not logged, so no line is even built. */
+  log?: (entry: RequestLog) => void;
   logError: (requestId: string, error: unknown) => void;
   /** Tells the mail worker a store has new mail (call after the transaction commits). */
   onMailQueued: (slug: string) => void;
@@ -143,12 +144,12 @@ function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]): void {
   }
 }
 
-function requestLog(deps: AppDeps): MiddlewareHandler<AppEnv> {
+function requestLog(log: (entry: RequestLog) => void, now: () => number): MiddlewareHandler<AppEnv> {
   return async function requestLogMiddleware(c, next) {
     const started = performance.now();
     await next();
-    deps.log({
-      time: new Date(deps.now()).toISOString(),
+    log({
+      time: new Date(now()).toISOString(),
       requestId: c.var.requestId,
       store: c.var.store?.slug ?? null,
       keyId: c.var.key?.id ?? null,
@@ -181,7 +182,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     await next();
   });
   app.use(requestId());
-  app.use(requestLog(deps));
+  if (deps.log) app.use(requestLog(deps.log, deps.now));
   app.use(async function keyInUrl(c, next) {
     if ([...searchParamsOf(c.req.url).keys()].some((name) => name.toLowerCase() === "apikey")) {
       throw new ApiError("key_in_url", "Never put an API key in the URL; send it in the Authorization header.");

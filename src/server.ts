@@ -47,7 +47,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     cursorSecret: await platform.secret(),
     openapi: openApiDocument,
     docsHtml,
-    log: (entry) => logger.write("info", entry as unknown as Record<string, unknown>),
+    log: logger.enabled("info") ? (entry) => logger.write("info", entry as unknown as Record<string, unknown>) : undefined,
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
     now: Date.now,
