@@ -171,11 +171,16 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   ];
   const allRoutes = [...publicRoutes, ...routes.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` }))];
 
+  // Errors keep the headers middleware prepared for the answer (X-Request-Id, RateLimit-*).
+  const withPreparedHeaders = (c: AppContext, error: unknown) => {
+    const rendered = renderError(error);
+    return c.newResponse(rendered.body, rendered);
+  };
   app.onError((error, c) => {
-    if (!(error instanceof ApiError)) deps.logError(c.var.requestId ?? "-", error);
-    return renderError(error);
+    if (!(error instanceof ApiError)) deps.logError(c.get("requestId") ?? "-", error);
+    return withPreparedHeaders(c, error);
   });
-  app.notFound((c) => renderError(new ApiError("not_found", `There is no endpoint at ${c.req.path}.`)));
+  app.notFound((c) => withPreparedHeaders(c, new ApiError("not_found", `There is no endpoint at ${c.req.path}.`)));
 
   // Middlewares with nothing to do after the answer return next() instead of awaiting it:
   // each await is one more suspension per request.

@@ -3,10 +3,13 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "./context";
 import type { RateLimiter } from "./rate-limit";
 
-/** Counts every authenticated answer against the key's minute and sets the RateLimit headers. */
+/**
+ * Counts every authenticated answer against the key's minute and sets the RateLimit
+ * headers (prepared before the answer is built; app.onError keeps them on errors).
+ */
 export function rateLimit(limiter: RateLimiter, now: () => number): MiddlewareHandler<AppEnv> {
-  return async function rateLimitMiddleware(c, next) {
-    const decision = limiter.take(`${c.var.store.slug}:${c.var.key.id}`, now());
+  return function rateLimitMiddleware(c, next) {
+    const decision = limiter.take(`${c.get("store").slug}:${c.get("key").id}`, now());
     const headers = {
       "RateLimit-Limit": String(decision.limit),
       "RateLimit-Remaining": String(decision.remaining),
@@ -20,10 +23,9 @@ export function rateLimit(limiter: RateLimiter, now: () => number): MiddlewareHa
         { ...headers, "Retry-After": String(decision.reset) },
       );
     }
-    try {
-      await next();
-    } finally {
-      for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
-    }
+    c.header("RateLimit-Limit", headers["RateLimit-Limit"]);
+    c.header("RateLimit-Remaining", headers["RateLimit-Remaining"]);
+    c.header("RateLimit-Reset", headers["RateLimit-Reset"]);
+    return next();
   };
 }
