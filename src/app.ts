@@ -103,7 +103,7 @@ function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
 
 function checkScope(c: AppContext, route: RouteDef): void {
   const access = accessFor(route.method);
-  if (!allows(c.var.key.permissions, route.area, access)) {
+  if (!allows(c.get("key").permissions, route.area, access)) {
     throw new ApiError("insufficient_scope", `This key lacks the "${route.area}:${access}" permission this endpoint needs.`);
   }
 }
@@ -150,9 +150,9 @@ function requestLog(log: (entry: RequestLog) => void, now: () => number): Middle
     await next();
     log({
       time: new Date(now()).toISOString(),
-      requestId: c.var.requestId,
-      store: c.var.store?.slug ?? null,
-      keyId: c.var.key?.id ?? null,
+      requestId: c.get("requestId"),
+      store: c.get("store")?.slug ?? null,
+      keyId: c.get("key")?.id ?? null,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,

@@ -55,7 +55,7 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<AppEnv> {
     }
 
     const secret = presentedKey(c.req.header("authorization"), c.req.header("x-api-key"));
-    const store = c.var.store;
+    const store = c.get("store");
     const key = secret && KEY_PATTERN.test(secret) ? await options.keys.find(store, secret) : undefined;
     const now = options.now();
     if (!key || !isActive(key, now)) {

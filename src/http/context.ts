@@ -11,6 +11,10 @@ export interface Bindings {
   tls: boolean;
 }
 
+/**
+ * Per-request values. Code on every request's path reads them with `c.get(name)`: Hono's
+ * `c.var` builds a new object from all of them on each access.
+ */
 export interface Variables {
   requestId: string;
   clientIp: string;

@@ -14,6 +14,6 @@ export const getOrderRoute = defineRoute({
   response: orderOut,
   errors: ["not_found"],
   async handler(c, { params }) {
-    return ok(c, toOrder(await getOrder(c.var.db, params.id)));
+    return ok(c, toOrder(await getOrder(c.get("db"), params.id)));
   },
 });
