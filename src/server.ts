@@ -60,7 +60,13 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     tls,
     // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
     maxRequestBodySize: 64 * 1024 * 1024,
-    fetch: (request, srv) => app.fetch(request, { peerIp: srv.requestIP(request)?.address ?? "unknown", tls: Boolean(tls) }),
+    fetch: (request, srv) =>
+      app.fetch(request, {
+        get peerIp() {
+          return srv.requestIP(request)?.address ?? "unknown";
+        },
+        tls: Boolean(tls),
+      }),
   });
   mail.start();
   const scheme = tls ? "https" : "http";

@@ -48,7 +48,7 @@ function presentedKey(authorization: string | undefined, apiKey: string | undefi
 export function authenticate(options: AuthOptions): MiddlewareHandler<AppEnv> {
   return async function authMiddleware(c, next) {
     // The bucket is parsed from the address only when it is needed (~5% of a point read).
-    const bucket = () => failureBucket(c.get("clientIp"));
+    const bucket = () => failureBucket(c.get("clientIp")());
     if (options.failures.anyBlocked) {
       const blockedFor = options.failures.blockedFor(bucket(), options.now());
       if (blockedFor > 0) throw tooManyFailures(blockedFor);

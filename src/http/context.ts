@@ -5,7 +5,7 @@ import type { ApiKey } from "../keys/store";
 
 /** What the serving edge tells the app about the connection (Bun.serve, or a test). */
 export interface Bindings {
-  /** Address of the TCP peer. */
+  /** Address of the TCP peer (the server reads it only when it is asked for: a getter). */
   peerIp: string;
   /** Whether the connection itself is TLS. */
   tls: boolean;
@@ -17,7 +17,8 @@ export interface Bindings {
  */
 export interface Variables {
   requestId: string;
-  clientIp: string;
+  /** The client's address, worked out on first use: only a failed or blocked key needs it. */
+  clientIp: () => string;
   store: Store;
   db: Db;
   key: ApiKey;
