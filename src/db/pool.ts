@@ -8,6 +8,8 @@ import type { ReportError } from "../log";
 
 interface Entry {
   db: Promise<Db>;
+  /** The database once it is open. */
+  open?: Db;
   leases: number;
 }
 
@@ -26,6 +28,19 @@ export interface Lease {
  */
 const CLOSES_PER_COLLECTION = 64;
 
+/** A lease already counted in `entry.leases`; releasing it twice counts once. */
+function leaseOf(entry: Entry, db: Db): Lease {
+  let released = false;
+  return {
+    db,
+    release: () => {
+      if (released) return;
+      released = true;
+      entry.leases--;
+    },
+  };
+}
+
 export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "stores", `${slug}.db`);
 
 /**
@@ -38,36 +53,47 @@ export class StorePool {
   private checkpointTimer: ReturnType<typeof setInterval> | undefined;
   private checkpointer: Checkpointer | null = null;
   private closesSinceCollection = 0;
+  /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
+  private mostRecent: string | undefined;
 
   constructor(
     readonly dataDir: string,
     private readonly maxOpen = 256,
   ) {}
 
+  /**
+   * A lease on the store's database when it is already open (the common case), without
+   * waiting; undefined when it has yet to be opened (then `acquire`).
+   */
+  leaseOpen(slug: string): Lease | undefined {
+    const entry = this.entries.get(slug);
+    if (!entry?.open) return undefined;
+    this.markUsed(slug, entry);
+    entry.leases++;
+    this.evictIdle();
+    return leaseOf(entry, entry.open);
+  }
+
   async acquire(slug: string): Promise<Lease> {
+    const open = this.leaseOpen(slug);
+    if (open) return open;
     let entry = this.entries.get(slug);
-    if (entry) {
-      this.entries.delete(slug); // re-insert: Map order is recency order
-    } else {
+    if (!entry) {
       const db = openDb(`file:${storeDbPath(this.dataDir, slug)}`, storeMigrations);
-      entry = { db, leases: 0 };
-      db.catch(() => this.entries.delete(slug));
+      const created: Entry = { db, leases: 0 };
+      db.then(
+        (opened) => (created.open = opened),
+        () => this.entries.delete(slug),
+      );
+      entry = created;
     }
-    this.entries.set(slug, entry);
+    this.markUsed(slug, entry);
     entry.leases++;
     const current = entry;
     try {
       const db = await current.db;
       this.evictIdle();
-      let released = false;
-      return {
-        db,
-        release: () => {
-          if (released) return;
-          released = true;
-          current.leases--;
-        },
-      };
+      return leaseOf(current, db);
     } catch (error) {
       current.leases--;
       throw error;
@@ -82,6 +108,14 @@ export class StorePool {
     } finally {
       lease.release();
     }
+  }
+
+  /** Moves the store to the end of `entries`: Map order is recency order. */
+  private markUsed(slug: string, entry: Entry): void {
+    if (this.mostRecent === slug && this.entries.has(slug)) return;
+    this.entries.delete(slug);
+    this.entries.set(slug, entry);
+    this.mostRecent = slug;
   }
 
   get openCount(): number {
