@@ -37,9 +37,10 @@ export const parseParams = <S extends Schema>(schema: S, input: unknown): v.Infe
 
 /** Query strings as a plain object; a repeated parameter is itself an error. */
 export function queryObject(url: string): Record<string, string> {
-  const params = searchParamsOf(url);
   // No prototype: "constructor" is a parameter like any other, and "__proto__" an own key.
   const result: Record<string, string> = Object.create(null);
+  if (!url.includes("?")) return result;
+  const params = searchParamsOf(url);
   for (const [name, value] of params) {
     if (name in result) throw invalidParameter(name, `Parameter "${name}" may be given only once.`);
     result[name] = value;
