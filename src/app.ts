@@ -190,15 +190,21 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     c.set("deps", deps);
     return next();
   };
-  app.use(chain(provideDeps, requestId()));
-  if (deps.log) app.use(requestLog(deps.log, deps.now));
-  app.use(function keyInUrl(c, next) {
+  const keyInUrl: MiddlewareHandler<AppEnv> = (c, next) => {
     const url = c.req.url;
     if (url.includes("?") && [...searchParamsOf(url).keys()].some((name) => name.toLowerCase() === "apikey")) {
       throw new ApiError("key_in_url", "Never put an API key in the URL; send it in the Authorization header.");
     }
     return next();
-  });
+  };
+  // The request log must see the rendered answer of every later step, so it cannot sit inside a chain.
+  if (deps.log) {
+    app.use(chain(provideDeps, requestId()));
+    app.use(requestLog(deps.log, deps.now));
+    app.use(keyInUrl);
+  } else {
+    app.use(chain(provideDeps, requestId(), keyInUrl));
+  }
   app.get("/healthz", (c) => ok(c, { status: "ok" }));
   let openApiText: string | undefined; // ~230 KB: serialised on first request, not on every one
   app.get(`${API_PREFIX}/openapi.json`, (c) => {
@@ -206,10 +212,11 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     return jsonAnswer(c, openApiText);
   });
   app.get(`${API_PREFIX}/docs`, (c) => c.html(deps.docsHtml()));
-  app.use(chain(transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }), frontDoorPaths(allRoutes)));
+  // frontDoorPaths lets only paths under /api/v1/ through, so the steps after it need no path of their own.
   app.use(
-    `${API_PREFIX}/*`,
     chain(
+      transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
+      frontDoorPaths(allRoutes),
       storeByHost(deps.registry, deps.pool),
       authenticate({ keys: deps.keys, usage: deps.usage, failures: deps.authFailures, now: deps.now }),
       rateLimit(deps.rateLimiter, deps.now),
