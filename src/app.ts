@@ -111,9 +111,9 @@ function checkScope(c: AppContext, route: RouteDef): void {
 
 const noQuery = v.strictObject({});
 
-/** Mounts one route: scope, JSON body, then params → query → Idempotency-Key → body validation, then the handler. */
-function mount(app: Hono<AppEnv>, route: RouteDef): void {
-  app.on(route.method, `${API_PREFIX}${route.path}`, async (c) => {
+/** One route's own work: scope, JSON body, then params → query → Idempotency-Key → body validation, then the handler. */
+function routeHandler(route: RouteDef): (c: AppContext) => Promise<Response> {
+  return async (c) => {
     checkScope(c, route);
     const rawBody = route.method === "GET" ? undefined : await readJsonBody(c);
     const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
@@ -127,21 +127,36 @@ function mount(app: Hono<AppEnv>, route: RouteDef): void {
       throw error;
     }
     return route.handler(c, { params, query, body });
-  });
+  };
 }
 
-function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]): void {
+/** The last step of a chain: its answer becomes the response (the steps before return nothing). */
+const answer =
+  (respond: (c: AppContext) => Response | Promise<Response>): MiddlewareHandler<AppEnv> =>
+  async (c) => {
+    c.res = await respond(c);
+  };
+
+/**
+ * One handler per path: the checks, then the route for the method, or 405. A request that
+ * matches a single handler is run by Hono without its middleware composition.
+ */
+function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[], checks: MiddlewareHandler<AppEnv>[]): void {
   const byPath = new Map<string, RouteDef[]>();
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   // Literal paths first, so /products/batch is not taken for /products/:id.
   const paths = [...byPath.keys()].sort((a, b) => Number(a.includes(":")) - Number(b.includes(":")));
   for (const path of paths) {
     const group = byPath.get(path) ?? [];
-    for (const route of group) mount(app, route);
+    const byMethod = new Map<string, (c: AppContext) => Promise<Response>>(group.map((r) => [r.method, routeHandler(r)]));
     const allow = group.map((r) => r.method).sort();
-    app.all(`${API_PREFIX}${path}`, () => {
-      throw methodNotAllowed(allow);
-    });
+    const forMethod = (c: AppContext) => {
+      // Hono answers HEAD with the GET route.
+      const handler = byMethod.get(c.req.method === "HEAD" ? "GET" : c.req.method);
+      if (!handler) throw methodNotAllowed(allow);
+      return handler(c);
+    };
+    app.all(`${API_PREFIX}${path}`, chain(...checks, answer(forMethod)));
   }
 }
 
@@ -173,19 +188,15 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   const allRoutes = [...publicRoutes, ...routes.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` }))];
 
   // Errors keep the headers middleware prepared for the answer (X-Request-Id, RateLimit-*).
-  const withPreparedHeaders = (c: AppContext, error: unknown) => {
+  const renderFailure = (c: AppContext, error: unknown) => {
+    if (!(error instanceof ApiError)) deps.logError(c.get("requestId") ?? "-", error);
     const rendered = renderError(error);
     return c.newResponse(rendered.body, rendered);
   };
-  app.onError((error, c) => {
-    if (!(error instanceof ApiError)) deps.logError(c.get("requestId") ?? "-", error);
-    return withPreparedHeaders(c, error);
-  });
-  app.notFound((c) => withPreparedHeaders(c, new ApiError("not_found", `There is no endpoint at ${c.req.path}.`)));
+  app.onError((error, c) => renderFailure(c, error));
 
-  // Middlewares with nothing to do after the answer return next() instead of awaiting it:
-  // each await is one more suspension per request.
-  // Steps that run together are mounted as one chain (one dispatch step instead of several).
+  // The steps are chains (src/http/chain.ts) mounted with each path's handler; a step with
+  // nothing to do after the answer returns next() instead of awaiting it.
   const provideDeps: MiddlewareHandler<AppEnv> = (c, next) => {
     c.set("deps", deps);
     return next();
@@ -197,37 +208,52 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     }
     return next();
   };
-  // The request log must see the rendered answer of every later step, so it cannot sit inside a chain.
+  const identify = [provideDeps, requestId()];
+  // The request log must see every rendered answer, errors included, so when it is on it
+  // is Hono middleware for every path, after the request id, and the chains start after it.
+  const front = deps.log ? [keyInUrl] : [...identify, keyInUrl];
   if (deps.log) {
-    app.use(chain(provideDeps, requestId()));
+    app.use(chain(...identify));
     app.use(requestLog(deps.log, deps.now));
-    app.use(keyInUrl);
-  } else {
-    app.use(chain(provideDeps, requestId(), keyInUrl));
   }
-  app.get("/healthz", (c) => ok(c, { status: "ok" }));
+  // After frontDoorPaths only paths under /api/v1/ remain.
+  const checks = [
+    ...front,
+    transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
+    frontDoorPaths(allRoutes),
+    storeByHost(deps.registry, deps.pool),
+    authenticate({ keys: deps.keys, usage: deps.usage, failures: deps.authFailures, now: deps.now }),
+    rateLimit(deps.rateLimiter, deps.now),
+  ];
+
+  app.get("/healthz", chain(...front, answer((c) => ok(c, { status: "ok" }))));
   let openApiText: string | undefined; // ~230 KB: serialised on first request, not on every one
-  app.get(`${API_PREFIX}/openapi.json`, (c) => {
+  const openApi = (c: AppContext) => {
     openApiText ??= JSON.stringify(deps.openapi());
     return jsonAnswer(c, openApiText);
-  });
-  app.get(`${API_PREFIX}/docs`, (c) => c.html(deps.docsHtml()));
-  // frontDoorPaths lets only paths under /api/v1/ through, so the steps after it need no path of their own.
-  app.use(
-    chain(
-      transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
-      frontDoorPaths(allRoutes),
-      storeByHost(deps.registry, deps.pool),
-      authenticate({ keys: deps.keys, usage: deps.usage, failures: deps.authFailures, now: deps.now }),
-      rateLimit(deps.rateLimiter, deps.now),
-    ),
-  );
+  };
+  app.get(`${API_PREFIX}/openapi.json`, chain(...front, answer(openApi)));
+  app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml()))));
   // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
   for (const { path } of publicRoutes.filter((r) => r.path.startsWith(`${API_PREFIX}/`))) {
-    app.all(path, () => {
-      throw methodNotAllowed(["GET"]);
-    });
+    app.all(
+      path,
+      chain(...checks, () => {
+        throw methodNotAllowed(["GET"]);
+      }),
+    );
   }
-  mountRoutes(app, routes);
+  mountRoutes(app, routes, checks);
+  const noRoute = chain(...checks, (c) => {
+    throw new ApiError("not_found", `There is no endpoint at ${c.req.path}.`);
+  });
+  app.notFound(async (c) => {
+    try {
+      await noRoute(c, () => Promise.resolve());
+      return c.res;
+    } catch (error) {
+      return renderFailure(c, error);
+    }
+  });
   return app;
 }
