@@ -4,6 +4,8 @@ import type { AppContext } from "./context";
 const MAX_BODY_BYTES = 1_048_576;
 
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+const DECIMAL = /^\d+$/;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** POST/PATCH bodies: JSON only (415), parsable (400 invalid_json), an object (400 invalid_field), ≤ 1 MiB. */
 export async function readJsonBody(c: AppContext): Promise<Record<string, unknown>> {
@@ -11,12 +13,17 @@ export async function readJsonBody(c: AppContext): Promise<Record<string, unknow
   if (!JSON_TYPE.test(type.trim())) {
     throw new ApiError("json_required", "Send the body as JSON with 'Content-Type: application/json'.");
   }
-  const declared = Number(c.req.header("content-length") ?? 0);
+  const length = c.req.header("content-length");
+  const declared = Number(length ?? 0);
   if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const bytes = await readLimited(c.req.raw.body, MAX_BODY_BYTES);
+  // A body with a declared length (at most the limit, and Bun reads exactly that much) is
+  // read in one piece; only a chunked one is streamed, counting bytes as they arrive (the
+  // stream reader cost ~8% of a PATCH).
+  const sized = length !== undefined && DECIMAL.test(length) && c.req.header("transfer-encoding") === undefined;
+  const bytes = sized ? new Uint8Array(await c.req.raw.arrayBuffer()) : await readLimited(c.req.raw.body, MAX_BODY_BYTES);
   let body: unknown;
   try {
-    body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    body = JSON.parse(UTF8.decode(bytes));
   } catch {
     throw new ApiError("invalid_json", "The body is not valid JSON; check quotes, commas and brackets.");
   }
