@@ -22,9 +22,9 @@ const hasUpdate = (body: UpdateBody) => UPDATABLE.some((field) => body[field] !=
 
 /** The status the body names, or 400 `invalid_field` listing the store's ids. */
 async function requireStatus(db: Queryable, id: number): Promise<Status> {
-  const statuses = await db.all<Status>("SELECT id, name FROM order_statuses ORDER BY id");
-  const status = statuses.find((s) => s.id === id);
+  const status = await db.get<Status>("SELECT id, name FROM order_statuses WHERE id = ?", [id]);
   if (status) return status;
+  const statuses = await db.all<Status>("SELECT id FROM order_statuses ORDER BY id");
   const validIds = statuses.map((s) => s.id);
   const allowed = validIds.length ? `one of this store's status ids: ${validIds.join(", ")}` : "a status id, but this store has none";
   throw new ApiError("invalid_field", `Field "status" must be ${allowed}.`, { field: "status", validIds });
