@@ -50,17 +50,47 @@ function pad4(n: number): string {
   return String(n).padStart(4, "0");
 }
 
+const DAY = 86_400_000;
+
+/**
+ * `YYYY-MM-DDT` per local day and `+hh:mm` per offset: in a page of orders most of each
+ * formatted instant repeats, so only the time of day is built per call.
+ */
+const datePrefixes = new Map<number, string>();
+const offsetSuffixes = new Map<number, string>();
+const DATE_PREFIX_LIMIT = 50_000;
+/** `hh:mm` for each minute of a day, and `:ss` for each second of a minute. */
+const MINUTES_OF_DAY = Array.from({ length: 1440 }, (_, m) => `${pad2(Math.floor(m / 60))}:${pad2(m % 60)}`);
+const SECONDS = Array.from({ length: 60 }, (_, s) => `:${pad2(s)}`);
+
+function datePrefix(day: number): string {
+  let prefix = datePrefixes.get(day);
+  if (prefix === undefined) {
+    const date = new Date(day * DAY);
+    prefix = `${pad4(date.getUTCFullYear())}-${pad2(date.getUTCMonth() + 1)}-${pad2(date.getUTCDate())}T`;
+    if (datePrefixes.size >= DATE_PREFIX_LIMIT) datePrefixes.clear();
+    datePrefixes.set(day, prefix);
+  }
+  return prefix;
+}
+
+function offsetSuffix(offset: number): string {
+  let suffix = offsetSuffixes.get(offset);
+  if (suffix === undefined) {
+    const abs = Math.abs(offset);
+    suffix = `${offset < 0 ? "-" : "+"}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
+    offsetSuffixes.set(offset, suffix);
+  }
+  return suffix;
+}
+
 /** Formats an instant as Israel local time with its offset, to the second. */
 export function formatIsrael(epochMs: number): string {
   const offset = israelOffsetMinutes(epochMs);
-  const local = new Date(Math.floor(epochMs / 1000) * 1000 + offset * 60_000);
-  const sign = offset < 0 ? "-" : "+";
-  const abs = Math.abs(offset);
-  return (
-    `${pad4(local.getUTCFullYear())}-${pad2(local.getUTCMonth() + 1)}-${pad2(local.getUTCDate())}` +
-    `T${pad2(local.getUTCHours())}:${pad2(local.getUTCMinutes())}:${pad2(local.getUTCSeconds())}` +
-    `${sign}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`
-  );
+  const local = Math.floor(epochMs / 1000) * 1000 + offset * 60_000;
+  const day = Math.floor(local / DAY);
+  const second = (local - day * DAY) / 1000;
+  return datePrefix(day) + MINUTES_OF_DAY[Math.floor(second / 60)] + SECONDS[second % 60] + offsetSuffix(offset);
 }
 
 export function formatIsraelOrNull(epochMs: number | null): string | null {
