@@ -1,7 +1,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import type { StorePool } from "./db/pool";
-import { ApiError, renderError } from "./errors";
+import { ApiError, ClientClosed, echo, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
 import { authenticate } from "./http/auth";
 import { chain } from "./http/chain";
@@ -93,10 +93,10 @@ function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
     const path = c.req.path;
     if (c.req.method === "OPTIONS") {
       const allow = allowedMethods(path);
-      throw allow.length ? methodNotAllowed(allow) : new ApiError("not_found", `There is no endpoint at ${path}.`);
+      throw allow.length ? methodNotAllowed(allow) : new ApiError("not_found", `There is no endpoint at ${echo(path)}.`);
     }
     if (!path.startsWith(`${API_PREFIX}/`)) {
-      throw new ApiError("not_found", `There is no endpoint at ${path}; the API lives under ${API_PREFIX}/.`);
+      throw new ApiError("not_found", `There is no endpoint at ${echo(path)}; the API lives under ${API_PREFIX}/.`);
     }
     return next();
   };
@@ -130,11 +130,26 @@ function routeHandler(route: RouteDef): (c: AppContext) => Promise<Response> {
   };
 }
 
+/**
+ * Hono answers HEAD with GET's headers and no body, for which Bun would send
+ * `Content-Length: 0`: the answer names the length GET's body has instead.
+ */
+function withHeadLength(c: AppContext, response: Response): Response | Promise<Response> {
+  if (c.req.method !== "HEAD") return response;
+  return response
+    .clone()
+    .arrayBuffer()
+    .then((body) => {
+      response.headers.set("Content-Length", String(body.byteLength));
+      return response;
+    });
+}
+
 /** The last step of a chain: its answer becomes the response (the steps before return nothing). */
 const answer =
   (respond: (c: AppContext) => Response | Promise<Response>): MiddlewareHandler<AppEnv> =>
   async (c) => {
-    c.res = await respond(c);
+    c.res = await withHeadLength(c, await respond(c));
   };
 
 /**
@@ -188,10 +203,11 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   const allRoutes = [...publicRoutes, ...routes.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` }))];
 
   // Errors keep the headers middleware prepared for the answer (X-Request-Id, RateLimit-*).
+  // A client that hung up is no server error: its request line says 499, nothing more.
   const renderFailure = (c: AppContext, error: unknown) => {
-    if (!(error instanceof ApiError)) deps.logError(c.get("requestId") ?? "-", error);
+    if (!(error instanceof ApiError || error instanceof ClientClosed)) deps.logError(c.get("requestId") ?? "-", error);
     const rendered = renderError(error);
-    return c.newResponse(rendered.body, rendered);
+    return withHeadLength(c, c.newResponse(rendered.body, rendered));
   };
   app.onError((error, c) => renderFailure(c, error));
 
@@ -234,18 +250,18 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   };
   app.get(`${API_PREFIX}/openapi.json`, chain(...front, answer(openApi)));
   app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml()))));
-  // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
-  for (const { path } of publicRoutes.filter((r) => r.path.startsWith(`${API_PREFIX}/`))) {
+  // Another method on a service path is 405 where GET is answered: any host, no key.
+  for (const { path } of publicRoutes) {
     app.all(
       path,
-      chain(...checks, () => {
+      chain(...front, () => {
         throw methodNotAllowed(["GET"]);
       }),
     );
   }
   mountRoutes(app, routes, checks);
   const noRoute = chain(...checks, (c) => {
-    throw new ApiError("not_found", `There is no endpoint at ${c.req.path}.`);
+    throw new ApiError("not_found", `There is no endpoint at ${echo(c.req.path)}.`);
   });
   app.notFound(async (c) => {
     try {

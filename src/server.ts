@@ -17,8 +17,21 @@ export interface RunningServer {
   url: string;
   port: number;
   logger: Logger;
-  /** Graceful stop: no new connections, requests in flight finish, mail flushed, databases closed. */
+  /** Graceful stop: no new connections, requests in flight finish, mail flushed (within `STOP_GRACE_MS`), databases closed. */
   stop(): Promise<void>;
+}
+
+/**
+ * How long a stop waits for requests in flight and then for mail. Connections still open
+ * when it is spent (a client sending its body slowly) are closed.
+ */
+export const STOP_GRACE_MS = 5000;
+
+/** Waits for `promise`, but no longer than `ms`. */
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 export async function startServer(config: ServeConfig, logger = new Logger(config.logLevel)): Promise<RunningServer> {
@@ -77,9 +90,11 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     logger,
     stop: () =>
       (stopping ??= (async () => {
-        await server.stop();
+        const deadline = Date.now() + STOP_GRACE_MS;
+        await waitAtMost(server.stop(), STOP_GRACE_MS);
+        await server.stop(true);
         registry.stop();
-        await mail.stop();
+        await mail.stop(Math.max(0, deadline - Date.now()));
         await pool.close();
         await platform.close();
         logger.flush();
