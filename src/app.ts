@@ -86,7 +86,10 @@ function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
 const methodNotAllowed = (allow: string[]) =>
   new ApiError("method_not_allowed", `This path accepts only ${allow.join(", ")}.`, {}, { Allow: allow.join(", ") });
 
-/** Paths outside /api/v1 are 404; OPTIONS anywhere is 405 (404 for no such path). No key needed. */
+/**
+ * Paths outside /api/v1 are 404 (but for /healthz, whose other methods are 405 like those of
+ * the service paths under /api/v1); OPTIONS anywhere is 405 (404 for no such path). No key needed.
+ */
 function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
   const allowedMethods = allowedMethodsOf(routes);
   return function frontDoorPathsMiddleware(c, next) {
@@ -95,7 +98,7 @@ function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
       const allow = allowedMethods(path);
       throw allow.length ? methodNotAllowed(allow) : new ApiError("not_found", `There is no endpoint at ${echo(path)}.`);
     }
-    if (!path.startsWith(`${API_PREFIX}/`)) {
+    if (!path.startsWith(`${API_PREFIX}/`) && allowedMethods(path).length === 0) {
       throw new ApiError("not_found", `There is no endpoint at ${echo(path)}; the API lives under ${API_PREFIX}/.`);
     }
     return next();
@@ -232,7 +235,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     app.use(chain(...identify));
     app.use(requestLog(deps.log, deps.now));
   }
-  // After frontDoorPaths only paths under /api/v1/ remain.
+  // After frontDoorPaths only paths under /api/v1/ and /healthz remain.
   const checks = [
     ...front,
     transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
@@ -250,11 +253,11 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   };
   app.get(`${API_PREFIX}/openapi.json`, chain(...front, answer(openApi)));
   app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml()))));
-  // Another method on a service path is 405 where GET is answered: any host, no key.
+  // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
   for (const { path } of publicRoutes) {
     app.all(
       path,
-      chain(...front, () => {
+      chain(...checks, () => {
         throw methodNotAllowed(["GET"]);
       }),
     );
