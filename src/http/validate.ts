@@ -10,7 +10,7 @@ function describeIssue(issue: v.BaseIssue<unknown>, field: string, noun: "Field"
   if (issue.received === "undefined" && issue.kind === "schema") return `${noun} "${field}" is required.`;
   const custom = issue.message && !issue.message.startsWith("Invalid ") ? issue.message : null;
   if (custom) return `${noun} "${field}" ${custom}`;
-  return `${noun} "${field}" must be ${issue.expected ?? "valid"} (received ${issue.received}).`;
+  return `${noun} "${field}" must be ${issue.expected ?? "valid"} (received ${echo(issue.received)}).`;
 }
 
 /** The output of `schema` for `input`; the first problem is thrown as `fail(field, message)`. */
