@@ -152,7 +152,8 @@ function withHeadLength(c: AppContext, response: Response): Response | Promise<R
 const answer =
   (respond: (c: AppContext) => Response | Promise<Response>): MiddlewareHandler<AppEnv> =>
   async (c) => {
-    c.res = await withHeadLength(c, await respond(c));
+    const response = await respond(c);
+    c.res = c.req.method === "HEAD" ? await withHeadLength(c, response) : response;
   };
 
 /**

@@ -34,9 +34,21 @@ describe("a body nested deeper than 32 levels", () => {
     }
   }
 
+  test("half a million levels (1 MB) are the same 400", async () => {
+    const answer = await send(server.url, "/api/v1/customers", {
+      method: "POST",
+      raw: deep(500_000),
+      headers: { "Content-Type": "application/json", "Idempotency-Key": "deepest" },
+    });
+    expect(answer.json.error).toMatchObject({ code: "invalid_field", field: "body" });
+  });
+
   test("32 levels are accepted as far as nesting goes (the field is then checked as usual)", async () => {
-    const answer = await send(server.url, "/api/v1/products", { method: "POST", raw: deep(31), headers: { "Content-Type": "application/json" } });
+    const headers = { "Content-Type": "application/json" };
+    const answer = await send(server.url, "/api/v1/products", { method: "POST", raw: deep(31), headers });
     expect(answer.json.error.field).toBe("name");
+    const deeper = await send(server.url, "/api/v1/products", { method: "POST", raw: deep(32), headers });
+    expect(deeper.json.error.field).toBe("body");
   });
 
   test("brackets inside strings do not count", async () => {
