@@ -59,7 +59,7 @@ describe("keys from the CLI on a running server", () => {
   });
 
   test("lastUsedAt is recorded for a used key; the key itself is never listed", async () => {
-    const created = await storeapi(["keys", "create", "shop1", "--name", "used", "--data", server.dataDir, "--json"]);
+    const created = await storeapi(["keys", "create", "shop1", "--name", "used", "--orders", "read", "--data", server.dataDir, "--json"]);
     expect(created.code).toBe(0);
     expect(authenticated(await pollUntil(created.json.key, authenticated))).toBe(true);
     const listUsed = async () => {
