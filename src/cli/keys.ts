@@ -84,7 +84,9 @@ const create = command(
   },
 );
 
-const list = command({ name: "keys list", args: ["SLUG"], summary: "List a store's keys (never the keys themselves).", flags: {} }, async ({ values, args: [slug] }) => {
+const LIST = { name: "keys list", args: ["SLUG"], summary: "List a store's keys (never the keys themselves).", flags: {} };
+
+const list = command(LIST, async ({ values, args: [slug] }) => {
   const platform = await Platform.open(dataDirOf(values));
   const pool = new StorePool(dataDirOf(values));
   try {
