@@ -38,7 +38,7 @@ export async function runCli(args: string[], env: Record<string, string> = {}) {
 
 /**
  * Starts `storeapi serve` as its own process on a free loopback port and waits for its
- * "listening" log line (bounded: fails after 15 s).
+ * "listening" log line (bounded: fails after 30 s, room for a loaded machine).
  */
 export async function spawnServer(dataDir: string, flags: string[] = []): Promise<ServerProcess> {
   const proc = Bun.spawn(
@@ -48,7 +48,7 @@ export async function spawnServer(dataDir: string, flags: string[] = []): Promis
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let buffered = "";
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 30_000;
   let url: string | undefined;
   let pending = reader.read();
   while (!url) {
