@@ -1,10 +1,13 @@
 import { existsSync } from "node:fs";
+import type { Location } from "./db/location";
 import { CidrList } from "./http/cidr";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { parseSmtpUrl } from "./mail/transports/smtp";
 
 export interface ServeConfig {
   dataDir: string;
+  /** Where the databases live when not in files under `dataDir` (a libSQL server). */
+  location?: Location;
   hostname: string;
   port: number;
   tls: { cert: string; key: string } | null;

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createApp, type AppDeps } from "./app";
 import type { ServeConfig } from "./config";
+import { FileLocation } from "./db/location";
 import { Platform } from "./db/platform";
 import { StorePool } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
@@ -35,12 +36,13 @@ async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> 
 }
 
 export async function startServer(config: ServeConfig, logger = new Logger(config.logLevel)): Promise<RunningServer> {
-  const platform = await Platform.open(config.dataDir);
+  const location = config.location ?? new FileLocation(config.dataDir);
+  const platform = await Platform.open(location);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
   const registry = new StoreRegistry(platform, config.platformDomain, reportError);
   await registry.load();
   registry.watch();
-  const pool = new StorePool(config.dataDir);
+  const pool = new StorePool(location);
   pool.startCheckpoints(1000, reportError);
   const mail = new MailWorker({ pool, registry, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
   registry.onStoreChange((previous, next) => {

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import * as v from "valibot";
+import { FileLocation, LibsqlLocation, type Location } from "../db/location";
 import { UsageError } from "./errors";
 
 /**
@@ -26,6 +27,9 @@ export interface CommandSpec<F extends FlagTable = FlagTable> {
 
 const COMMON_FLAGS = {
   data: { type: "string", value: "DIR", help: "the data directory (default ./data, env STOREAPI_DATA)" },
+  "libsql-url": { type: "string", value: "URL", help: "keep every database on this libSQL server (sqld --enable-namespaces) instead of --data (env STOREAPI_LIBSQL_URL)" },
+  "libsql-admin-url": { type: "string", value: "URL", help: "the libSQL server's admin API, to create and delete namespaces (env STOREAPI_LIBSQL_ADMIN_URL)" },
+  "libsql-auth-token": { type: "string", value: "T", help: "token sent to the libSQL server (env STOREAPI_LIBSQL_AUTH_TOKEN)" },
   json: { type: "boolean", help: "print machine-readable JSON on stdout" },
   help: { type: "boolean", help: "show this help" },
 } satisfies FlagTable;
@@ -104,6 +108,38 @@ function checkPositionals(given: string[], spec: CommandSpec): string[] {
 
 export function dataDirOf(values: { data?: string }): string {
   return values.data ?? process.env.STOREAPI_DATA ?? "./data";
+}
+
+type LocationFlags = { data?: string; "libsql-url"?: string; "libsql-admin-url"?: string; "libsql-auth-token"?: string };
+
+/** An http(s):// or libsql:// URL given as `label`, or a usage error saying so. */
+function serverUrl(value: string, label: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || !["http:", "https:", "libsql:"].includes(url.protocol) || !url.host) {
+    throw new UsageError(`${label} must be an http://, https:// or libsql:// URL, not ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Where the command's databases live: `--libsql-url` (or its variable) if given, else the data directory. */
+export function locationOf(values: LocationFlags, env = process.env): Location {
+  const from = (flag: keyof LocationFlags, variable: string) =>
+    values[flag] !== undefined ? { value: values[flag], label: `--${flag}` } : env[variable] ? { value: env[variable], label: variable } : undefined;
+  const url = from("libsql-url", "STOREAPI_LIBSQL_URL");
+  const admin = from("libsql-admin-url", "STOREAPI_LIBSQL_ADMIN_URL");
+  const token = from("libsql-auth-token", "STOREAPI_LIBSQL_AUTH_TOKEN");
+  if (!url) {
+    if (admin || token) throw new UsageError(`${(admin ?? token)?.label} needs --libsql-url`);
+    return new FileLocation(dataDirOf(values));
+  }
+  return new LibsqlLocation({
+    url: serverUrl(url.value, url.label),
+    adminUrl: admin ? serverUrl(admin.value, admin.label) : null,
+    authToken: token?.value ?? null,
+  });
 }
 
 export function platformDomainOf(values: { "platform-domain"?: string }): string {

@@ -1,9 +1,10 @@
+import type { Location } from "../db/location";
 import { Platform, type Store } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, type Permissions } from "../keys/permissions";
 import { createKey, deleteKey, EXPIRY_CHOICES, KeyLimitError, KeyNotFoundError, listKeys, type ExpiryChoice } from "../keys/store";
-import { command, dataDirOf, type FlagTable, orList, printJson } from "./args";
+import { command, locationOf, type FlagTable, orList, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 
 /** Who did it, for the owner's email. */
@@ -13,9 +14,9 @@ const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
  * Opens the store for a key operation; afterwards bumps the store's key version (so a
  * running server reloads its keys) and its mail version (so it delivers the notice).
  */
-async function withStore<T>(dataDir: string, slug: string, fn: (store: Store, pool: StorePool) => Promise<T>): Promise<T> {
-  const platform = await Platform.open(dataDir);
-  const pool = new StorePool(dataDir);
+async function withStore<T>(location: Location, slug: string, fn: (store: Store, pool: StorePool) => Promise<T>): Promise<T> {
+  const platform = await Platform.open(location);
+  const pool = new StorePool(location);
   try {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
@@ -67,7 +68,7 @@ const create = command(
     const now = Date.now();
     const duration = EXPIRY_CHOICES[expires];
     const expiresAt = duration === null ? null : now + duration;
-    const created = await withStore(dataDirOf(values), slug, (store, pool) =>
+    const created = await withStore(locationOf(values), slug, (store, pool) =>
       pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
         if (error instanceof KeyLimitError) throw new CliError(error.message);
         throw error;
@@ -87,8 +88,9 @@ const create = command(
 const LIST = { name: "keys list", args: ["SLUG"], summary: "List a store's keys (never the keys themselves).", flags: {} };
 
 const list = command(LIST, async ({ values, args: [slug] }) => {
-  const platform = await Platform.open(dataDirOf(values));
-  const pool = new StorePool(dataDirOf(values));
+  const location = locationOf(values);
+  const platform = await Platform.open(location);
+  const pool = new StorePool(location);
   try {
     if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
     const keys = (await pool.use(slug, listKeys)).filter((k) => k.deletedAt === null);
@@ -120,7 +122,7 @@ const remove = command(
   { name: "keys delete", args: ["SLUG", "ID"], summary: "Delete a key and queue a notice to the store owner.", flags: {} },
   async ({ values, args: [slug, idText] }) => {
     if (!/^[1-9]\d{0,14}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not "${idText}"`);
-    const key = await withStore(dataDirOf(values), slug, (store, pool) =>
+    const key = await withStore(locationOf(values), slug, (store, pool) =>
       pool.use(slug, (db) => deleteKey(db, store, Number(idText), operator())).catch((error) => {
         if (error instanceof KeyNotFoundError) throw new CliError(error.message);
         throw error;

@@ -1,6 +1,7 @@
+import type { Location } from "../db/location";
 import { readFileSync } from "node:fs";
 import { FixtureError, loadFixture, type LoadSummary } from "../fixtures/load";
-import { command, dataDirOf, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
+import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError } from "./errors";
 
 /** Sections smaller than this load in a blink: no progress lines for them. */
@@ -33,7 +34,7 @@ function readFixtureFile(path: string): unknown {
 }
 
 export async function loadInto(
-  dataDir: string,
+  dataDir: string | Location,
   json: unknown,
   { replace, quiet, platformDomain }: { replace: boolean; quiet: boolean; platformDomain: string },
 ): Promise<LoadSummary> {
@@ -58,7 +59,7 @@ export const loadCommand = command(
   async ({ values, args: [file] }) => {
     const started = Date.now();
     const options = { replace: values.replace ?? false, quiet: false, platformDomain: platformDomainOf(values) };
-    const summary = await loadInto(dataDirOf(values), readFixtureFile(file), options);
+    const summary = await loadInto(locationOf(values), readFixtureFile(file), options);
     if (values.json) return printJson(summary);
     for (const s of summary.stores) {
       const counts = Object.entries(s.counts).map(([k, n]) => `${n} ${k}`).join(", ");

@@ -1,8 +1,9 @@
+import type { Location } from "../db/location";
 import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { listMail, type OutboxRow } from "../mail/outbox";
-import { command, dataDirOf, printJson } from "./args";
+import { command, locationOf, printJson } from "./args";
 import { CliError } from "./errors";
 
 /** One outbox row as `mail list --json` shows it (operations.md), plus when a queued row is next tried. */
@@ -27,9 +28,9 @@ const list = command(
     flags: { store: { type: "string", value: "SLUG", help: "only this store's mail" } },
   },
   async ({ values }) => {
-    const dataDir = dataDirOf(values);
-    const platform = await Platform.open(dataDir);
-    const pool = new StorePool(dataDir);
+    const location = locationOf(values);
+    const platform = await Platform.open(location);
+    const pool = new StorePool(location);
     try {
       const stores = await platform.listStores();
       if (values.store !== undefined && !stores.some((s) => s.slug === values.store)) throw new CliError(`no store "${values.store}"`);

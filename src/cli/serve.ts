@@ -1,6 +1,6 @@
 import { envName, parseServeConfig, SERVE_FLAG_HELP, SERVE_FLAGS, type ServeConfig, type ServeFlags } from "../config";
 import { startServer, type RunningServer } from "../server";
-import { command, dataDirOf, type FlagSpec } from "./args";
+import { command, dataDirOf, type FlagSpec, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
 
 /** serve's (and demo's) flags: config.ts's list, with their help and environment variable. */
@@ -48,12 +48,12 @@ export function stopOnSignals(server: RunningServer): void {
 export const serveCommand = command(
   { name: "serve", summary: "Serve every store in the data directory until SIGTERM or SIGINT.", flags: SERVE_OPTIONS },
   async ({ values }) => {
-    const config = serveConfigFrom(values, dataDirOf(values));
+    const config = { ...serveConfigFrom(values, dataDirOf(values)), location: locationOf(values) };
     const server = await startServerOrExplain(config);
     // Before "listening": whoever waits for that line may signal at once.
     stopOnSignals(server);
     if (config.allowHttp) server.logger.warn("plain HTTP is allowed (--allow-http): for development only");
-    server.logger.info("listening", { url: server.url, dataDir: config.dataDir });
+    server.logger.info("listening", { url: server.url, dataDir: config.location.describe });
     server.logger.flush();
   },
 );

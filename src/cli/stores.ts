@@ -1,7 +1,7 @@
+import type { Location } from "../db/location";
 import { Platform, type NewStore, type Store } from "../db/platform";
-import { StorePool } from "../db/pool";
 import { domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../stores/rules";
-import { checkValue, command, type CommandSpec, dataDirOf, onOff, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
+import { checkValue, command, type CommandSpec, locationOf, onOff, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 
 /** A store's own domain, checked like a fixture's: a host name outside the platform domain. */
@@ -26,8 +26,8 @@ const storeJson = (s: Store) => ({
   settings: s.settings,
 });
 
-async function withPlatform<T>(dataDir: string, fn: (platform: Platform) => Promise<T>): Promise<T> {
-  const platform = await Platform.open(dataDir);
+async function withPlatform<T>(location: Location, fn: (platform: Platform) => Promise<T>): Promise<T> {
+  const platform = await Platform.open(location);
   try {
     return await fn(platform);
   } finally {
@@ -57,13 +57,12 @@ const add = command(
       ownerEmail: checkValue(ownerEmailSchema, values["owner-email"] as string, "--owner-email"),
       settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
     };
-    const dataDir = dataDirOf(values);
-    await withPlatform(dataDir, async (platform) => {
+    const location = locationOf(values);
+    await withPlatform(location, async (platform) => {
       if (await platform.getStore(slug)) throw new CliError(`store "${slug}" already exists`);
       if (await platform.domainTaken(store.domain)) throw new CliError(`domain "${store.domain}" already belongs to another store`);
-      const pool = new StorePool(dataDir);
-      await pool.use(slug, async () => {}); // creates and migrates stores/{slug}.db
-      await pool.close();
+      // Replaces any unregistered leftover (a load that crashed before registering).
+      await location.createStore(slug);
       await platform.addStore(store);
     });
     if (values.json) printJson(storeJson({ ...store, keysVersion: 0, mailVersion: 0, createdAt: Date.now() }));
@@ -103,7 +102,7 @@ const set = command(SET, async ({ values, args: [slug] }) => {
   if (Object.values(changes).every((value) => value === undefined)) {
     throw new UsageError(`nothing to change: give at least one of ${SET_CHANGES.join(", ")}`);
   }
-  const updated = await withPlatform(dataDirOf(values), async (platform) => {
+  const updated = await withPlatform(locationOf(values), async (platform) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
     const { domain } = changes;
@@ -128,7 +127,7 @@ const set = command(SET, async ({ values, args: [slug] }) => {
 });
 
 const list = command({ name: "stores list", summary: "List the stores.", flags: {} }, async ({ values }) => {
-  const stores = await withPlatform(dataDirOf(values), (platform) => platform.listStores());
+  const stores = await withPlatform(locationOf(values), (platform) => platform.listStores());
   if (values.json) return printJson(stores.map(storeJson));
   if (stores.length === 0) return console.log("no stores");
   for (const s of stores) console.log(`${s.slug.padEnd(20)} ${s.domain.padEnd(32)} ${s.plan}`);

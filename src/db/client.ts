@@ -1,4 +1,4 @@
-import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
+import { createClient, type Client, type Config, type InStatement, type Transaction } from "@libsql/client";
 import type { Args, Db, Queryable, Row, RunResult } from "./driver";
 import { Mutex } from "./driver";
 
@@ -31,8 +31,9 @@ export class ClientDb implements Db {
   private writes = new Mutex();
   private isFile: boolean;
 
-  constructor(url: string) {
-    this.client = createClient({ url, intMode: "number" });
+  /** `options`: what else @libsql/client needs to reach a server (auth token, a namespace's `fetch`). */
+  constructor(url: string, options: Omit<Config, "url" | "intMode"> = {}) {
+    this.client = createClient({ ...options, url, intMode: "number" });
     this.queries = adapt(this.client);
     this.isFile = url.startsWith("file:");
   }

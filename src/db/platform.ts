@@ -1,8 +1,6 @@
-import { join } from "node:path";
 import type { Plan } from "../plans";
 import type { Db, Queryable, SqlValue } from "./driver";
-import { openDb } from "./open";
-import { platformMigrations } from "./schema";
+import { FileLocation, type Location } from "./location";
 
 export interface StoreSettings {
   manualCustomerApproval: boolean;
@@ -81,12 +79,19 @@ export async function writeStore(q: Queryable, store: NewStore, now: number, rep
   );
 }
 
-/** The platform registry (`DIR/platform.db`): stores, domains, plans, settings. */
+/** The platform registry (`DIR/platform.db`, or namespace `platform`): stores, domains, plans, settings. */
 export class Platform {
-  private constructor(readonly db: Db) {}
+  private remoteVersion = 0;
 
-  static async open(dataDir: string): Promise<Platform> {
-    return new Platform(await openDb(`file:${join(dataDir, "platform.db")}`, platformMigrations));
+  private constructor(
+    readonly db: Db,
+    readonly location: Location,
+  ) {}
+
+  /** `where`: a data directory, or any `Location` (a libSQL server). */
+  static async open(where: string | Location): Promise<Platform> {
+    const location = typeof where === "string" ? new FileLocation(where) : where;
+    return new Platform(await location.openPlatform(), location);
   }
 
   async listStores(): Promise<Store[]> {
@@ -126,8 +131,13 @@ export class Platform {
     ]);
   }
 
-  /** Changes whenever any connection (another process included) commits to platform.db. */
+  /**
+   * Changes whenever any connection (another process included) commits to platform.db.
+   * A libSQL server gives each request its own connection, so there `data_version` never
+   * moves: every call is "changed" and the registry re-reads each poll (one small query).
+   */
   async dataVersion(): Promise<number> {
+    if (this.location.remote) return ++this.remoteVersion;
     const row = await this.db.get<{ data_version: number }>("PRAGMA data_version");
     return row?.data_version ?? 0;
   }

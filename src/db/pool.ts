@@ -1,9 +1,7 @@
-import { join } from "node:path";
 import { Checkpointer } from "./checkpointer";
 import type { Db } from "./driver";
+import { FileLocation, type Location } from "./location";
 import { NativeDb } from "./native";
-import { openDb } from "./open";
-import { storeMigrations } from "./schema";
 import type { ReportError } from "../log";
 
 interface Entry {
@@ -41,7 +39,7 @@ function leaseOf(entry: Entry, db: Db): Lease {
   };
 }
 
-export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "stores", `${slug}.db`);
+export { storeDbPath } from "./location";
 
 /**
  * Open store databases, at most `maxOpen` idle ones (least recently used closed first),
@@ -56,10 +54,15 @@ export class StorePool {
   /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
   private mostRecent: string | undefined;
 
+  readonly location: Location;
+
+  /** `where`: a data directory, or any `Location` (a libSQL server). */
   constructor(
-    readonly dataDir: string,
+    where: string | Location,
     private readonly maxOpen = 256,
-  ) {}
+  ) {
+    this.location = typeof where === "string" ? new FileLocation(where) : where;
+  }
 
   /**
    * A lease on the store's database when it is already open (the common case), without
@@ -79,7 +82,7 @@ export class StorePool {
     if (open) return open;
     let entry = this.entries.get(slug);
     if (!entry) {
-      const db = openDb(`file:${storeDbPath(this.dataDir, slug)}`, storeMigrations);
+      const db = this.location.openStore(slug);
       const created: Entry = { db, leases: 0 };
       db.then(
         (opened) => (created.open = opened),

@@ -1,0 +1,149 @@
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { ClientDb } from "./client";
+import type { Db } from "./driver";
+import { migrate } from "./migrate";
+import { openDb } from "./open";
+import { platformMigrations, storeMigrations } from "./schema";
+
+/**
+ * Where the databases live: files under a data directory, or namespaces on a libSQL
+ * server. The pool, the platform registry and the CLI ask it for databases instead of
+ * building file paths, so every command works the same on either.
+ */
+export interface Location {
+  /** For logs and messages: the data directory, or the libSQL server's URL. */
+  readonly describe: string;
+  readonly remote: boolean;
+  /** The registry, created and migrated on first use. */
+  openPlatform(): Promise<Db>;
+  /** A store's database, migrated; on files it is created if missing. */
+  openStore(slug: string): Promise<Db>;
+  /** Makes an empty store database (on a server, its namespace), replacing any leftover one. */
+  createStore(slug: string): Promise<void>;
+  deleteStore(slug: string): Promise<void>;
+  storeExists(slug: string): Promise<boolean>;
+}
+
+export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "stores", `${slug}.db`);
+
+/** `DIR/platform.db` and `DIR/stores/{slug}.db`. */
+export class FileLocation implements Location {
+  readonly remote = false;
+  constructor(readonly dataDir: string) {}
+
+  get describe() {
+    return this.dataDir;
+  }
+  openPlatform() {
+    return openDb(`file:${join(this.dataDir, "platform.db")}`, platformMigrations);
+  }
+  openStore(slug: string) {
+    return openDb(`file:${storeDbPath(this.dataDir, slug)}`, storeMigrations);
+  }
+  async createStore(slug: string) {
+    await this.deleteStore(slug);
+    await (await this.openStore(slug)).close();
+  }
+  async deleteStore(slug: string) {
+    const path = storeDbPath(this.dataDir, slug);
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+  }
+  async storeExists(slug: string) {
+    return existsSync(storeDbPath(this.dataDir, slug));
+  }
+}
+
+export interface LibsqlServer {
+  /** The server's Hrana/HTTP address: `http://…`, `https://…` or `libsql://…`. */
+  url: string;
+  /** Its admin API (namespaces are created and deleted there); needed to add or load stores. */
+  adminUrl: string | null;
+  authToken: string | null;
+}
+
+export const PLATFORM_NAMESPACE = "platform";
+export const storeNamespace = (slug: string) => `store-${slug}`;
+
+/**
+ * A `fetch` for @libsql/client that reaches one namespace. sqld (`--enable-namespaces`)
+ * takes the namespace from the first label of the Host header and the client has no
+ * header option, so each request's Host becomes `{namespace}.{host of the URL}`: the TCP
+ * connection still goes to the URL, and a proxy in front of sqld can route on the name.
+ */
+export function namespaceFetch(namespace: string, serverUrl: string): (request: Request) => Promise<Response> {
+  const host = `${namespace}.${new URL(serverUrl).host}`;
+  return (request) => {
+    const headers = new Headers(request.headers);
+    headers.set("host", host);
+    return fetch(new Request(request, { headers }));
+  };
+}
+
+/** Error from the libSQL admin API, with its own words. */
+export class LibsqlAdminError extends Error {}
+
+/** Namespaces `platform` and `store-{slug}` on a libSQL server started with `--enable-namespaces`. */
+export class LibsqlLocation implements Location {
+  readonly remote = true;
+  constructor(readonly server: LibsqlServer) {}
+
+  get describe() {
+    return this.server.url;
+  }
+
+  async openPlatform() {
+    // Without the admin API (a serving node), the registry must already exist.
+    if (this.server.adminUrl && !(await this.namespaceExists(PLATFORM_NAMESPACE))) await this.admin("POST", PLATFORM_NAMESPACE, "/create");
+    return this.open(PLATFORM_NAMESPACE, platformMigrations);
+  }
+  openStore(slug: string) {
+    return this.open(storeNamespace(slug), storeMigrations);
+  }
+  async createStore(slug: string) {
+    await this.deleteStore(slug);
+    await this.admin("POST", storeNamespace(slug), "/create");
+    await (await this.openStore(slug)).close();
+  }
+  async deleteStore(slug: string) {
+    if (await this.storeExists(slug)) await this.admin("DELETE", storeNamespace(slug), "");
+  }
+  storeExists(slug: string) {
+    return this.namespaceExists(storeNamespace(slug));
+  }
+
+  private async open(namespace: string, migrations: typeof storeMigrations): Promise<Db> {
+    const { url, authToken } = this.server;
+    const db = new ClientDb(url, { authToken: authToken ?? undefined, fetch: namespaceFetch(namespace, url) });
+    try {
+      await migrate(db, migrations);
+    } catch (error) {
+      await db.close().catch(() => {});
+      throw error;
+    }
+    return db;
+  }
+
+  private async namespaceExists(namespace: string): Promise<boolean> {
+    return (await this.admin("GET", namespace, "/config", [404])).status === 200;
+  }
+
+  /** One admin API call; any answer but 2xx (or an `allowed` status) is an error naming the server's reason. */
+  private async admin(method: string, namespace: string, path: string, allowed: number[] = []): Promise<Response> {
+    const { adminUrl, authToken } = this.server;
+    if (!adminUrl) throw new LibsqlAdminError("--libsql-admin-url is needed to create or delete databases on the libSQL server");
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (authToken) headers.authorization = `Bearer ${authToken}`;
+    const target = `${adminUrl.replace(/\/+$/, "")}/v1/namespaces/${namespace}${path}`;
+    let response: Response;
+    try {
+      response = await fetch(target, { method, headers, body: method === "POST" ? "{}" : undefined });
+    } catch (error) {
+      throw new LibsqlAdminError(`the libSQL admin API at ${adminUrl} did not answer: ${(error as Error).message}`);
+    }
+    if (!response.ok && !allowed.includes(response.status)) {
+      throw new LibsqlAdminError(`the libSQL admin API refused ${method} namespace ${namespace}: ${response.status} ${await response.text()}`);
+    }
+    return response;
+  }
+}

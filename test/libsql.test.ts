@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import { namespaceFetch } from "../src/db/location";
+import { storeapi } from "./cli-run";
+import { send, tempDir, testStore } from "./helpers";
+import { spawnServer, type ServerProcess } from "./process";
+import { startSqld, type Sqld } from "./sqld";
+
+let sqld: Sqld;
+let dir: string;
+beforeAll(async () => {
+  sqld = await startSqld();
+  dir = tempDir("storeapi-libsql-");
+});
+afterAll(async () => {
+  await sqld?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A command against the libSQL server; `--data` points at an empty directory that must stay empty. */
+const run = (...args: string[]) => storeapi([...args, ...sqld.flags, "--data", join(dir, "data")]);
+
+async function namespaceExists(namespace: string): Promise<boolean> {
+  return (await fetch(`${sqld.adminUrl}/v1/namespaces/${namespace}/config`)).status === 200;
+}
+
+describe("every database on a libSQL server", () => {
+  let server: ServerProcess | undefined;
+  afterAll(async () => {
+    await server?.signal("SIGTERM");
+  });
+
+  test("load, stores, keys, serve and mail work as on files, in namespaces platform and store-{slug}", async () => {
+    const fixture = join(dir, "fixture.json");
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+    const loaded = await run("load", fixture, "--json");
+    expect(loaded.stderr).toBe("");
+    expect(loaded.code).toBe(0);
+    expect(await namespaceExists("platform")).toBe(true);
+    expect(await namespaceExists("store-shop1")).toBe(true);
+
+    const added = await run("stores", "add", "shop2", "--domain", "shop2.example.com", "--plan", "free", "--owner-email", "o@shop2.example.com");
+    expect(added.stdout).toBe("created store shop2 at https://shop2.example.com/api/v1 (plan free)\n");
+    expect(await namespaceExists("store-shop2")).toBe(true);
+    expect((await run("stores", "set", "shop2", "--plan", "pro")).code).toBe(0);
+    const list = await run("stores", "list", "--json");
+    expect(list.json.map((s: { slug: string; plan: string }) => [s.slug, s.plan])).toEqual([
+      ["shop1", "growth"],
+      ["shop2", "pro"],
+    ]);
+
+    server = await spawnServer(join(dir, "data"), sqld.flags);
+    const created = await send(server.url, "/api/v1/products", {
+      method: "POST",
+      body: { name: "Mug", price: 12.5 },
+    });
+    expect(created.status).toBe(201);
+    const read = await send(server.url, `/api/v1/products/${created.json.data.id}`);
+    expect(read.json.data).toMatchObject({ name: "Mug", price: 12.5 });
+
+    // A key made by the CLI works on the running server within a second (the registry re-reads).
+    const key = await run("keys", "create", "shop2", "--name", "ci", "--products", "read", "--json");
+    expect(key.code).toBe(0);
+    let answer = await send(server.url, "/api/v1/products", { host: "shop2.example.com", key: key.json.key });
+    for (let i = 0; i < 50 && answer.status !== 200; i++) {
+      await Bun.sleep(100);
+      answer = await send(server.url, "/api/v1/products", { host: "shop2.example.com", key: key.json.key });
+    }
+    expect(answer.status).toBe(200);
+    expect(answer.json.data).toEqual([]);
+    expect((await run("keys", "list", "shop2", "--json")).json.map((k: { name: string }) => k.name)).toEqual(["ci"]);
+
+    // The key notice is queued in shop2's namespace, seen by `mail list`.
+    const mail = await run("mail", "list", "--store", "shop2", "--json");
+    expect(mail.json.map((m: { kind: string; to: string }) => [m.kind, m.to])).toEqual([["key_created", "o@shop2.example.com"]]);
+
+    // Nothing was written under --data.
+    expect(existsSync(join(dir, "data", "platform.db"))).toBe(false);
+    expect(existsSync(join(dir, "data", "stores"))).toBe(false);
+  });
+
+  test("a second load of the same store is refused, and --replace is refused on a server", async () => {
+    const fixture = join(dir, "again.json");
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+    const again = await run("load", fixture);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('store "shop1" already exists');
+    const replace = await run("load", fixture, "--replace");
+    expect(replace.code).toBe(1);
+    expect(replace.stderr).toContain("--replace is not supported on a libSQL server");
+  });
+
+  test("an unregistered namespace a crashed load left behind is replaced by the next load", async () => {
+    await fetch(`${sqld.adminUrl}/v1/namespaces/store-shop3/create`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const leftover = createClient({ url: sqld.url, fetch: namespaceFetch("store-shop3", sqld.url) });
+    await leftover.execute("CREATE TABLE half_loaded (x)");
+    leftover.close();
+    const fixture = join(dir, "shop3.json");
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore({ slug: "shop3", domain: "shop3.test" })] }));
+    const loaded = await run("load", fixture);
+    expect(loaded.stderr).toBe("");
+    expect(loaded.code).toBe(0);
+    const fresh = createClient({ url: sqld.url, fetch: namespaceFetch("store-shop3", sqld.url) });
+    const tables = await fresh.execute("SELECT name FROM sqlite_master WHERE name = 'half_loaded'");
+    fresh.close();
+    expect(tables.rows).toEqual([]);
+    expect((await run("stores", "list", "--json")).json.map((s: { slug: string }) => s.slug)).toEqual(["shop1", "shop2", "shop3"]);
+  });
+});
+
+describe("libSQL flags", () => {
+  test("--libsql-admin-url without --libsql-url is a usage error", async () => {
+    const result = await storeapi(["stores", "list", "--libsql-admin-url", "http://127.0.0.1:1", "--data", join(dir, "x")]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--libsql-admin-url needs --libsql-url");
+  });
+
+  test("a URL that is not http, https or libsql is a usage error naming where it came from", async () => {
+    const flag = await storeapi(["stores", "list", "--libsql-url", "ws://127.0.0.1:1"]);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('--libsql-url must be an http://, https:// or libsql:// URL, not "ws://127.0.0.1:1"');
+    const env = await storeapi(["stores", "list"], { env: { STOREAPI_LIBSQL_URL: "nonsense" } });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toContain('STOREAPI_LIBSQL_URL must be an http://, https:// or libsql:// URL, not "nonsense"');
+  });
+
+  test("adding a store without the admin API says what is missing", async () => {
+    const result = await storeapi(["stores", "add", "shop9", "--domain", "shop9.example.com", "--plan", "free", "--owner-email", "o@x.example.com", "--libsql-url", sqld.url]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("--libsql-admin-url is needed to create or delete databases on the libSQL server");
+  });
+});
