@@ -5,6 +5,7 @@ import { loadFixture } from "../src/fixtures/load";
 import { isOneCleanLine, storeapi } from "./cli-run";
 import { KEYS, send, tempDir, testStore } from "./helpers";
 import { spawnServer } from "./process";
+import { testLocation } from "./sqld";
 
 // What a first-time operator types, and what they read back (issue 13, items 9 and 10 and
 // "CLI messages"; issue 19, item 1).
@@ -255,7 +256,7 @@ describe("--version and --help", () => {
 describe("Host with a trailing dot", () => {
   test("shop1.test. and shop1.localhost. reach the same store as without the dot", async () => {
     const data = freshData();
-    await loadFixture(data, { stores: [testStore({ products: [{ name: "Coffee", price: 10 }] })] });
+    await loadFixture(await testLocation(data), { stores: [testStore({ products: [{ name: "Coffee", price: 10 }] })] });
     const server = await spawnServer(data);
     try {
       for (const host of ["shop1.test", "shop1.test.", "SHOP1.TEST.:443", "shop1.localhost.", "shop1.localhost.:8080"]) {

@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { libsqlFlagsFor } from "./sqld";
 
 const ROOT = resolve(import.meta.dir, "..");
 const MAIN = join(ROOT, "src/main.ts");
@@ -17,7 +18,7 @@ export interface CliResult {
  * src/main.ts: no build needed). Bounded: killed after `timeoutMs`.
  */
 export async function storeapi(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
-  const child = Bun.spawn([process.execPath, MAIN, ...args], {
+  const child = Bun.spawn([process.execPath, MAIN, ...args, ...(await libsqlFlagsFor(args))], {
     cwd: ROOT,
     env: { ...process.env, ...options.env },
     stdin: "ignore",

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { openDb } from "../src/db/open";
-import { storeDbPath } from "../src/db/pool";
-import { storeMigrations } from "../src/db/schema";
 import { KEYS, otherStore, startTestServer, testStore, type ApiAnswer, type TestServer } from "./helpers";
 import { documentedRequests } from "./contract";
+import { testLocation } from "./sqld";
 
 /** Customers (api-contract.md §7): shapes, list order and filters, create, update and the approval states. */
 
@@ -83,7 +81,7 @@ function expectError(answer: ApiAnswer, status: number, code: string, field?: st
 
 /** Emails in the store's outbox to one address. */
 async function mailTo(recipient: string, slug = "shop1") {
-  const db = await openDb(`file:${storeDbPath(server.dataDir, slug)}`, storeMigrations);
+  const db = await (await testLocation(server.dataDir)).openStore(slug);
   try {
     return await db.all<{ kind: string; subject: string; text: string }>(
       "SELECT kind, subject, text FROM outbox WHERE recipient = ? ORDER BY id",

@@ -6,6 +6,7 @@ import { loadFixture } from "../src/fixtures/load";
 import { Logger } from "../src/log";
 import { startServer, type RunningServer } from "../src/server";
 import { expectDocumented } from "./contract";
+import { libsqlLocationFor, TEST_LIBSQL } from "./sqld";
 
 /** Pinned keys of the standard test fixture (`svc_sk_` + 40 alphanumerics). */
 export const KEYS = {
@@ -119,12 +120,12 @@ export async function startTestServer(
   options: { stores?: unknown[]; flags?: ServeFlags; dataDir?: string } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
-  if (options.stores) await loadFixture(dataDir, { stores: options.stores });
-  const config = parseServeConfig(
-    { listen: "127.0.0.1:0", "allow-http": true, "log-level": "silent", ...options.flags },
-    dataDir,
-    {},
-  );
+  const location = TEST_LIBSQL ? await libsqlLocationFor(dataDir) : undefined;
+  if (options.stores) await loadFixture(location ?? dataDir, { stores: options.stores });
+  const config = {
+    ...parseServeConfig({ listen: "127.0.0.1:0", "allow-http": true, "log-level": "silent", ...options.flags }, dataDir, {}),
+    location,
+  };
   const server = await startServer(config, new Logger(process.env.TEST_LOG === "1" ? "info" : "silent"));
   return {
     url: server.url,

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../src/db/driver";
-import { openDb } from "../src/db/open";
-import { storeDbPath } from "../src/db/pool";
-import { storeMigrations } from "../src/db/schema";
 import { ALL_WRITE, KEYS, otherStore, startTestServer, testStore, type ApiAnswer, type TestServer } from "./helpers";
 import { documentedRequests } from "./contract";
+import { testLocation } from "./sqld";
 
 /** Idempotent creates over HTTP (api-contract.md §6), on POST /customers. */
 
@@ -47,7 +45,7 @@ async function customersWith(email: string, options: { key?: string; host?: stri
 }
 
 async function withStoreDb<T>(fn: (db: Db) => Promise<T>, slug = "shop1"): Promise<T> {
-  const db = await openDb(`file:${storeDbPath(server.dataDir, slug)}`, storeMigrations);
+  const db = await (await testLocation(server.dataDir)).openStore(slug);
   try {
     return await fn(db);
   } finally {

@@ -6,13 +6,13 @@ import { namespaceFetch } from "../src/db/location";
 import { storeapi } from "./cli-run";
 import { send, tempDir, testStore } from "./helpers";
 import { spawnServer, type ServerProcess } from "./process";
-import { startSqld, type Sqld } from "./sqld";
+import { startSqld, type Sqld, TEST_LIBSQL } from "./sqld";
 
 let sqld: Sqld;
 let dir: string;
 beforeAll(async () => {
-  sqld = await startSqld();
   dir = tempDir("storeapi-libsql-");
+  if (!TEST_LIBSQL) sqld = await startSqld();
 });
 afterAll(async () => {
   await sqld?.stop();
@@ -26,7 +26,8 @@ async function namespaceExists(namespace: string): Promise<boolean> {
   return (await fetch(`${sqld.adminUrl}/v1/namespaces/${namespace}/config`)).status === 200;
 }
 
-describe("every database on a libSQL server", () => {
+// Starts its own sqld: under STOREAPI_TEST_LIBSQL the harness would add a second one.
+describe.skipIf(TEST_LIBSQL)("every database on a libSQL server", () => {
   let server: ServerProcess | undefined;
   afterAll(async () => {
     await server?.signal("SIGTERM");
@@ -110,7 +111,7 @@ describe("every database on a libSQL server", () => {
   });
 });
 
-describe("libSQL flags", () => {
+describe.skipIf(TEST_LIBSQL)("libSQL flags", () => {
   test("--libsql-admin-url without --libsql-url is a usage error", async () => {
     const result = await storeapi(["stores", "list", "--libsql-admin-url", "http://127.0.0.1:1", "--data", join(dir, "x")]);
     expect(result.code).toBe(2);
@@ -124,6 +125,11 @@ describe("libSQL flags", () => {
     const env = await storeapi(["stores", "list"], { env: { STOREAPI_LIBSQL_URL: "nonsense" } });
     expect(env.code).toBe(2);
     expect(env.stderr).toContain('STOREAPI_LIBSQL_URL must be an http://, https:// or libsql:// URL, not "nonsense"');
+  });
+
+  test("demo is files only and refuses --libsql-url", async () => {
+    const result = await storeapi(["demo", "--listen", "127.0.0.1:0", "--data", join(dir, "demo"), "--libsql-url", sqld.url]);
+    expect([result.code, result.stderr]).toEqual([2, "storeapi: demo keeps its data in files under --data; drop --libsql-url\n"]);
   });
 
   test("adding a store without the admin API says what is missing", async () => {

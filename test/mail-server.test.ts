@@ -5,6 +5,7 @@ import { startTestServer, tempDir, testStore, type TestServer } from "./helpers"
 import { storeapi } from "./cli-run";
 import { eventually, parseAddress, startSmtp, type SmtpPeer } from "./mail-support";
 import { spawnServer } from "./process";
+import { testLocation } from "./sqld";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -26,7 +27,7 @@ async function serve(dataDir: string, peer: SmtpPeer, flags: Record<string, stri
 async function fixtureDir(stores: unknown[]): Promise<string> {
   const dataDir = tempDir("storeapi-mailsrv-");
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
-  await loadFixture(dataDir, { stores });
+  await loadFixture(await testLocation(dataDir), { stores });
   return dataDir;
 }
 

@@ -14,6 +14,7 @@ import { StoreRegistry } from "../src/registry";
 import { otherStore, tempDir, testStore } from "./helpers";
 import { eventually, freePort, parseAddress, parseMessage, startSmtp, type SmtpPeer } from "./mail-support";
 import { storeapi } from "./cli-run";
+import { testLocation } from "./sqld";
 
 const HEBREW_STORE = "חנות הדגמה";
 const FAST: Partial<RetryPolicy> = { baseDelayMs: 10, maxDelayMs: 40, maxAttempts: 3, maxAgeMs: 3_600_000, claimMs: 5_000 };
@@ -43,11 +44,12 @@ afterEach(async () => {
 /** A data dir with two stores (shop1 has a Hebrew name) and a worker on it, not yet started. */
 async function harness(options: Partial<MailWorkerOptions> = {}): Promise<Harness> {
   const dataDir = tempDir("storeapi-mail-");
-  await loadFixture(dataDir, { stores: [testStore({ name: HEBREW_STORE }), otherStore()] });
-  const platform = await Platform.open(dataDir);
+  const location = await testLocation(dataDir);
+  await loadFixture(location, { stores: [testStore({ name: HEBREW_STORE }), otherStore()] });
+  const platform = await Platform.open(location);
   const registry = new StoreRegistry(platform, "localhost");
   await registry.load();
-  const pool = new StorePool(dataDir);
+  const pool = new StorePool(location);
   const logger = new CaptureLogger("debug");
   const worker = new MailWorker({
     pool,
@@ -328,7 +330,7 @@ describe("mail worker over SMTP", () => {
     expect((await h.rows()).map((r) => [r.status, r.attempts])).toEqual([["queued", 1]]);
 
     const peer = await smtp();
-    const registry = new StoreRegistry(await Platform.open(h.dataDir), "localhost");
+    const registry = new StoreRegistry(await Platform.open(await testLocation(h.dataDir)), "localhost");
     await registry.load();
     const next = new MailWorker({ pool: h.pool, registry, logger: h.logger, smtp: peer.url, mailDir: null, mailFrom: "no-reply@localhost", retry: FAST, tickMs: 10 });
     cleanups.push(() => next.stop(1000));

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
-import Database from "libsql";
 import { documentedRequests } from "./contract";
 import { KEYS, otherStore, startTestServer, testStore, type RequestOptions, type TestServer } from "./helpers";
+import { testLocation } from "./sqld";
 
 /** GET /orders/{id} and PATCH /orders/{id} (api-contract.md §7 Order). */
 
@@ -87,12 +86,12 @@ const request = (path: string, options?: RequestOptions) => documentedRequests(s
 const patch = (id: number, body: unknown, host = "shop1.test") =>
   request(`/api/v1/orders/${id}`, { method: "PATCH", body, host });
 
-function outbox(slug = "shop1"): Array<{ kind: string; recipient: string; subject: string; text: string }> {
-  const db = new Database(join(server.dataDir, "stores", `${slug}.db`));
+async function outbox(slug = "shop1"): Promise<Array<{ kind: string; recipient: string; subject: string; text: string }>> {
+  const db = await (await testLocation(server.dataDir)).openStore(slug);
   try {
-    return db.prepare("SELECT kind, recipient, subject, text FROM outbox WHERE kind = 'order_status' ORDER BY id").all() as never;
+    return await db.all("SELECT kind, recipient, subject, text FROM outbox WHERE kind = 'order_status' ORDER BY id");
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -306,12 +305,12 @@ describe("PATCH /orders/{id}", () => {
 
 describe("status email", () => {
   test("queued when all four conditions hold, with the status name and tracking number", async () => {
-    const before = outbox().length;
+    const before = (await outbox()).length;
     const answer = await patch(24, { status: 3, trackingNumber: "RR99IL", notifyCustomer: true });
     expect(answer.status).toBe(200);
     expect(answer.json.data.status).toEqual({ id: 3, name: "Shipped" });
     expect(answer.json.data.customerNotified).toBe(true);
-    const mails = outbox().slice(before);
+    const mails = (await outbox()).slice(before);
     expect(mails.length).toBe(1);
     expect(mails[0].recipient).toBe("buyer24@example.test");
     expect(mails[0].subject).toBe("Order #2024: Shipped");
@@ -320,45 +319,45 @@ describe("status email", () => {
   });
 
   test("not without notifyCustomer", async () => {
-    const before = outbox().length;
+    const before = (await outbox()).length;
     const answer = await patch(25, { status: 3 });
     expect(answer.json.data.customerNotified).toBe(false);
     expect(answer.json.data.status.id).toBe(3);
-    expect(outbox().length).toBe(before);
+    expect((await outbox()).length).toBe(before);
   });
 
   test("not when the status did not really change", async () => {
     await patch(26, { status: 7 });
-    const before = outbox().length;
+    const before = (await outbox()).length;
     const answer = await patch(26, { status: 7, trackingNumber: "NEW", notifyCustomer: true });
     expect(answer.json.data.customerNotified).toBe(false);
     expect(answer.json.data.trackingNumber).toBe("NEW");
-    expect(outbox().length).toBe(before);
+    expect((await outbox()).length).toBe(before);
   });
 
   test("never for statuses 1 and 2", async () => {
     await patch(27, { status: 3 });
-    const before = outbox().length;
+    const before = (await outbox()).length;
     for (const status of [2, 1, 2]) {
       const answer = await patch(27, { status, notifyCustomer: true });
       expect(answer.json.data.status.id).toBe(status);
       expect(answer.json.data.customerNotified).toBe(false);
     }
-    expect(outbox().length).toBe(before);
+    expect((await outbox()).length).toBe(before);
   });
 
   test("not when the order has no email", async () => {
-    const before = outbox().length;
+    const before = (await outbox()).length;
     const answer = await patch(2, { status: 3, notifyCustomer: true });
     expect(answer.json.data.status.id).toBe(3);
     expect(answer.json.data.customerNotified).toBe(false);
-    expect(outbox().length).toBe(before);
+    expect((await outbox()).length).toBe(before);
   });
 
   test("not when the store does not notify of status changes", async () => {
     const answer = await patch(1, { status: 3, notifyCustomer: true }, "quiet.test");
     expect(answer.status).toBe(200);
     expect(answer.json.data.customerNotified).toBe(false);
-    expect(outbox("quiet")).toEqual([]);
+    expect(await outbox("quiet")).toEqual([]);
   });
 });

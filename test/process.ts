@@ -1,5 +1,6 @@
 import type { Subprocess } from "bun";
 import { join } from "node:path";
+import { libsqlFlagsFor, sqldFor, TEST_LIBSQL } from "./sqld";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = process.execPath;
@@ -22,7 +23,7 @@ export function storeapiCommand(): string[] {
 
 /** Runs a CLI command to completion. */
 export async function runCli(args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn([...storeapiCommand(), ...args], {
+  const proc = Bun.spawn([...storeapiCommand(), ...args, ...(await libsqlFlagsFor(args))], {
     stdout: "pipe",
     stderr: "pipe",
     stdin: "ignore",
@@ -41,8 +42,9 @@ export async function runCli(args: string[], env: Record<string, string> = {}) {
  * "listening" log line (bounded: fails after 30 s, room for a loaded machine).
  */
 export async function spawnServer(dataDir: string, flags: string[] = []): Promise<ServerProcess> {
+  const libsql = TEST_LIBSQL ? (await sqldFor(dataDir)).flags : [];
   const proc = Bun.spawn(
-    [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", "info", ...flags],
+    [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", "info", ...libsql, ...flags],
     { stdout: "pipe", stderr: "pipe", stdin: "ignore" },
   );
   const reader = proc.stdout.getReader();

@@ -3,13 +3,14 @@ import { rmSync } from "node:fs";
 import { loadFixture } from "../src/fixtures/load";
 import { KEYS, send, tempDir, testStore } from "./helpers";
 import { spawnServer } from "./process";
+import { testLocation } from "./sqld";
 
 const dataDir = tempDir("storeapi-log-");
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe("request log", () => {
   test("one JSON line per request with the contract's fields, never a key or a body", async () => {
-    await loadFixture(dataDir, { stores: [testStore()] });
+    await loadFixture(await testLocation(dataDir), { stores: [testStore()] });
     const server = await spawnServer(dataDir);
     const wrongKey = "svc_sk_neverLogThisWrongKey000000000000000000";
     await send(server.url, "/api/v1/customers?limit=1", { key: KEYS.read, headers: { "X-Request-Id": "log-test-1" } });

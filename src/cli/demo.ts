@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import demoFixture from "../../fixtures/demo.json";
-import { command, printJson } from "./args";
-import { CliError } from "./errors";
+import { command, locationOf, printJson } from "./args";
+import { CliError, UsageError } from "./errors";
 import { loadInto } from "./load";
 import { SERVE_OPTIONS, serveConfigFrom, startServerOrExplain, stopOnSignals } from "./serve";
 
@@ -69,6 +69,7 @@ export const demoCommand = command(
     flags: SERVE_OPTIONS,
   },
   async ({ values }) => {
+    if (locationOf(values).remote) throw new UsageError("demo keeps its data in files under --data; drop --libsql-url");
     const dataDir = values.data ?? "./demo-data";
     const config = serveConfigFrom(values, dataDir, { "allow-http": true, "log-level": "warn" });
     // Only a valid command line empties the demo directory.

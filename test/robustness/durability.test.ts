@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "libsql";
 import { loadFixture } from "../../src/fixtures/load";
 import { KEYS, send, tempDir, testStore } from "../helpers";
 import { spawnServer, type ServerProcess } from "../process";
+import { testLocation } from "../sqld";
 
 /**
  * Acknowledged writes survive `kill -9`: clients stream PATCH /orders and POST
@@ -63,21 +63,17 @@ async function client(server: ServerProcess, id: number, round: number, ledger: 
   }
 }
 
-function readStore() {
-  const db = new Database(join(dataDir, "stores", "shop1.db"));
+async function readStore() {
+  const db = await (await testLocation(dataDir)).openStore("shop1");
   try {
     return {
-      orders: db.prepare("SELECT id, status_id, tracking_number FROM orders").all() as Array<{
-        id: number;
-        status_id: number;
-        tracking_number: string | null;
-      }>,
-      emails: new Set((db.prepare("SELECT email FROM customers").all() as Array<{ email: string }>).map((r) => r.email)),
-      statusMails: db.prepare("SELECT count(*) AS n FROM outbox WHERE kind = 'order_status'").get() as { n: number },
-      outbox: db.prepare("SELECT status, count(*) AS n FROM outbox GROUP BY status").all() as Array<{ status: string; n: number }>,
+      orders: await db.all<{ id: number; status_id: number; tracking_number: string | null }>("SELECT id, status_id, tracking_number FROM orders"),
+      emails: new Set((await db.all<{ email: string }>("SELECT email FROM customers")).map((r) => r.email)),
+      statusMails: (await db.get<{ n: number }>("SELECT count(*) AS n FROM outbox WHERE kind = 'order_status'")) as { n: number },
+      outbox: await db.all<{ status: string; n: number }>("SELECT status, count(*) AS n FROM outbox GROUP BY status"),
     };
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -85,7 +81,7 @@ describe("durability under kill -9", () => {
   test(
     "every acknowledged write is there after restarts, nothing half-written, mail delivered",
     async () => {
-      await loadFixture(dataDir, { stores: [testStore({ orders })] });
+      await loadFixture(await testLocation(dataDir), { stores: [testStore({ orders })] });
       const ledger: Ledger = { customers: new Set(), tracking: new Map() };
       for (let round = 1; round <= ROUNDS; round++) {
         const server = await spawnServer(dataDir, ["--mail-dir", mailDir, "--rate-limit", "1000000"]);
@@ -105,10 +101,10 @@ describe("durability under kill -9", () => {
         expect(answer.json.data.map((c: { email: string }) => c.email)).toEqual([email]);
       }
       const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && readStore().outbox.some((r) => r.status === "queued")) await Bun.sleep(100);
+      while (Date.now() < deadline && (await readStore()).outbox.some((r) => r.status === "queued")) await Bun.sleep(100);
       expect(await server.signal("SIGTERM")).toBe(0);
 
-      const stored = readStore();
+      const stored = await readStore();
       for (const [orderId, { acked, inFlight }] of ledger.tracking) {
         const row = stored.orders.find((o) => o.id === orderId);
         if (acked === null && inFlight === null) continue;

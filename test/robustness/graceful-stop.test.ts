@@ -3,6 +3,7 @@ import { rmSync } from "node:fs";
 import { loadFixture } from "../../src/fixtures/load";
 import { send, tempDir, testStore } from "../helpers";
 import { spawnServer } from "../process";
+import { testLocation } from "../sqld";
 
 const orders = Array.from({ length: 40 }, (_, i) => ({
   id: i + 1,
@@ -20,7 +21,7 @@ describe("graceful stop", () => {
   test(
     "SIGTERM under load: answers in flight complete, later connections are refused, exit 0, nothing lost",
     async () => {
-      await loadFixture(dataDir, { stores: [testStore({ orders })] });
+      await loadFixture(await testLocation(dataDir), { stores: [testStore({ orders })] });
       const server = await spawnServer(dataDir, ["--rate-limit", "1000000"]);
       const acked = new Map<number, string>();
       const statuses: number[] = [];

@@ -4,6 +4,7 @@ import { connect, type Socket } from "node:net";
 import { loadFixture } from "../../src/fixtures/load";
 import { KEYS, tempDir, testStore } from "../helpers";
 import { type ServerProcess, spawnServer } from "../process";
+import { testLocation } from "../sqld";
 
 /**
  * What fetch() hides (issue 13, items 8, 14, 17): raw HTTP/1.1 over a TCP socket to a
@@ -11,7 +12,7 @@ import { type ServerProcess, spawnServer } from "../process";
  */
 
 const dataDir = tempDir("storeapi-raw-");
-beforeAll(() => loadFixture(dataDir, { stores: [testStore()] }));
+beforeAll(async () => loadFixture(await testLocation(dataDir), { stores: [testStore()] }));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function open(url: string): Promise<Socket> {
