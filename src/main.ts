@@ -5,12 +5,13 @@ import { CliError, UsageError } from "./cli/errors";
 import { keysCommands } from "./cli/keys";
 import { loadCommand } from "./cli/load";
 import { mailCommands } from "./cli/mail";
+import { migrateCommand } from "./cli/migrate";
 import { openapiCommand } from "./cli/openapi";
 import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
 
-const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...mailCommands, openapiCommand];
+const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...mailCommands, migrateCommand, openapiCommand];
 
 /** A command's line in the overview: its full usage, or `[flags]` when it has too many to list there. */
 function overviewLine({ spec }: Command): string {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { namespaceFetch } from "../src/db/location";
 import { storeapi } from "./cli-run";
-import { send, tempDir, testStore } from "./helpers";
+import { otherStore, send, tempDir, testStore } from "./helpers";
 import { spawnServer, type ServerProcess } from "./process";
 import { startSqld, type Sqld, TEST_LIBSQL } from "./sqld";
 
@@ -108,6 +108,56 @@ describe.skipIf(TEST_LIBSQL)("every database on a libSQL server", () => {
     fresh.close();
     expect(tables.rows).toEqual([]);
     expect((await run("stores", "list", "--json")).json.map((s: { slug: string }) => s.slug)).toEqual(["shop1", "shop2", "shop3"]);
+  });
+});
+
+describe.skipIf(TEST_LIBSQL)("migrate-to-libsql", () => {
+  test("a file data directory moves onto an empty server and answers the same there", async () => {
+    const files = join(dir, "files");
+    const fixture = join(dir, "move.json");
+    const orders = Array.from({ length: 5 }, (_, i) => ({
+      id: i + 1,
+      number: 2001 + i,
+      status: 1,
+      total: 10 + i,
+      customer: { id: null, name: `Buyer ${i}`, email: `b${i}@example.test`, phone: "", address: "" },
+      createdAt: `2026-01-0${i + 1}`,
+    }));
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore({ orders, products: [{ name: "Tea", price: 4 }] }), otherStore()] }));
+    const loaded = await storeapi(["load", fixture, "--data", files]);
+    expect([loaded.code, loaded.stderr]).toEqual([0, ""]);
+    const key = await storeapi(["keys", "create", "shop1", "--name", "moved", "--orders", "read", "--json", "--data", files]);
+
+    const fileServer = await spawnServer(files);
+    const page = "/api/v1/orders?limit=2";
+    const before = await send(fileServer.url, page, { key: key.json.key });
+    const next = await send(fileServer.url, `/api/v1/orders?limit=2&cursor=${before.json.nextCursor}`, { key: key.json.key });
+    expect(before.status).toBe(200);
+    await fileServer.signal("SIGTERM");
+
+    const empty = await startSqld();
+    try {
+      const moved = await storeapi(["migrate-to-libsql", "--data", files, ...empty.flags]);
+      expect([moved.code, moved.stderr, moved.stdout]).toEqual([0, "", `copied 2 stores (shop1, shop2) to ${empty.url}\n`]);
+      const server = await spawnServer(join(dir, "unused"), empty.flags);
+      try {
+        // Same rows, same key, and a cursor signed on files still reads on the server (the secret moved too).
+        expect((await send(server.url, page, { key: key.json.key })).json).toEqual(before.json);
+        expect((await send(server.url, `/api/v1/orders?limit=2&cursor=${before.json.nextCursor}`, { key: key.json.key })).json).toEqual(next.json);
+        expect((await send(server.url, "/api/v1/products")).json.data.map((p: { name: string }) => p.name)).toEqual(["Tea"]);
+      } finally {
+        await server.signal("SIGTERM");
+      }
+      const again = await storeapi(["migrate-to-libsql", "--data", files, ...empty.flags]);
+      expect([again.code, again.stderr]).toEqual([1, "storeapi: the libSQL server already has stores (shop1, shop2); migrate-to-libsql fills an empty one\n"]);
+    } finally {
+      await empty.stop();
+    }
+  });
+
+  test("without --libsql-url it is a usage error", async () => {
+    const result = await storeapi(["migrate-to-libsql", "--data", join(dir, "files")]);
+    expect([result.code, result.stderr]).toEqual([2, "storeapi: migrate-to-libsql needs --libsql-url (and --libsql-admin-url): the server to copy onto\n"]);
   });
 });
 

@@ -1,0 +1,63 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { copyRows } from "../db/copy";
+import { FileLocation, type Location } from "../db/location";
+import { Platform } from "../db/platform";
+import { command, dataDirOf, locationOf, printJson } from "./args";
+import { CliError, UsageError } from "./errors";
+
+/** Copies one store's database from files into its new namespace, in one transaction. */
+async function copyStore(source: Location, target: Location, slug: string): Promise<void> {
+  await target.createStore(slug);
+  const from = await source.openStore(slug);
+  const to = await target.openStore(slug);
+  try {
+    await to.transaction((tx) => copyRows(from, tx));
+  } finally {
+    await Promise.all([from.close(), to.close()]);
+  }
+}
+
+/**
+ * Moves a file-based data directory onto an empty libSQL server: every store's database
+ * into its namespace first, then the registry in one transaction, so until the end the
+ * server has no registered store (a failure deletes the namespaces it made).
+ */
+export const migrateCommand = command(
+  {
+    name: "migrate-to-libsql",
+    summary:
+      "Copy the data directory (--data; stop its server first, or use a backup) onto an empty libSQL server (--libsql-url, --libsql-admin-url).",
+    flags: {},
+  },
+  async ({ values }) => {
+    const dataDir = dataDirOf(values);
+    const target = locationOf(values);
+    if (!target.remote) throw new UsageError("migrate-to-libsql needs --libsql-url (and --libsql-admin-url): the server to copy onto");
+    if (!existsSync(join(dataDir, "platform.db"))) throw new CliError(`no platform.db in ${dataDir}: nothing to copy`);
+    const source = new FileLocation(dataDir);
+    const [from, to] = [await Platform.open(source), await Platform.open(target)];
+    const copied: string[] = [];
+    try {
+      const already = await to.listStores();
+      if (already.length > 0) {
+        throw new CliError(`the libSQL server already has stores (${already.map((s) => s.slug).join(", ")}); migrate-to-libsql fills an empty one`);
+      }
+      const stores = await from.listStores();
+      try {
+        for (const { slug } of stores) {
+          await copyStore(source, target, slug);
+          copied.push(slug);
+        }
+        await to.db.transaction((tx) => copyRows(from.db, tx, true));
+      } catch (error) {
+        for (const slug of copied) await target.deleteStore(slug).catch(() => {});
+        throw error;
+      }
+    } finally {
+      await Promise.all([from.close(), to.close()]);
+    }
+    if (values.json) return printJson({ stores: copied, to: target.describe });
+    console.log(`copied ${copied.length} store${copied.length === 1 ? "" : "s"} (${copied.join(", ")}) to ${target.describe}`);
+  },
+);
