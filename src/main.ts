@@ -2,6 +2,7 @@
 import { type Command, HelpRequested, orList, usageLine } from "./cli/args";
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
+import { LibsqlAdminError } from "./db/location";
 import { keysCommands } from "./cli/keys";
 import { loadCommand } from "./cli/load";
 import { mailCommands } from "./cli/mail";
@@ -67,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof CliError) {
+    if (error instanceof CliError || error instanceof LibsqlAdminError) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
     }

@@ -182,9 +182,18 @@ describe.skipIf(TEST_LIBSQL)("libSQL flags", () => {
     expect([result.code, result.stderr]).toEqual([2, "storeapi: demo keeps its data in files under --data; drop --libsql-url\n"]);
   });
 
+  test("a server without the registry namespace says how to make it", async () => {
+    const empty = await startSqld();
+    try {
+      const result = await storeapi(["stores", "list", "--libsql-url", empty.url]);
+      expect([result.code, result.stderr]).toEqual([1, `storeapi: the libSQL server at ${empty.url} has no namespace platform; a command given --libsql-admin-url creates it\n`]);
+    } finally {
+      await empty.stop();
+    }
+  });
+
   test("adding a store without the admin API says what is missing", async () => {
     const result = await storeapi(["stores", "add", "shop9", "--domain", "shop9.example.com", "--plan", "free", "--owner-email", "o@x.example.com", "--libsql-url", sqld.url]);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain("--libsql-admin-url is needed to create or delete databases on the libSQL server");
+    expect([result.code, result.stderr]).toEqual([1, "storeapi: --libsql-admin-url is needed to create or delete databases on the libSQL server\n"]);
   });
 });

@@ -119,6 +119,9 @@ export class LibsqlLocation implements Location {
       await migrate(db, migrations);
     } catch (error) {
       await db.close().catch(() => {});
+      if (/\b404\b/.test(String((error as Error).message))) {
+        throw new LibsqlAdminError(`the libSQL server at ${url} has no namespace ${namespace}; a command given --libsql-admin-url creates it`);
+      }
       throw error;
     }
     return db;
