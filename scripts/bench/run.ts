@@ -39,6 +39,7 @@ import {
 import { chooseTool, runLoad, WRK_INSTALL_HINT, type LoadResult, type LoadSpec, type Tool } from "./load";
 import { freePort, killAll, memoryOf, spawnPinned, stop, waitFor200, waitUntilIdle, type Spawned } from "./processes";
 import { machineDescription, markdownReport, median, printReport, type ScenarioSummary, type Target } from "./report";
+import { startLibsqlCopy } from "./libsql";
 import { sendOnce } from "./requests";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -91,7 +92,7 @@ const LOAD_CPU = cores >= 2 ? "1" : null;
 /** --inline-checkpoints: the server checkpoints on its request thread (the A/B of the checkpoint worker). */
 const SERVER_ENV: Record<string, string> = flags["inline-checkpoints"] ? { STOREAPI_CHECKPOINTS: "inline" } : {};
 
-type Target3 = "real" | "hono" | "static";
+type Target3 = "real" | "hono" | "static" | "libsql";
 
 interface Scenario {
   id: string;
@@ -211,6 +212,8 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
     { id: "products", label: "GET /products?limit=50", target: "real", spec: get(`${API}/products?limit=50`), connections: c, anchor: "a-products", check: listCheck() },
     { id: "a-update", label: "anchor: single-row UPDATE", target: "hono", spec: patch, connections: c },
     { id: "patch", label: "PATCH /orders/{id}", target: "real", spec: patch, connections: c, anchor: "a-update" },
+    { id: "get-order-libsql", label: "GET /orders/{id} on a libSQL server", target: "libsql", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "get-order" },
+    { id: "patch-libsql", label: "PATCH /orders/{id} on a libSQL server", target: "libsql", spec: patch, connections: c, anchor: "patch" },
     { id: "a-insert", label: "anchor: INSERT customer", target: "hono", spec: customer, connections: c },
     { id: "customers", label: "POST /customers (Idempotency-Key)", target: "real", spec: customer, connections: c, anchor: "a-insert" },
     { id: "a-batch", label: "anchor: 500 UPDATEs in one transaction", target: "hono", spec: batch, connections: batchConnections },
@@ -220,12 +223,15 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
 
 interface Servers {
   real: Spawned & { url: string };
+  /** The same binary with the big store on sqld (scripts/bench/libsql.ts). */
+  libsql: Spawned & { url: string };
+  sqld: Spawned;
   hono: Spawned & { url: string };
   static: Spawned & { url: string };
 }
 
 async function startServers(command: string[], data: BenchData): Promise<Servers> {
-  for (const name of ["server.log", "anchor.log"]) writeFileSync(join(TMP, name), "");
+  for (const name of ["server.log", "anchor.log", "libsql.log"]) writeFileSync(join(TMP, name), "");
   const start = async (cmd: string[], port: number, health: string, logName: string, env: Record<string, string> = {}) => {
     const spawned = spawnPinned(cmd, SERVER_CPU, join(TMP, logName), env);
     const url = `http://127.0.0.1:${port}`;
@@ -233,9 +239,12 @@ async function startServers(command: string[], data: BenchData): Promise<Servers
     return { ...spawned, url };
   };
   const anchor = join(import.meta.dir, "anchor.ts");
-  const [realPort, honoPort, staticPort] = [freePort(), freePort(), freePort()];
+  const [realPort, honoPort, staticPort, libsqlPort] = [freePort(), freePort(), freePort(), freePort()];
+  const copy = await startLibsqlCopy(data, join(TMP, "sqld"), SERVER_CPU, join(TMP, "libsql.log"));
   return {
     real: await start([...command, ...serveArgs(data.dir, realPort)], realPort, "/healthz", "server.log", SERVER_ENV),
+    libsql: await start([...command, ...serveArgs(join(TMP, "libsql-data"), libsqlPort), ...copy.flags], libsqlPort, "/healthz", "libsql.log"),
+    sqld: copy.sqld,
     hono: await start([process.execPath, anchor, "hono", String(honoPort), storeDbPath(data.dir, BIG.slug)], honoPort, `${API}/orders/1`, "anchor.log"),
     static: await start([process.execPath, anchor, "static", String(staticPort)], staticPort, "/", "anchor.log"),
   };
@@ -343,12 +352,12 @@ const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)} ms`
 
 function targets(summaries: ScenarioSummary[], extra: { coldStart: number; rssMb: number; batchMs: number }): Target[] {
   const s = (id: string) => summaries.find((x) => x.id === id);
-  const ratioTarget = (name: string, id: string, goal = 0.5): Target => {
+  const ratioTarget = (name: string, id: string, goal = 0.5, of = "the bare anchor"): Target => {
     const x = s(id);
     const ratio = x?.skipped ? undefined : x?.ratio;
     return {
       name,
-      goal: `≥ ${goal} of the bare anchor`,
+      goal: `≥ ${goal} of ${of}`,
       measured: ratio === undefined ? (x?.skipped ?? "–") : `${ratio.toFixed(2)} (${Math.round(x?.rps ?? 0)} vs ${Math.round(x?.anchorRps ?? 0)} req/s)`,
       met: ratio === undefined ? null : ratio >= goal,
     };
@@ -375,6 +384,8 @@ function targets(summaries: ScenarioSummary[], extra: { coldStart: number; rssMb
       measured: patchP99 === undefined ? "–" : ms(patchP99),
       met: patchP99 === undefined ? null : patchP99 < 5,
     },
+    ratioTarget("GET one order on a libSQL server vs files", "get-order-libsql", 0.5, "files"),
+    ratioTarget("PATCH /orders/{id} on a libSQL server vs files", "patch-libsql", 0.25, "files"),
     { name: "RSS after touching every small store", goal: "< 300 MB", measured: `${extra.rssMb.toFixed(0)} MB`, met: under(extra.rssMb, 300) },
     { name: "One 500-item batch (median)", goal: "< 100 ms", measured: ms(extra.batchMs), met: under(extra.batchMs, 100) },
     { name: "Cold start to first /healthz (median)", goal: "< 200 ms", measured: ms(extra.coldStart), met: under(extra.coldStart, 200) },
@@ -426,7 +437,8 @@ async function main(): Promise<void> {
   const after = await memoryOf(servers.real.pid);
   if (touchFailures) notes.push(`${touchFailures} of the small-store requests did not answer 200`);
 
-  await Promise.all([stop(servers.real), stop(servers.hono), stop(servers.static)]);
+  await Promise.all([stop(servers.real), stop(servers.hono), stop(servers.static), stop(servers.libsql)]);
+  await stop(servers.sqld);
   const serverErrors = (await Bun.file(join(TMP, "server.log")).text()).split("\n").filter((l) => l.includes('"level":"error"'));
   if (serverErrors.length) {
     notes.push(`the server logged ${serverErrors.length} errors (bench/tmp/server.log); first: ${serverErrors[0].slice(0, 300)}`);
