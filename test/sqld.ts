@@ -1,5 +1,5 @@
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -16,8 +16,6 @@ export interface Sqld {
   /** The flags that point storeapi at this server. */
   flags: string[];
   stop(): Promise<void>;
-  /** Stops it at once, synchronously (at exit). */
-  kill(): void;
 }
 
 /** A loopback port free right now (the kernel picks it; sqld binds it a moment later). */
@@ -42,48 +40,50 @@ async function answers(url: string): Promise<boolean> {
  * Starts one sqld with namespaces on free loopback ports in a temp directory, and waits
  * (30 s at most) until both its APIs answer. `stop()` kills it by pid and removes its data.
  */
+/**
+ * sqld has no parent-death option, and a test run can end without exit handlers: a shell
+ * runs it and holds the read end of our stdin pipe; when the pipe closes (stop(), or this
+ * process ending in any way) the shell kills sqld and removes its directory.
+ */
+const WATCHDOG = 'trap "" INT TERM; "$0" "$@" 2>>"$SQLD_DIR/sqld.log" & pid=$!; read -r _; kill -9 $pid; wait $pid; rm -rf "$SQLD_DIR"';
+
 export async function startSqld(): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "storeapi-sqld-"));
   const [http, admin] = [await freePort(), await freePort()];
-  const proc: Subprocess = Bun.spawn(
-    [SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${http}`,
+  const log = join(dir, "sqld.log");
+  const proc: Subprocess<"pipe", "ignore", "ignore"> = Bun.spawn(
+    ["sh", "-c", WATCHDOG, SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${http}`,
       "--admin-listen-addr", `127.0.0.1:${admin}`, "--enable-namespaces", "--disable-default-namespace"],
-    { cwd: dir, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
+    { cwd: dir, stdin: "pipe", stdout: "ignore", stderr: "ignore", env: { ...process.env, SQLD_DIR: dir } },
   );
   const url = `http://127.0.0.1:${http}`;
   const adminUrl = `http://127.0.0.1:${admin}`;
-  const kill = () => {
-    proc.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
-  };
   const stop = async () => {
-    proc.kill("SIGKILL");
+    proc.stdin.end();
     await proc.exited;
     rmSync(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + 30_000;
   while (!((await answers(url)) && (await answers(adminUrl)))) {
     if (proc.exitCode !== null || Date.now() > deadline) {
-      const stderr = proc.exitCode !== null ? await new Response(proc.stderr as ReadableStream).text() : "timed out";
+      const why = existsSync(log) ? readFileSync(log, "utf8") : "";
       await stop();
-      throw new Error(`sqld did not start: ${stderr}`);
+      throw new Error(`sqld did not start: ${proc.exitCode !== null ? why : "timed out"}`);
     }
     await Bun.sleep(100);
   }
-  return { url, adminUrl, flags: ["--libsql-url", url, "--libsql-admin-url", adminUrl], stop, kill };
+  return { url, adminUrl, flags: ["--libsql-url", url, "--libsql-admin-url", adminUrl], stop };
 }
 
 /**
  * `STOREAPI_TEST_LIBSQL=1` runs the black-box suite a second time with every database on
  * a libSQL server: each data directory a test uses gets its own sqld (so tests stay as
- * isolated as their directories), started on first use and killed when the run exits.
+ * isolated as their directories), started on first use and stopped once the directory is gone.
  */
 export const TEST_LIBSQL = process.env.STOREAPI_TEST_LIBSQL === "1";
 
 /** Each data directory's sqld, and the directory whose removal ends it (`DIR`, or its parent while `DIR` does not exist yet). */
 const servers = new Map<string, { sqld: Promise<Sqld>; watched: string }>();
-/** Killed synchronously at exit: a promise's callbacks would not run then. */
-const live = new Set<Sqld>();
 
 /** The sqld standing in for `dataDir`'s databases. */
 export function sqldFor(dataDir: string): Promise<Sqld> {
@@ -91,11 +91,7 @@ export function sqldFor(dataDir: string): Promise<Sqld> {
   const key = resolve(dataDir);
   let server = servers.get(key);
   if (!server) {
-    const sqld = startSqld().then((started) => {
-      live.add(started);
-      return started;
-    });
-    server = { sqld, watched: existsSync(key) ? key : dirname(key) };
+    server = { sqld: startSqld(), watched: existsSync(key) ? key : dirname(key) };
     servers.set(key, server);
   }
   return server.sqld;
@@ -106,18 +102,9 @@ function stopOrphans(): void {
   for (const [dir, { sqld, watched }] of servers) {
     if (existsSync(watched)) continue;
     servers.delete(dir);
-    sqld
-      .then(async (server) => {
-        live.delete(server);
-        await server.stop();
-      })
-      .catch(() => {});
+    sqld.then((server) => server.stop()).catch(() => {});
   }
 }
-
-process.on("exit", () => {
-  for (const sqld of live) sqld.kill();
-});
 
 /** Under the switch, the libSQL flags for the `--data DIR` in `args` (none without one, nor for `demo`, files only). */
 export async function libsqlFlagsFor(args: string[]): Promise<string[]> {
