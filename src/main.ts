@@ -7,6 +7,7 @@ import { mailCommand } from "./cli/mail";
 import { openapiCommand } from "./cli/openapi";
 import { serveCommand } from "./cli/serve";
 import { storesCommand } from "./cli/stores";
+import { SchemaTooNewError } from "./db/migrate";
 
 const HELP = `storeapi: a multi-tenant Store Management API server
 
@@ -60,7 +61,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof CliError) {
+    if (error instanceof CliError || error instanceof SchemaTooNewError) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
     }
