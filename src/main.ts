@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import { backupCommand } from "./cli/backup";
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
 import { keysCommand } from "./cli/keys";
@@ -24,6 +25,7 @@ Usage: storeapi COMMAND [flags]        (every command takes --data DIR and --jso
   keys delete SLUG ID
   mail list [--store SLUG]
   openapi                  print the OpenAPI document
+  backup DEST_DIR          copy platform.db and every store into an empty DEST_DIR, also while serving
 
 serve flags: --listen HOST:PORT  --tls-cert FILE --tls-key FILE  --trust-proxy CIDRS  --allow-http
   --platform-domain D  --rate-limit N  --auth-failure-limit N  --smtp URL  --mail-dir DIR
@@ -38,6 +40,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
   keys: keysCommand,
   mail: mailCommand,
   openapi: openapiCommand,
+  backup: backupCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {
