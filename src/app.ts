@@ -57,6 +57,8 @@ export interface AppDeps {
   /** Tells the mail worker a store has new mail (call after the transaction commits). */
   onMailQueued: (slug: string) => void;
   now: () => number;
+  /** Why `/healthz` should answer 503 (the last background probe's finding), or null. */
+  healthProblem?: () => ApiError | null;
 }
 
 declare module "hono" {
@@ -226,7 +228,12 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     rateLimit(deps.rateLimiter, deps.now),
   ];
 
-  app.get("/healthz", chain(...front, answer((c) => ok(c, { status: "ok" }))));
+  const health = (c: AppContext) => {
+    const problem = deps.healthProblem?.();
+    if (problem) throw problem;
+    return ok(c, { status: "ok" });
+  };
+  app.get("/healthz", chain(...front, answer(health)));
   let openApiText: string | undefined; // ~230 KB: serialised on first request, not on every one
   const openApi = (c: AppContext) => {
     openApiText ??= JSON.stringify(deps.openapi());

@@ -6,6 +6,7 @@ import { StorePool } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
+import { HealthProbe } from "./health";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
 import { errorFields, Logger, type ReportError } from "./log";
@@ -24,6 +25,8 @@ export interface RunningServer {
 export async function startServer(config: ServeConfig, logger = new Logger(config.logLevel)): Promise<RunningServer> {
   const platform = await Platform.open(config.dataDir);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
+  const health = new HealthProbe(config.dataDir, reportError);
+  await health.start();
   const registry = new StoreRegistry(platform, config.platformDomain, reportError);
   await registry.load();
   registry.watch();
@@ -51,6 +54,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
     now: Date.now,
+    healthProblem: () => health.problem,
   };
   const app = createApp(deps);
   const tls = config.tls ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") } : undefined;
@@ -78,6 +82,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     stop: () =>
       (stopping ??= (async () => {
         await server.stop();
+        health.stop();
         registry.stop();
         await mail.stop();
         await pool.close();
