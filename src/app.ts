@@ -15,7 +15,7 @@ import { jsonAnswer, ok } from "./http/respond";
 import { rateLimit } from "./http/rate-limit-middleware";
 import { requestId } from "./http/request-id";
 import { storeByHost } from "./http/store-by-host";
-import { transport } from "./http/transport";
+import { clientIp, transport } from "./http/transport";
 import { parseBody, parseParams, queryObject } from "./http/validate";
 import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
@@ -27,6 +27,8 @@ import { apiRoutes } from "./routes";
 export interface RequestLog {
   time: string;
   requestId: string;
+  /** The client's address, through trusted proxies (`--trust-proxy`). */
+  ip: string;
   store: string | null;
   keyId: number | null;
   method: string;
@@ -162,13 +164,15 @@ function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[], checks: MiddlewareHa
   }
 }
 
-function requestLog(log: (entry: RequestLog) => void, now: () => number): MiddlewareHandler<AppEnv> {
+function requestLog(log: (entry: RequestLog) => void, now: () => number, trustProxy: CidrList | null): MiddlewareHandler<AppEnv> {
   return async function requestLogMiddleware(c, next) {
     const started = performance.now();
     await next();
     log({
       time: new Date(now()).toISOString(),
       requestId: c.get("requestId"),
+      // Resolved by the transport step; a request answered before it (key_in_url) resolves it here.
+      ip: c.get("clientIp")?.() ?? clientIp(c.env?.peerIp ?? "unknown", c.req.header("x-forwarded-for"), trustProxy),
       store: c.get("store")?.slug ?? null,
       keyId: c.get("key")?.id ?? null,
       method: c.req.method,
@@ -216,7 +220,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   const front = deps.log ? [keyInUrl] : [...identify, keyInUrl];
   if (deps.log) {
     app.use(chain(...identify));
-    app.use(requestLog(deps.log, deps.now));
+    app.use(requestLog(deps.log, deps.now, deps.trustProxy));
   }
   // After frontDoorPaths only paths under /api/v1/ remain.
   const checks = [
