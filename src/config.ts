@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { DEFAULT_HOUSEKEEPING, type HousekeepingPolicy } from "./housekeeping";
 import { CidrList } from "./http/cidr";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { parseSmtpUrl } from "./mail/transports/smtp";
@@ -17,6 +18,7 @@ export interface ServeConfig {
   mailDir: string | null;
   mailFrom: string;
   logLevel: LogLevel;
+  housekeeping: HousekeepingPolicy;
 }
 
 /** Flag values as given on the command line (strings/booleans), before validation. */
@@ -35,6 +37,9 @@ export const SERVE_FLAGS = [
   "mail-dir",
   "mail-from",
   "log-level",
+  "keep-sent-mail-days",
+  "purge-batch",
+  "purge-every-minutes",
 ] as const;
 
 const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
@@ -109,6 +114,11 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     mailDir: str("mail-dir") ?? null,
     mailFrom: str("mail-from") ?? `no-reply@${platformDomain}`,
     logLevel,
+    housekeeping: {
+      keepSentMailDays: positiveInt("keep-sent-mail-days", DEFAULT_HOUSEKEEPING.keepSentMailDays),
+      batch: positiveInt("purge-batch", DEFAULT_HOUSEKEEPING.batch),
+      everyMinutes: positiveInt("purge-every-minutes", DEFAULT_HOUSEKEEPING.everyMinutes),
+    },
   };
   if (problems.length) throw new Error(problems.join("; "));
   return config;

@@ -7,6 +7,7 @@ import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
 import { HealthProbe } from "./health";
+import { Housekeeper } from "./housekeeping";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
 import { errorFields, Logger, type ReportError } from "./log";
@@ -73,6 +74,8 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
       }),
   });
   mail.start();
+  const housekeeper = new Housekeeper({ pool, registry, logger, now: Date.now }, config.housekeeping);
+  housekeeper.start();
   const scheme = tls ? "https" : "http";
   let stopping: Promise<void> | undefined;
   return {
@@ -83,6 +86,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
       (stopping ??= (async () => {
         await server.stop();
         health.stop();
+        await housekeeper.stop();
         registry.stop();
         await mail.stop();
         await pool.close();
