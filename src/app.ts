@@ -59,6 +59,8 @@ export interface AppDeps {
   /** Tells the mail worker a store has new mail (call after the transaction commits). */
   onMailQueued: (slug: string) => void;
   now: () => number;
+  /** Records each answered request for metrics: the matched route pattern, status, seconds. */
+  observe?: (routePath: string, status: number, seconds: number) => void;
   /** Why `/healthz` should answer 503 (the last background probe's finding), or null. */
   healthProblem?: () => ApiError | null;
 }
@@ -164,6 +166,14 @@ function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[], checks: MiddlewareHa
   }
 }
 
+function observeRequests(observe: NonNullable<AppDeps["observe"]>): MiddlewareHandler<AppEnv> {
+  return async function observeMiddleware(c, next) {
+    const started = performance.now();
+    await next();
+    observe(c.req.routePath, c.res.status, (performance.now() - started) / 1000);
+  };
+}
+
 function requestLog(log: (entry: RequestLog) => void, now: () => number, trustProxy: CidrList | null): MiddlewareHandler<AppEnv> {
   return async function requestLogMiddleware(c, next) {
     const started = performance.now();
@@ -214,6 +224,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     }
     return next();
   };
+  if (deps.observe) app.use(observeRequests(deps.observe));
   const identify = [provideDeps, requestId()];
   // The request log must see every rendered answer, errors included, so when it is on it
   // is Hono middleware for every path, after the request id, and the chains start after it.

@@ -19,6 +19,8 @@ export interface ServeConfig {
   mailFrom: string;
   logLevel: LogLevel;
   housekeeping: HousekeepingPolicy;
+  /** `--metrics-listen`: where Prometheus scrapes `/metrics`, apart from the API. */
+  metrics: { hostname: string; port: number } | null;
 }
 
 /** Flag values as given on the command line (strings/booleans), before validation. */
@@ -40,6 +42,7 @@ export const SERVE_FLAGS = [
   "keep-sent-mail-days",
   "purge-batch",
   "purge-every-minutes",
+  "metrics-listen",
 ] as const;
 
 const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
@@ -66,9 +69,16 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     return Number(value);
   };
 
-  const listen = str("listen") ?? "127.0.0.1:8080";
-  const listenMatch = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen);
-  if (!listenMatch || Number(listenMatch[2]) > 65535) problems.push(`--listen must be HOST:PORT, not "${listen}"`);
+  const address = (flag: string, value: string) => {
+    const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
+    if (!match || Number(match[2]) > 65535) {
+      problems.push(`--${flag} must be HOST:PORT, not "${value}"`);
+      return null;
+    }
+    return { hostname: match[1].replace(/^\[|\]$/g, ""), port: Number(match[2]) };
+  };
+  const listen = address("listen", str("listen") ?? "127.0.0.1:8080");
+  const metricsListen = str("metrics-listen");
 
   const cert = str("tls-cert");
   const key = str("tls-key");
@@ -102,8 +112,8 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
   const platformDomain = (str("platform-domain") ?? "localhost").toLowerCase();
   const config: ServeConfig = {
     dataDir,
-    hostname: listenMatch ? listenMatch[1].replace(/^\[|\]$/g, "") : "127.0.0.1",
-    port: listenMatch ? Number(listenMatch[2]) : 8080,
+    hostname: listen?.hostname ?? "127.0.0.1",
+    port: listen?.port ?? 8080,
     tls: cert && key ? { cert, key } : null,
     trustProxy,
     allowHttp: asBool(pick(flags, "allow-http", env)),
@@ -119,6 +129,7 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
       batch: positiveInt("purge-batch", DEFAULT_HOUSEKEEPING.batch),
       everyMinutes: positiveInt("purge-every-minutes", DEFAULT_HOUSEKEEPING.everyMinutes),
     },
+    metrics: metricsListen === undefined ? null : address("metrics-listen", metricsListen),
   };
   if (problems.length) throw new Error(problems.join("; "));
   return config;

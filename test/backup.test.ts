@@ -96,7 +96,7 @@ test("backup prints a summary line, and refuses a destination that is not empty 
   const missing = await storeapi(["backup", "--data", data]);
   expect(missing.code).toBe(2);
   expect(missing.stderr).toBe("storeapi: missing DEST_DIR; usage: storeapi backup DEST_DIR\n");
-});
+}, 30_000);
 
 test("backing up many stores shows progress on stderr and keeps stdout for the summary", async () => {
   const data = join(dir, "many");
@@ -108,4 +108,4 @@ test("backing up many stores shows progress on stderr and keeps stdout for the s
   expect(run.code).toBe(0);
   expect(run.json.stores).toBe(50);
   expect(run.stderr.split("\n").at(-2)).toBe("backup: stores copied: 50/50");
-});
+}, 30_000);
