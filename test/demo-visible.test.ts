@@ -3,29 +3,14 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../src/fixtures/load";
 import { tempDir, testStore } from "./helpers";
-import { storeapiCommand } from "./process";
+import { spawnUntil } from "./process";
 
 const dir = tempDir("storeapi-demo-visible-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Starts a command and reads its stdout until `until` appears (bounded). */
-async function startUntil(args: string[], until: string) {
-  const child = Bun.spawn([...storeapiCommand(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 });
-  const reader = child.stdout.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  while (!text.includes(until)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value);
-  }
-  reader.releaseLock();
-  return { child, text };
-}
-
 test("the demo writes the emails it sends into demo-data/mail and says so at start", async () => {
   const data = join(dir, "demo-data");
-  const { child, text } = await startUntil(["demo", "--listen", "127.0.0.1:0", "--data", data], "Stop with Ctrl-C");
+  const { child, text } = await spawnUntil(["demo", "--listen", "127.0.0.1:0", "--data", data], "Stop with Ctrl-C");
   try {
     expect(text).toContain(`\nEmails the demo sends are written to ${join(data, "mail")}/ (one .eml file each).\n`);
     // The demo's PATCH line: ship an order and notify the customer.
@@ -56,7 +41,7 @@ test("serve --listen HOST:0 prints the chosen URL whatever the log level", async
   const data = join(dir, "data");
   await loadFixture(data, { stores: [testStore()] });
   for (const level of ["silent", "error"]) {
-    const { child, text } = await startUntil(["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", level], "\n");
+    const { child, text } = await spawnUntil(["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", level], "\n");
     try {
       const line = JSON.parse(text.split("\n")[0]);
       expect(line).toMatchObject({ level: "info", msg: "listening", dataDir: data });
