@@ -6,6 +6,8 @@ import { errorFields } from "./log";
 import type { StoreRegistry } from "./registry";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** A sweep is background work: with 10,000 stores it spreads over a minute instead of competing with requests. */
+const PAUSE_BETWEEN_STORES_MS = 5;
 
 export interface HousekeepingPolicy {
   /** Sent mail older than this many days is deleted. */
@@ -82,6 +84,7 @@ export class Housekeeper {
       } catch (error) {
         this.deps.logger.error("housekeeping: cannot purge a store", { store: store.slug, ...errorFields(error) });
       }
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_STORES_MS));
     }
     if (total.sentMail + total.idempotency > 0) this.deps.logger.info("housekeeping: purged", { ...total });
   }
