@@ -15,7 +15,7 @@ import { jsonAnswer, ok } from "./http/respond";
 import { rateLimit } from "./http/rate-limit-middleware";
 import { requestId } from "./http/request-id";
 import { storeByHost } from "./http/store-by-host";
-import { transport } from "./http/transport";
+import { clientIp, transport } from "./http/transport";
 import { parseBody, parseParams, queryObject } from "./http/validate";
 import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
@@ -27,6 +27,8 @@ import { apiRoutes } from "./routes";
 export interface RequestLog {
   time: string;
   requestId: string;
+  /** The client's address, through trusted proxies (`--trust-proxy`). */
+  ip: string;
   store: string | null;
   keyId: number | null;
   method: string;
@@ -57,6 +59,10 @@ export interface AppDeps {
   /** Tells the mail worker a store has new mail (call after the transaction commits). */
   onMailQueued: (slug: string) => void;
   now: () => number;
+  /** Records each answered request for metrics: the matched route pattern, status, seconds. */
+  observe?: (routePath: string, status: number, seconds: number) => void;
+  /** Why `/healthz` should answer 503 (the last background probe's finding), or null. */
+  healthProblem?: () => ApiError | null;
 }
 
 declare module "hono" {
@@ -179,13 +185,23 @@ function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[], checks: MiddlewareHa
   }
 }
 
-function requestLog(log: (entry: RequestLog) => void, now: () => number): MiddlewareHandler<AppEnv> {
+function observeRequests(observe: NonNullable<AppDeps["observe"]>): MiddlewareHandler<AppEnv> {
+  return async function observeMiddleware(c, next) {
+    const started = performance.now();
+    await next();
+    observe(c.req.routePath, c.res.status, (performance.now() - started) / 1000);
+  };
+}
+
+function requestLog(log: (entry: RequestLog) => void, now: () => number, trustProxy: CidrList | null): MiddlewareHandler<AppEnv> {
   return async function requestLogMiddleware(c, next) {
     const started = performance.now();
     await next();
     log({
       time: new Date(now()).toISOString(),
       requestId: c.get("requestId"),
+      // Resolved by the transport step; a request answered before it (key_in_url) resolves it here.
+      ip: c.get("clientIp")?.() ?? clientIp(c.env?.peerIp ?? "unknown", c.req.header("x-forwarded-for"), trustProxy),
       store: c.get("store")?.slug ?? null,
       keyId: c.get("key")?.id ?? null,
       method: c.req.method,
@@ -228,13 +244,14 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     }
     return next();
   };
+  if (deps.observe) app.use(observeRequests(deps.observe));
   const identify = [provideDeps, requestId()];
   // The request log must see every rendered answer, errors included, so when it is on it
   // is Hono middleware for every path, after the request id, and the chains start after it.
   const front = deps.log ? [keyInUrl] : [...identify, keyInUrl];
   if (deps.log) {
     app.use(chain(...identify));
-    app.use(requestLog(deps.log, deps.now));
+    app.use(requestLog(deps.log, deps.now, deps.trustProxy));
   }
   // After frontDoorPaths only paths under /api/v1/ and /healthz remain.
   const checks = [
@@ -246,7 +263,12 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     rateLimit(deps.rateLimiter, deps.now),
   ];
 
-  app.get("/healthz", chain(...front, answer((c) => ok(c, { status: "ok" }))));
+  const health = (c: AppContext) => {
+    const problem = deps.healthProblem?.();
+    if (problem) throw problem;
+    return ok(c, { status: "ok" });
+  };
+  app.get("/healthz", chain(...front, answer(health)));
   let openApiText: string | undefined; // ~230 KB: serialised on first request, not on every one
   const openApi = (c: AppContext) => {
     openApiText ??= JSON.stringify(deps.openapi());

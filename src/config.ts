@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { DEFAULT_HOUSEKEEPING, type HousekeepingPolicy } from "./housekeeping";
 import { CidrList } from "./http/cidr";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { parseSmtpUrl } from "./mail/transports/smtp";
@@ -17,6 +18,9 @@ export interface ServeConfig {
   mailDir: string | null;
   mailFrom: string;
   logLevel: LogLevel;
+  housekeeping: HousekeepingPolicy;
+  /** `--metrics-listen`: where Prometheus scrapes `/metrics`, apart from the API. */
+  metrics: { hostname: string; port: number } | null;
 }
 
 /** Flag values as given on the command line (strings/booleans), before validation. */
@@ -35,6 +39,10 @@ export const SERVE_FLAGS = [
   "mail-dir",
   "mail-from",
   "log-level",
+  "keep-sent-mail-days",
+  "purge-batch",
+  "purge-every-minutes",
+  "metrics-listen",
 ] as const;
 
 /** Each serve flag's placeholder and help line (operations.md), for `storeapi serve --help`. */
@@ -51,6 +59,10 @@ export const SERVE_FLAG_HELP: Record<(typeof SERVE_FLAGS)[number], { value?: str
   "mail-dir": { value: "DIR", help: "write each delivered email as an .eml file in DIR" },
   "mail-from": { value: "ADDR", help: "sender address (default no-reply@{platform-domain})" },
   "log-level": { value: "L", help: `${LOG_LEVELS.join(", ")} (default info)` },
+  "keep-sent-mail-days": { value: "N", help: "purge sent mail older than N days (default 30)" },
+  "purge-batch": { value: "N", help: "rows deleted per statement by the housekeeping sweep (default 500)" },
+  "purge-every-minutes": { value: "N", help: "minutes between housekeeping sweeps (default 60)" },
+  "metrics-listen": { value: "HOST:PORT", help: "serve Prometheus metrics at /metrics on this separate address" },
 };
 
 export const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
@@ -79,9 +91,16 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     return Number(value);
   };
 
-  const listen = str("listen") ?? "127.0.0.1:8080";
-  const listenMatch = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen);
-  if (!listenMatch || Number(listenMatch[2]) > 65535) problems.push(`${source("listen")} must be HOST:PORT, not "${listen}"`);
+  const address = (flag: string, value: string) => {
+    const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
+    if (!match || Number(match[2]) > 65535) {
+      problems.push(`${source(flag)} must be HOST:PORT, not "${value}"`);
+      return null;
+    }
+    return { hostname: match[1].replace(/^\[|\]$/g, ""), port: Number(match[2]) };
+  };
+  const listen = address("listen", str("listen") ?? "127.0.0.1:8080");
+  const metricsListen = str("metrics-listen");
 
   const cert = str("tls-cert");
   const key = str("tls-key");
@@ -115,8 +134,8 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
   const platformDomain = (str("platform-domain") ?? "localhost").toLowerCase();
   const config: ServeConfig = {
     dataDir,
-    hostname: listenMatch ? listenMatch[1].replace(/^\[|\]$/g, "") : "127.0.0.1",
-    port: listenMatch ? Number(listenMatch[2]) : 8080,
+    hostname: listen?.hostname ?? "127.0.0.1",
+    port: listen?.port ?? 8080,
     tls: cert && key ? { cert, key } : null,
     trustProxy,
     allowHttp: asBool(pick(flags, "allow-http", env)),
@@ -127,6 +146,12 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     mailDir: str("mail-dir") ?? null,
     mailFrom: str("mail-from") ?? `no-reply@${platformDomain}`,
     logLevel,
+    housekeeping: {
+      keepSentMailDays: positiveInt("keep-sent-mail-days", DEFAULT_HOUSEKEEPING.keepSentMailDays),
+      batch: positiveInt("purge-batch", DEFAULT_HOUSEKEEPING.batch),
+      everyMinutes: positiveInt("purge-every-minutes", DEFAULT_HOUSEKEEPING.everyMinutes),
+    },
+    metrics: metricsListen === undefined ? null : address("metrics-listen", metricsListen),
   };
   if (problems.length) throw new Error(problems.join("; "));
   return config;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import { backupCommand } from "./cli/backup";
 import { type Command, HelpRequested, orList, usageLine } from "./cli/args";
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
@@ -9,8 +10,9 @@ import { openapiCommand } from "./cli/openapi";
 import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
+import { SchemaTooNewError } from "./db/migrate";
 
-const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...mailCommands, openapiCommand];
+const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...mailCommands, openapiCommand, backupCommand];
 
 /** A command's line in the overview: its full usage, or `[flags]` when it has too many to list there. */
 function overviewLine({ spec }: Command): string {
@@ -66,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof CliError) {
+    if (error instanceof CliError || error instanceof SchemaTooNewError) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
     }

@@ -217,7 +217,8 @@ describe("--version and --help", () => {
   // Every flag of operations.md, per command: each command's --help lists them all.
   const FLAGS: Record<string, string[]> = {
     serve: ["--listen HOST:PORT", "--tls-cert FILE", "--tls-key FILE", "--trust-proxy CIDRS", "--allow-http", "--platform-domain D",
-      "--rate-limit N", "--auth-failure-limit N", "--smtp URL", "--mail-dir DIR", "--mail-from ADDR", "--log-level L"],
+      "--rate-limit N", "--auth-failure-limit N", "--smtp URL", "--mail-dir DIR", "--mail-from ADDR", "--log-level L",
+      "--metrics-listen HOST:PORT"],
     load: ["--replace", "--platform-domain D"],
     "stores add": ["--domain D", "--plan P", "--owner-email E", "--name N", "--platform-domain D"],
     "stores set": ["--plan P", "--domain D", "--manual-approval on/off", "--notify-status on/off", "--registration on/off", "--name N", "--owner-email E"],
@@ -227,6 +228,7 @@ describe("--version and --help", () => {
     "keys delete": [],
     "mail list": ["--store SLUG"],
     openapi: [],
+    backup: [],
   };
   FLAGS.demo = FLAGS.serve;
 

@@ -80,3 +80,24 @@ export async function spawnServer(dataDir: string, flags: string[] = []): Promis
     stdout: () => buffered,
   };
 }
+
+/**
+ * Starts `storeapi ARGS` and reads its stdout until `until` appears (or it ends); killed
+ * after 60 s. `rest()` reads on to the end (signal the process first).
+ */
+export async function spawnUntil(args: string[], until: string) {
+  const child = Bun.spawn([...storeapiCommand(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+  const reader = child.stdout.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const readUntil = async (done: () => boolean) => {
+    while (!done()) {
+      const chunk = await reader.read();
+      if (chunk.done) return;
+      text += decoder.decode(chunk.value);
+    }
+  };
+  await readUntil(() => text.includes(until));
+  const head = text;
+  return { child, text: head, rest: async () => (await readUntil(() => false), text.slice(head.length)) };
+}
