@@ -6,6 +6,7 @@ import { SchemaConverter } from "./convert";
 import { byStatus, ERROR_CATALOG, routeErrorCodes } from "./error-catalog";
 import {
   ERROR_ENVELOPE,
+  ERROR_SCHEMA_NAME,
   errorExamples,
   errorSchema,
   header,
@@ -15,7 +16,7 @@ import {
   PARAMETERS,
   RATE_HEADERS,
   SECURITY_SCHEMES,
-  securityFor,
+  KEY_SECURITY,
   SERVERS,
   successEnvelope,
   TAGS,
@@ -102,7 +103,9 @@ function parameters(route: RouteDef, ctx: Context, where: string): Json[] {
   for (const name of pathNames) {
     const schema = pathProperties.get(name);
     if (!schema) ctx.problems.push(`${where}: path parameter "${name}" has no schema.`);
-    result.push({ name, in: "path", required: true, schema: schema ?? { type: "string" } });
+    // Tools that call the API from the document (Dredd, Prism) need an example of each.
+    const example = schema?.examples?.[0];
+    result.push({ name, in: "path", required: true, ...(example === undefined ? {} : { example }), schema: schema ?? { type: "string" } });
   }
   if (route.query) {
     const querySchema = ctx.converter.convert(route.query, `${where} query`);
@@ -163,14 +166,15 @@ function routeOperation(route: RouteDef, ctx: Context): Operation {
     tags: [capitalize(route.area)],
     summary: route.summary,
     description: `Needs the \`${permission}\` permission.`,
-    security: securityFor(permission),
+    security: KEY_SECURITY,
+    "x-permission": permission,
     parameters: parameters(route, ctx, where),
   };
   if (route.body) {
-    operation.requestBody = {
-      required: true,
-      content: { "application/json": { schema: ctx.converter.convert(route.body, `${where} body`) } },
-    };
+    const schema = ctx.converter.convert(route.body, `${where} body`);
+    // A PATCH must change something: an empty object is 400 `nothing_to_update`.
+    if (route.method === "PATCH") schema.minProperties = 1;
+    operation.requestBody = { required: true, content: { "application/json": { schema } } };
   } else if (route.method !== "GET") {
     ctx.problems.push(`${where}: no body schema.`);
   }
@@ -199,7 +203,7 @@ function serviceOperations(): Record<string, Operation> {
     type: "object",
     required: ["status"],
     additionalProperties: false,
-    properties: { status: { const: "ok" } },
+    properties: { status: { type: "string", const: "ok" } },
   });
   return {
     "/healthz": common("getHealthz", "Health check", "Any host, no key, plain HTTP allowed; never blocked.", {
@@ -211,18 +215,6 @@ function serviceOperations(): Record<string, Operation> {
     [`${API_PREFIX}/docs`]: common("getDocs", "API reference page", "An HTML page built from this document, with no assets from other hosts.", {
       "text/html": { schema: { type: "string" } },
     }),
-  };
-}
-
-/** `OPTIONS` on a known path: always 405 with `Allow` (no CORS). */
-function optionsOperation(path: string, methods: string[]): Operation {
-  return {
-    operationId: operationId("options", path),
-    tags: ["Service"],
-    summary: `Not supported (405, Allow: ${methods.join(", ")})`,
-    description: "There is no CORS: OPTIONS, like any method the path does not accept, answers 405 with `Allow`. No key needed.",
-    security: [],
-    responses: errorResponses(["key_in_url", "https_required", "method_not_allowed"], { authenticated: false }),
   };
 }
 
@@ -238,9 +230,6 @@ export function buildOpenApi(routes: RouteDef[]): OpenApiBuild {
     const path = openApiPath(route.path);
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: routeOperation(route, ctx) };
   }
-  for (const [path, operations] of Object.entries(paths)) {
-    operations.options = optionsOperation(path, Object.keys(operations).map((m) => m.toUpperCase()).sort());
-  }
 
   const document = {
     openapi: "3.1.0",
@@ -254,7 +243,7 @@ export function buildOpenApi(routes: RouteDef[]): OpenApiBuild {
     tags: TAGS,
     paths,
     components: {
-      schemas: { Error: ERROR_ENVELOPE, ...converter.components() },
+      schemas: { [ERROR_SCHEMA_NAME]: ERROR_ENVELOPE, ...converter.components() },
       parameters: PARAMETERS,
       securitySchemes: SECURITY_SCHEMES,
     },
