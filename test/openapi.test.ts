@@ -6,7 +6,7 @@ import Ajv2020 from "ajv/dist/2020";
 import { ERROR_STATUS } from "../src/errors";
 import { openApiDocument } from "../src/openapi";
 import { buildOpenApi, openApiPath } from "../src/openapi/document";
-import { docsPage } from "../src/openapi/docs-page";
+import { docsPage, HOST_NOTE } from "../src/openapi/docs-page";
 import { apiRoutes } from "../src/routes";
 import { expectDocumented, validatorAt } from "./contract";
 
@@ -142,6 +142,16 @@ describe("reference page", () => {
     expect(page).not.toMatch(/@import|url\(/i);
     expect(page).toContain("connect-src 'self'");
     expect(page).toContain(`content="default-src 'none'`);
+  });
+
+  test("says how Try it picks the store host, and whether the page's own host is one", () => {
+    expect(page).toContain('<body data-store-host="no">');
+    expect(page).toContain(`<p id="hostnote">${HOST_NOTE}</p>`);
+    expect(HOST_NOTE).toContain("Try it sends each request to the store host you pick");
+    expect(docsPage(doc, { onStoreHost: true })).toContain('<body data-store-host="yes">');
+    const script = /<script>([^]*?)<\/script>/.exec(page)?.[1] ?? "";
+    expect(script).toContain('id: "store-host"');
+    expect(() => new Function(script)).not.toThrow();
   });
 
   test("embeds the document so that no text in it can close the script element", () => {
