@@ -13,7 +13,8 @@ import { parseDateTime } from "../format/time";
  * arrive as text and are parsed strictly, but clients send them as the numbers and
  * booleans they are (`limit: 30`, `paid: false`), so that is what the document says.
  */
-export const documentedAs = (schema: v.GenericSchema) => v.metadata({ documentedAs: schema });
+export const documentedAs = <TInput>(schema: v.GenericSchema) =>
+  v.metadata<TInput, { documentedAs: v.GenericSchema }>({ documentedAs: schema });
 
 /** The largest id a row can have (and a client can send): 2^53 - 1. */
 const MAX_ID = Number.MAX_SAFE_INTEGER;
@@ -86,7 +87,7 @@ export const idParam = () =>
   v.pipe(
     v.string(),
     v.regex(/^[1-9]\d*$/, "must be a positive integer."),
-    documentedAs(v.pipe(idNumber(), v.examples([1]))),
+    documentedAs<string>(v.pipe(idNumber(), v.examples([1]))),
     v.transform(Number),
     v.check((n: number) => Number.isSafeInteger(n), `must be a positive integer up to ${Number.MAX_SAFE_INTEGER}.`),
   );
@@ -98,7 +99,7 @@ export const limitParam = () =>
     v.pipe(
       v.string(),
       v.regex(/^(?:[1-9]\d?|100)$/, "must be a whole number from 1 to 100."),
-      documentedAs(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100))),
+      documentedAs<string>(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100))),
       v.transform(Number),
     ),
     "50",
@@ -131,7 +132,7 @@ export const booleanParam = () =>
   v.optional(
     v.pipe(
       v.picklist(["true", "false"], "must be true or false."),
-      documentedAs(v.boolean()),
+      documentedAs<"true" | "false">(v.boolean()),
       v.transform((s) => s === "true"),
     ),
   );

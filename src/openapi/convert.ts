@@ -82,7 +82,12 @@ function documentedSchema(action: { type: string }): Schema | undefined {
   return (action as { metadata?: { documentedAs?: Schema } }).metadata?.documentedAs;
 }
 
-const jsonType = (value: unknown) => (value === null ? "null" : typeof value === "number" && Number.isInteger(value) ? "integer" : typeof value);
+/** The JSON type of a literal's value (a literal is a string, number, boolean or null). */
+function jsonType(value: unknown): "null" | "integer" | "number" | "boolean" | "string" {
+  if (value === null) return "null";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return typeof value === "boolean" ? "boolean" : "string";
+}
 
 /** A query parameter's default is text (`"50"`) where the document declares a number or boolean. */
 function withTypedDefault(schema: JsonSchema): JsonSchema | null {

@@ -33,13 +33,15 @@ type Operation = Json;
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-/** `/orders/:id` → `/api/v1/orders/{id}`. */
-export const openApiPath = (path: string) => `${API_PREFIX}${path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`;
+/** `/orders/:id` → `/orders/{id}`. */
+const templatePath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
 
-/** `PATCH`, `/api/v1/orders/{id}` → `patchOrdersById`; unique for a method and path. */
+/** `/orders/:id` → `/api/v1/orders/{id}` (routes mounted at `prefix`). */
+export const openApiPath = (path: string, prefix = API_PREFIX) => `${prefix}${templatePath(path)}`;
+
+/** `PATCH`, `/orders/{id}` (relative to the prefix) → `patchOrdersById`; unique for a method and path. */
 function operationId(method: string, path: string): string {
   const words = path
-    .replace(API_PREFIX, "")
     .split(/[/.]/)
     .filter(Boolean)
     .map((part) => (part.startsWith("{") ? `By${capitalize(part.slice(1, -1))}` : capitalize(part)));
@@ -162,7 +164,7 @@ function routeOperation(route: RouteDef, ctx: Context): Operation {
   const { codes, unknown } = routeErrorCodes(route);
   for (const code of unknown) ctx.problems.push(`${where}: unknown error code "${code}".`);
   const operation: Operation = {
-    operationId: operationId(route.method, openApiPath(route.path)),
+    operationId: operationId(route.method, templatePath(route.path)),
     tags: [capitalize(route.area)],
     summary: route.summary,
     description: `Needs the \`${permission}\` permission.`,
@@ -185,7 +187,7 @@ function routeOperation(route: RouteDef, ctx: Context): Operation {
   return operation;
 }
 
-/** The answers that need no key and no store. */
+/** The answers of the store API that need no key and no store. */
 function serviceOperations(): Record<string, Operation> {
   const common = (id: string, summary: string, description: string, content: Json): Operation => ({
     operationId: id,
@@ -218,29 +220,47 @@ function serviceOperations(): Record<string, Operation> {
   };
 }
 
-/** Builds the OpenAPI 3.1 document for the given routes. */
-export function buildOpenApi(routes: RouteDef[]): OpenApiBuild {
+/** What a document says beside its routes. */
+export interface DocumentSpec {
+  /** Where the routes are mounted: `/api/v1`. */
+  prefix: string;
+  info: { title: string; version: string; description: string };
+  servers: Json[];
+  tags: Json[];
+  /** GET operations outside the route table, by full path (health, this document, its page). */
+  extraGets: Record<string, Operation>;
+}
+
+/** The store API's document (`/api/v1`). */
+export const STORE_API_SPEC: DocumentSpec = {
+  prefix: API_PREFIX,
+  info: { title: "Store Management API", version: "1.0.0", description: OVERVIEW },
+  servers: SERVERS,
+  tags: TAGS,
+  get extraGets() {
+    return serviceOperations();
+  },
+};
+
+/** Builds the OpenAPI 3.1 document for a route table mounted at `spec.prefix`. */
+export function buildOpenApi(routes: RouteDef[], spec: DocumentSpec = STORE_API_SPEC): OpenApiBuild {
   const converter = new SchemaConverter();
   const ctx: Context = { converter, problems: [] };
   nameSchemas(routes, converter);
 
   const paths: Record<string, Record<string, Operation>> = {};
-  for (const [path, operation] of Object.entries(serviceOperations())) paths[path] = { get: operation };
+  for (const [path, operation] of Object.entries(spec.extraGets)) paths[path] = { get: operation };
   for (const route of routes) {
-    const path = openApiPath(route.path);
+    const path = openApiPath(route.path, spec.prefix);
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: routeOperation(route, ctx) };
   }
 
   const document = {
     openapi: "3.1.0",
-    info: {
-      title: "Store Management API",
-      version: "1.0.0",
-      description: OVERVIEW,
-    },
-    servers: SERVERS,
+    info: spec.info,
+    servers: spec.servers,
     security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
-    tags: TAGS,
+    tags: spec.tags,
     paths,
     components: {
       schemas: { [ERROR_SCHEMA_NAME]: ERROR_ENVELOPE, ...converter.components() },

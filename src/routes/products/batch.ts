@@ -37,7 +37,7 @@ const batchBody = v.strictObject({
     v.array(v.unknown(), "must be an array of items."),
     v.minLength(1, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
     v.maxLength(MAX_BATCH_ITEMS, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
-    documentedAs(v.pipe(v.array(documentedItem), v.minLength(1), v.maxLength(MAX_BATCH_ITEMS))),
+    documentedAs<unknown[]>(v.pipe(v.array(documentedItem), v.minLength(1), v.maxLength(MAX_BATCH_ITEMS))),
     v.metadata({
       description:
         "1 to 500 objects, each naming its product by exactly one of `id`, `internalSku`, `sku`, plus fields to change: " +
