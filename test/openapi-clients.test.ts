@@ -104,6 +104,17 @@ describe("the served document, as client tools read it", () => {
   }, TOOL_TIMEOUT);
 });
 
+describe("parameters declared as integers and booleans", () => {
+  test("are still parsed strictly from their text", async () => {
+    for (const query of ["limit=1.0", "limit=+5", "limit=1e1", "paid=1", "paid=TRUE", "status=01", "status=1.5"]) {
+      const answer = await server.request(`/api/v1/orders?${query}`, { key: KEYS.read });
+      expect([answer.status, answer.json.error.code, answer.json.error.field], query).toEqual([400, "invalid_parameter", query.split("=")[0]]);
+    }
+    const answer = await server.request("/api/v1/orders/1.0", { key: KEYS.read });
+    expect([answer.status, answer.json.error.code]).toEqual([400, "invalid_parameter"]);
+  });
+});
+
 describe("a client written the natural way", () => {
   test("openapi-typescript types it with exactly the contract's operations, and it compiles under tsc --strict", async () => {
     const generate = await run([BUN, bin("openapi-typescript/bin/cli.js"), "openapi.json", "-o", "api.ts"]);
