@@ -116,6 +116,44 @@ describe("OpenAPI document", () => {
     for (const path of ["/healthz", "/api/v1/openapi.json", "/api/v1/docs"]) expect(doc.paths[path].get.security).toEqual([]);
   });
 
+  test("says for generators what JSON Schema can say (issue 16)", () => {
+    const consts: Json[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) return node.forEach(walk);
+      if (!node || typeof node !== "object") return;
+      if ("const" in node) consts.push(node as Json);
+      Object.values(node).forEach(walk);
+    };
+    walk(doc);
+    expect(consts.length).toBeGreaterThan(10);
+    expect(consts.filter((c) => typeof c.type !== "string")).toEqual([]);
+    expect(doc.components.schemas.Error).toBeUndefined();
+    expect(JSON.stringify(doc.servers)).not.toContain("shop1");
+    const orders = doc.paths["/api/v1/orders"].get;
+    const query = Object.fromEntries(orders.parameters.filter((p: Json) => p.in === "query").map((p: Json) => [p.name, p.schema]));
+    expect(query.limit).toEqual({ type: "integer", minimum: 1, maximum: 100, default: 50 });
+    expect(query.status).toMatchObject({ type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+    expect(query.paid).toEqual({ type: "boolean" });
+    const list = orders.responses["200"].content["application/json"].schema;
+    expect(list.oneOf).toBeUndefined();
+    expect(list.properties.nextCursor.type).toEqual(["string", "null"]);
+    for (const { path, op } of operations()) {
+      for (const p of op.parameters.filter((p: Json) => p.in === "path")) {
+        expect([p.example, p.schema.type, p.schema.minimum], path).toEqual([1, "integer", 1]);
+      }
+    }
+    for (const route of apiRoutes.filter((r) => r.method === "PATCH")) {
+      const body = doc.paths[openApiPath(route.path)].patch.requestBody.content["application/json"].schema;
+      expect(body.minProperties, route.path).toBe(1);
+    }
+    const batch = doc.paths["/api/v1/products/batch"].post;
+    const items = batch.requestBody.content["application/json"].schema.properties.items;
+    expect(items.items.anyOf.map((item: Json) => item.required)).toEqual([["id"], ["internalSku"], ["sku"]]);
+    expect(items.items.anyOf[0].properties.price).toMatchObject({ type: "number", minimum: 0, maximum: 1_000_000_000 });
+    const result = batch.responses["200"].content["application/json"].schema.properties.data.properties.results.items.anyOf[1];
+    expect(result.properties.error.properties.code.enum).toEqual(["invalid_field", "nothing_to_update", "not_found"]);
+  });
+
   test("the checked-in copy is up to date", () => {
     const expected = `${JSON.stringify(doc, null, 2)}\n`;
     let actual = "";
