@@ -52,7 +52,8 @@ export interface AppDeps {
   cursorSecret: string;
   /** The OpenAPI document and the HTML page built from it. */
   openapi: () => unknown;
-  docsHtml: () => string;
+  /** `onStoreHost`: whether the request's Host is a store's. */
+  docsHtml: (onStoreHost: boolean) => string;
   /** Writes one request line; absent when those are not logged, so no line is even built. */
   log?: (entry: RequestLog) => void;
   logError: (requestId: string, error: unknown) => void;
@@ -275,7 +276,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     return jsonAnswer(c, openApiText);
   };
   app.get(`${API_PREFIX}/openapi.json`, chain(...front, answer(openApi)));
-  app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml()))));
+  app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml(deps.registry.resolveHost(c.req.header("host")) !== undefined)))));
   // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
   for (const { path } of publicRoutes) {
     app.all(

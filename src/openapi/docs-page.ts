@@ -2,6 +2,11 @@
  * The API reference page: one self-contained HTML document (inline style and script,
  * the OpenAPI document embedded), so it needs nothing from any other host. Its Content
  * Security Policy lets it talk only to the host that served it ("Try it").
+ *
+ * The Host header picks the store, and a page cannot send another host's requests (no
+ * CORS, `connect-src 'self'`), so Try it runs against the store host the user picks: the
+ * page's own host when it is a store's (prefilled), else Try it opens this page on the host
+ * typed in, where it can send.
  */
 
 const CSP = [
@@ -56,7 +61,8 @@ pre{background:#0f172a;color:#e2e8f0;padding:10px 12px;border-radius:8px;overflo
 .try textarea{min-height:120px}
 button{margin-top:8px;background:#2456c6;color:#fff;border:0;border-radius:6px;padding:6px 14px;font-weight:600;cursor:pointer}
 #keybar{position:sticky;top:0;z-index:2;background:#f6f7f9;padding:8px 0 10px;display:flex;gap:8px;align-items:center;font-size:13px}
-#keybar input{flex:1;max-width:480px;padding:5px 8px;border:1px solid #cfd5dd;border-radius:6px;font:13px ui-monospace,monospace}
+#keybar input{flex:1;max-width:320px;padding:5px 8px;border:1px solid #cfd5dd;border-radius:6px;font:13px ui-monospace,monospace}
+#hostnote{font-size:13px;color:#4b5563;margin:0 0 14px}
 .intro p{margin:8px 0}
 .hidden{display:none}
 `;
@@ -223,8 +229,8 @@ const SCRIPT = String.raw`
     }
     return box;
   }
-  var keyInput;
-  function tryIt(path, method, op) {
+  var keyInput, hostInput;
+  function tryIt(path, method, op, id) {
     var params = (op.parameters || []).map(param).filter(function (p) { return p.in !== "header" || p.name === "Idempotency-Key"; });
     var inputs = {};
     var box = el("div", { class: "try" });
@@ -242,6 +248,16 @@ const SCRIPT = String.raw`
     var out = el("pre", { class: "hidden" });
     var send = el("button", { type: "button", text: "Send " + method.toUpperCase() });
     send.addEventListener("click", function () {
+      out.className = "";
+      var host = hostInput.value.trim();
+      if (!/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(host)) { out.textContent = "Enter your store's host above first (like shop1.example.com)."; return; }
+      if (host.toLowerCase() !== location.host.toLowerCase()) {
+        out.textContent = "";
+        var there = location.protocol + "//" + host + location.pathname + "#" + id;
+        out.appendChild(document.createTextNode("This page can only send requests to its own host. Open it on " + host + " and try there: "));
+        out.appendChild(el("a", { href: there, text: there }));
+        return;
+      }
       var url = path, query = [], headers = {};
       params.forEach(function (p) {
         var v = inputs[p.in + ":" + p.name].value;
@@ -253,7 +269,7 @@ const SCRIPT = String.raw`
       if ((op.security || doc.security || []).some(function (s) { return Object.keys(s).length; }) && keyInput.value) headers.Authorization = "Bearer " + keyInput.value;
       var init = { method: method.toUpperCase(), headers: headers };
       if (bodyInput) { headers["Content-Type"] = "application/json"; init.body = bodyInput.value; }
-      out.className = ""; out.textContent = method.toUpperCase() + " " + url + " …";
+      out.textContent = method.toUpperCase() + " " + url + " …";
       fetch(url, init).then(function (res) {
         return res.text().then(function (text) {
           var lines = [res.status + " " + res.statusText];
@@ -266,7 +282,7 @@ const SCRIPT = String.raw`
     });
     box.appendChild(send);
     box.appendChild(out);
-    return el("details", {}, [el("summary", { text: "Try it (sent to this host)" }), box]);
+    return el("details", {}, [el("summary", { text: "Try it (sent to the store host above)" }), box]);
   }
   function operation(path, method, op, id) {
     var card = el("section", { class: "card", id: id }, [
@@ -283,7 +299,7 @@ const SCRIPT = String.raw`
     }
     card.appendChild(el("h4", { text: "Responses" }));
     Object.keys(op.responses || {}).forEach(function (status) { card.appendChild(response(status, op.responses[status])); });
-    if (method !== "options") card.appendChild(tryIt(path, method, op));
+    if (method !== "options") card.appendChild(tryIt(path, method, op, id));
     return card;
   }
   var side = document.getElementById("side"), main = document.getElementById("main");
@@ -293,7 +309,15 @@ const SCRIPT = String.raw`
   side.appendChild(filter);
   side.appendChild(el("a", { href: "openapi.json", text: "openapi.json" }));
   keyInput = el("input", { type: "password", placeholder: "svc_sk_… (kept in this page only)", autocomplete: "off" });
-  main.appendChild(el("div", { id: "keybar" }, [el("span", { text: "API key for Try it:" }), keyInput]));
+  var onStoreHost = document.body.getAttribute("data-store-host") === "yes";
+  hostInput = el("input", { type: "text", placeholder: "your store's host, like shop1.example.com", autocomplete: "off", id: "store-host" });
+  if (onStoreHost) hostInput.value = location.host;
+  main.appendChild(el("div", { id: "keybar" }, [el("span", { text: "Store host:" }), hostInput, el("span", { text: "API key:" }), keyInput]));
+  var note = document.getElementById("hostnote");
+  note.appendChild(document.createTextNode(onStoreHost
+    ? " This page is on the store host " + location.host + "."
+    : " This page's host (" + location.host + ") is not a store's: type your store's host above."));
+  main.appendChild(note);
   var intro = el("section", { class: "card intro", id: "overview" }, [el("h3", { text: "Overview" })]);
   intro.appendChild(markdown(doc.info.description));
   main.appendChild(intro);
@@ -329,7 +353,13 @@ const SCRIPT = String.raw`
 /** JSON inside a <script> element: `<` escaped so no `</script>` can end it early. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
 
-export function docsPage(document: unknown): string {
+/** The note beside Try it's host field (also in the page's HTML, for readers without the script). */
+export const HOST_NOTE =
+  "Try it sends each request to the store host you pick: the Host header picks the store. " +
+  "This page can only send requests to the host it was opened on (the API has no CORS), so for another host Try it offers a link to this page there.";
+
+/** `onStoreHost`: whether the page is served at a store's host (Try it's host is prefilled). */
+export function docsPage(document: unknown, { onStoreHost = false } = {}): string {
   const title = "Store Management API reference";
   return `<!doctype html>
 <html lang="en">
@@ -340,8 +370,9 @@ export function docsPage(document: unknown): string {
 <title>${title}</title>
 <style>${STYLE}</style>
 </head>
-<body>
+<body data-store-host="${onStoreHost ? "yes" : "no"}">
 <nav id="side"></nav>
+<p id="hostnote">${HOST_NOTE}</p>
 <main id="main"><noscript>This page needs JavaScript; the document itself is at <a href="openapi.json">openapi.json</a>.</noscript></main>
 <script type="application/json" id="openapi">${scriptJson(document)}</script>
 <script>${SCRIPT}</script>
