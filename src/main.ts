@@ -7,6 +7,7 @@ import { mailCommand } from "./cli/mail";
 import { openapiCommand } from "./cli/openapi";
 import { serveCommand } from "./cli/serve";
 import { storesCommand } from "./cli/stores";
+import { DataDirError } from "./db/data-dir";
 
 const HELP = `storeapi: a multi-tenant Store Management API server
 
@@ -60,7 +61,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof CliError) {
+    if (error instanceof CliError || error instanceof DataDirError) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
     }
@@ -73,6 +74,8 @@ export async function main(argv: string[]): Promise<number> {
 const stdoutFlushed = () => new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
 
 if (import.meta.main) {
+  // Data files hold customer data and secrets: everything this process creates is owner only.
+  process.umask(0o077);
   const code = await main(process.argv.slice(2));
   await stdoutFlushed();
   // serve and demo keep running until a signal; the others exit with their status.
