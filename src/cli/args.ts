@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { requireDataDir } from "../db/data-dir";
 import { UsageError } from "./errors";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -20,6 +21,13 @@ export function parseCommand<O extends Options>(argv: string[], options: O) {
 
 export function dataDirOf(values: { data?: string }): string {
   return values.data ?? process.env.STOREAPI_DATA ?? "./data";
+}
+
+/** The data directory of a command that only works on existing data: never creates one. */
+export function existingDataDirOf(values: { data?: string }): string {
+  const dataDir = dataDirOf(values);
+  requireDataDir(dataDir);
+  return dataDir;
 }
 
 /** Exactly `names.length` positional arguments, or a usage error naming the first missing one. */

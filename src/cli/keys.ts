@@ -3,7 +3,7 @@ import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, type Permissions } from "../keys/permissions";
 import { createKey, deleteKey, EXPIRY_CHOICES, KeyLimitError, KeyNotFoundError, listKeys, type ExpiryChoice } from "../keys/store";
-import { dataDirOf, parseCommand, positionals, printJson, runSubcommand } from "./args";
+import { existingDataDirOf, parseCommand, positionals, printJson, runSubcommand } from "./args";
 import { CliError, UsageError } from "./errors";
 
 const USAGE_CREATE =
@@ -55,7 +55,7 @@ async function create(argv: string[]) {
   const now = Date.now();
   const duration = EXPIRY_CHOICES[expires];
   const expiresAt = duration === null ? null : now + duration;
-  const created = await withStore(dataDirOf(values), slug, (store, pool) =>
+  const created = await withStore(existingDataDirOf(values), slug, (store, pool) =>
     pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
       if (error instanceof KeyLimitError) throw new CliError(error.message);
       throw error;
@@ -74,8 +74,9 @@ async function create(argv: string[]) {
 async function list(argv: string[]) {
   const { values, positionals: args } = parseCommand(argv, {});
   const [slug] = positionals(args, ["SLUG"], "storeapi keys list SLUG");
-  const platform = await Platform.open(dataDirOf(values));
-  const pool = new StorePool(dataDirOf(values));
+  const dataDir = existingDataDirOf(values);
+  const platform = await Platform.open(dataDir);
+  const pool = new StorePool(dataDir);
   try {
     if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
     const keys = (await pool.use(slug, listKeys)).filter((k) => k.deletedAt === null);
@@ -107,7 +108,7 @@ async function remove(argv: string[]) {
   const { values, positionals: args } = parseCommand(argv, {});
   const [slug, idText] = positionals(args, ["SLUG", "ID"], "storeapi keys delete SLUG ID");
   if (!/^[1-9]\d{0,14}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not "${idText}"`);
-  const key = await withStore(dataDirOf(values), slug, (store, pool) =>
+  const key = await withStore(existingDataDirOf(values), slug, (store, pool) =>
     pool.use(slug, (db) => deleteKey(db, store, Number(idText), operator())).catch((error) => {
       if (error instanceof KeyNotFoundError) throw new CliError(error.message);
       throw error;

@@ -2,7 +2,7 @@ import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { listMail, type OutboxRow } from "../mail/outbox";
-import { dataDirOf, parseCommand, positionals, printJson, runSubcommand } from "./args";
+import { existingDataDirOf, parseCommand, positionals, printJson, runSubcommand } from "./args";
 import { CliError } from "./errors";
 
 const USAGE = "storeapi mail list [--store SLUG]";
@@ -25,7 +25,7 @@ const toEntry = (store: string, row: OutboxRow) => ({
 async function list(argv: string[]) {
   const { values, positionals: args } = parseCommand(argv, { store: { type: "string" } });
   positionals(args, [], USAGE);
-  const dataDir = dataDirOf(values);
+  const dataDir = existingDataDirOf(values);
   const platform = await Platform.open(dataDir);
   const pool = new StorePool(dataDir);
   try {

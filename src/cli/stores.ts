@@ -2,7 +2,7 @@ import { Platform, type NewStore, type Store } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { DOMAIN_PATTERN, SLUG_PATTERN } from "../fixtures/load";
 import { isPlan, PLANS, type Plan } from "../plans";
-import { dataDirOf, onOff, parseCommand, positionals, printJson, runSubcommand } from "./args";
+import { dataDirOf, existingDataDirOf, onOff, parseCommand, positionals, printJson, runSubcommand } from "./args";
 import { CliError, UsageError } from "./errors";
 
 const USAGE_ADD = "storeapi stores add SLUG --domain D --plan P --owner-email E [--name N]";
@@ -86,7 +86,7 @@ async function set(argv: string[]) {
   const manual = onOff(values["manual-approval"], "manual-approval");
   const notify = onOff(values["notify-status"], "notify-status");
   const registration = onOff(values.registration, "registration");
-  const updated = await withPlatform(dataDirOf(values), async (platform) => {
+  const updated = await withPlatform(existingDataDirOf(values), async (platform) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
     if (domain && (await platform.domainTaken(domain, slug))) throw new CliError(`domain "${domain}" already belongs to another store`);
@@ -112,7 +112,7 @@ async function set(argv: string[]) {
 async function list(argv: string[]) {
   const { values, positionals: args } = parseCommand(argv, {});
   positionals(args, [], "storeapi stores list");
-  const stores = await withPlatform(dataDirOf(values), (platform) => platform.listStores());
+  const stores = await withPlatform(existingDataDirOf(values), (platform) => platform.listStores());
   if (values.json) return printJson(stores.map(storeJson));
   if (stores.length === 0) return console.log("no stores");
   for (const s of stores) console.log(`${s.slug.padEnd(20)} ${s.domain.padEnd(32)} ${s.plan}`);
