@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   too_many_failures: 429,
   server_error: 500,
+  store_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { ApiError } from "../errors";
 import { Checkpointer } from "./checkpointer";
 import type { Db } from "./driver";
 import { NativeDb } from "./native";
@@ -55,6 +57,11 @@ export class StorePool {
   private closesSinceCollection = 0;
   /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
   private mostRecent: string | undefined;
+  /**
+   * Whether a store's first use creates its database file. A server turns this off: a
+   * registered store whose file is missing is unavailable (503), never silently empty.
+   */
+  createMissing = true;
 
   constructor(
     readonly dataDir: string,
@@ -79,7 +86,11 @@ export class StorePool {
     if (open) return open;
     let entry = this.entries.get(slug);
     if (!entry) {
-      const db = openDb(`file:${storeDbPath(this.dataDir, slug)}`, storeMigrations);
+      const path = storeDbPath(this.dataDir, slug);
+      const db =
+        this.createMissing || existsSync(path)
+          ? openDb(`file:${path}`, storeMigrations)
+          : Promise.reject(new ApiError("store_unavailable", "This store is unavailable right now; try again later."));
       const created: Entry = { db, leases: 0 };
       db.then(
         (opened) => (created.open = opened),
