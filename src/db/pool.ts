@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError } from "../errors";
-import { Checkpointer } from "./checkpointer";
+import { Checkpointer, walLimitBytes } from "./checkpointer";
 import type { Db } from "./driver";
 import { NativeDb } from "./native";
 import { openDb } from "./open";
@@ -166,9 +166,16 @@ export class StorePool {
   private async checkpointWritten(): Promise<void> {
     const settled = await Promise.allSettled([...this.entries.values()].map((e) => e.db));
     const paths: string[] = [];
+    const walLimit = walLimitBytes();
     for (const result of settled) {
       if (result.status !== "fulfilled") continue;
       const db = result.value;
+      // Under sustained writes passive checkpoints may never bring the WAL back to its
+      // start, so it grows without bound; past the limit one checkpoint empties it.
+      if (db instanceof NativeDb && db.walSize() > walLimit) {
+        db.truncateWal().catch(() => {});
+        continue;
+      }
       if (db instanceof NativeDb && this.checkpointer?.alive) {
         if (db.takeWritten()) paths.push(db.path);
       } else {
