@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   too_many_failures: 429,
   server_error: 500,
   service_unavailable: 503,
+  store_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -11,6 +11,7 @@ import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
 import { SchemaTooNewError } from "./db/migrate";
+import { DataDirError } from "./db/data-dir";
 
 const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...mailCommands, openapiCommand, backupCommand];
 
@@ -68,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof CliError || error instanceof SchemaTooNewError) {
+    if (error instanceof CliError || error instanceof SchemaTooNewError || error instanceof DataDirError) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
     }
@@ -81,6 +82,8 @@ export async function main(argv: string[]): Promise<number> {
 const stdoutFlushed = () => new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
 
 if (import.meta.main) {
+  // Data files hold customer data and secrets: everything this process creates is owner only.
+  process.umask(0o077);
   const code = await main(process.argv.slice(2));
   await stdoutFlushed();
   // serve and demo keep running until a signal; the others exit with their status.

@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createApp, type AppDeps } from "./app";
 import type { ServeConfig } from "./config";
+import { DataDirLock, makeDataDirPrivate, requireDataDir } from "./db/data-dir";
 import { Platform } from "./db/platform";
-import { StorePool } from "./db/pool";
+import { StorePool, storeDbPath } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
@@ -39,7 +40,29 @@ async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> 
   clearTimeout(timer);
 }
 
+/** One log line per registered store whose database file is missing: those stores answer 503. */
+function reportMissingStoreFiles(registry: StoreRegistry, dataDir: string, logger: Logger): void {
+  for (const store of registry.all()) {
+    const path = storeDbPath(dataDir, store.slug);
+    if (!existsSync(path)) logger.error("store database file is missing; the store answers 503", { store: store.slug, path });
+  }
+}
+
 export async function startServer(config: ServeConfig, logger = new Logger(config.logLevel)): Promise<RunningServer> {
+  requireDataDir(config.dataDir);
+  // One server per data directory: two would each keep their own idempotency records,
+  // rate limits and mail queue state for the same stores.
+  const lock = DataDirLock.forServer(config.dataDir);
+  try {
+    makeDataDirPrivate(config.dataDir);
+    return await serveLocked(config, logger, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLock): Promise<RunningServer> {
   const platform = await Platform.open(config.dataDir);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
   const health = new HealthProbe(config.dataDir, reportError);
@@ -48,6 +71,8 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
   await registry.load();
   registry.watch();
   const pool = new StorePool(config.dataDir);
+  pool.createMissing = false;
+  reportMissingStoreFiles(registry, config.dataDir, logger);
   pool.startCheckpoints(1000, reportError);
   const mail = new MailWorker({ pool, registry, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
   registry.onStoreChange((previous, next) => {
@@ -116,6 +141,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
         await mail.stop(Math.max(0, deadline - Date.now()));
         await pool.close();
         await platform.close();
+        lock.release();
         logger.flush();
       })()),
   };

@@ -40,10 +40,10 @@ export async function runCli(args: string[], env: Record<string, string> = {}) {
  * Starts `storeapi serve` as its own process on a free loopback port and waits for its
  * "listening" log line (bounded: fails after 30 s, room for a loaded machine).
  */
-export async function spawnServer(dataDir: string, flags: string[] = []): Promise<ServerProcess> {
+export async function spawnServer(dataDir: string, flags: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
   const proc = Bun.spawn(
     [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", "info", ...flags],
-    { stdout: "pipe", stderr: "pipe", stdin: "ignore" },
+    { stdout: "pipe", stderr: "pipe", stdin: "ignore", env: { ...process.env, ...env } },
   );
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();

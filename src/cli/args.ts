@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import * as v from "valibot";
+import { requireDataDir } from "../db/data-dir";
 import { UsageError } from "./errors";
 
 /**
@@ -108,6 +109,13 @@ export function dataDirOf(values: { data?: string }): string {
 
 export function platformDomainOf(values: { "platform-domain"?: string }): string {
   return (values["platform-domain"] ?? process.env.STOREAPI_PLATFORM_DOMAIN ?? "localhost").toLowerCase();
+}
+
+/** The data directory of a command that only works on existing data: never creates one. */
+export function existingDataDirOf(values: { data?: string }): string {
+  const dataDir = dataDirOf(values);
+  requireDataDir(dataDir);
+  return dataDir;
 }
 
 /**

@@ -3,7 +3,7 @@ import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, type Permissions } from "../keys/permissions";
 import { createKey, deleteKey, EXPIRY_CHOICES, KeyLimitError, KeyNotFoundError, listKeys, type ExpiryChoice } from "../keys/store";
-import { command, dataDirOf, type FlagTable, orList, printJson } from "./args";
+import { command, existingDataDirOf, type FlagTable, orList, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 
 /** Who did it, for the owner's email. */
@@ -67,7 +67,7 @@ const create = command(
     const now = Date.now();
     const duration = EXPIRY_CHOICES[expires];
     const expiresAt = duration === null ? null : now + duration;
-    const created = await withStore(dataDirOf(values), slug, (store, pool) =>
+    const created = await withStore(existingDataDirOf(values), slug, (store, pool) =>
       pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
         if (error instanceof KeyLimitError) throw new CliError(error.message);
         throw error;
@@ -87,8 +87,8 @@ const create = command(
 const LIST = { name: "keys list", args: ["SLUG"], summary: "List a store's keys (never the keys themselves).", flags: {} };
 
 const list = command(LIST, async ({ values, args: [slug] }) => {
-  const platform = await Platform.open(dataDirOf(values));
-  const pool = new StorePool(dataDirOf(values));
+  const platform = await Platform.open(existingDataDirOf(values));
+  const pool = new StorePool(existingDataDirOf(values));
   try {
     if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
     const keys = (await pool.use(slug, listKeys)).filter((k) => k.deletedAt === null);
@@ -120,7 +120,7 @@ const remove = command(
   { name: "keys delete", args: ["SLUG", "ID"], summary: "Delete a key and queue a notice to the store owner.", flags: {} },
   async ({ values, args: [slug, idText] }) => {
     if (!/^[1-9]\d{0,14}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not "${idText}"`);
-    const key = await withStore(dataDirOf(values), slug, (store, pool) =>
+    const key = await withStore(existingDataDirOf(values), slug, (store, pool) =>
       pool.use(slug, (db) => deleteKey(db, store, Number(idText), operator())).catch((error) => {
         if (error instanceof KeyNotFoundError) throw new CliError(error.message);
         throw error;

@@ -2,7 +2,7 @@ import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { listMail, type OutboxRow } from "../mail/outbox";
-import { command, dataDirOf, printJson } from "./args";
+import { command, existingDataDirOf, printJson } from "./args";
 import { CliError } from "./errors";
 
 /** One outbox row as `mail list --json` shows it (operations.md), plus when a queued row is next tried. */
@@ -27,7 +27,7 @@ const list = command(
     flags: { store: { type: "string", value: "SLUG", help: "only this store's mail" } },
   },
   async ({ values }) => {
-    const dataDir = dataDirOf(values);
+    const dataDir = existingDataDirOf(values);
     const platform = await Platform.open(dataDir);
     const pool = new StorePool(dataDir);
     try {

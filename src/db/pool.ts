@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { Checkpointer } from "./checkpointer";
+import { ApiError } from "../errors";
+import { Checkpointer, walLimitBytes } from "./checkpointer";
 import type { Db } from "./driver";
 import { NativeDb } from "./native";
 import { openDb } from "./open";
@@ -57,6 +59,11 @@ export class StorePool {
   private missCount = 0;
   /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
   private mostRecent: string | undefined;
+  /**
+   * Whether a store's first use creates its database file. A server turns this off: a
+   * registered store whose file is missing is unavailable (503), never silently empty.
+   */
+  createMissing = true;
 
   constructor(
     readonly dataDir: string,
@@ -82,7 +89,11 @@ export class StorePool {
     let entry = this.entries.get(slug);
     if (!entry) {
       this.missCount++;
-      const db = openDb(`file:${storeDbPath(this.dataDir, slug)}`, storeMigrations);
+      const path = storeDbPath(this.dataDir, slug);
+      const db =
+        this.createMissing || existsSync(path)
+          ? openDb(`file:${path}`, storeMigrations)
+          : Promise.reject(new ApiError("store_unavailable", "This store is unavailable right now; try again later."));
       const created: Entry = { db, leases: 0 };
       db.then(
         (opened) => (created.open = opened),
@@ -167,9 +178,16 @@ export class StorePool {
   private async checkpointWritten(): Promise<void> {
     const settled = await Promise.allSettled([...this.entries.values()].map((e) => e.db));
     const paths: string[] = [];
+    const walLimit = walLimitBytes();
     for (const result of settled) {
       if (result.status !== "fulfilled") continue;
       const db = result.value;
+      // Under sustained writes passive checkpoints may never bring the WAL back to its
+      // start, so it grows without bound; past the limit one checkpoint empties it.
+      if (db instanceof NativeDb && db.walSize() > walLimit) {
+        db.truncateWal().catch(() => {});
+        continue;
+      }
       if (db instanceof NativeDb && this.checkpointer?.alive) {
         if (db.takeWritten()) paths.push(db.path);
       } else {

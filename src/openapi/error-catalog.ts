@@ -112,6 +112,11 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     example: "Unhealthy: the data directory is not writable.",
     rateHeaders: "never",
   },
+  store_unavailable: {
+    when: "The store's database file is missing on the server; the operator is told in the log.",
+    example: "This store is unavailable right now; try again later.",
+    rateHeaders: "never",
+  },
 };
 
 const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_STATUS, code);
@@ -128,6 +133,7 @@ const AUTHENTICATED: ErrorCode[] = [
   "insufficient_scope",
   "invalid_parameter",
   "server_error",
+  "store_unavailable",
 ];
 
 const WITH_BODY: ErrorCode[] = ["json_required", "payload_too_large", "invalid_json", "invalid_field"];
