@@ -12,6 +12,8 @@ export interface ServeConfig {
   allowHttp: boolean;
   platformDomain: string;
   rateLimit: number;
+  /** Requests per minute per host key on the management API. */
+  manageRateLimit: number;
   authFailureLimit: number;
   smtp: string | null;
   mailDir: string | null;
@@ -30,6 +32,7 @@ export const SERVE_FLAGS = [
   "allow-http",
   "platform-domain",
   "rate-limit",
+  "manage-rate-limit",
   "auth-failure-limit",
   "smtp",
   "mail-dir",
@@ -104,6 +107,7 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     allowHttp: asBool(pick(flags, "allow-http", env)),
     platformDomain,
     rateLimit: positiveInt("rate-limit", 120),
+    manageRateLimit: positiveInt("manage-rate-limit", 600),
     authFailureLimit: positiveInt("auth-failure-limit", 20),
     smtp,
     mailDir: str("mail-dir") ?? null,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
+import { hostKeysCommand } from "./cli/host-keys";
 import { keysCommand } from "./cli/keys";
 import { loadCommand } from "./cli/load";
 import { mailCommand } from "./cli/mail";
@@ -21,11 +22,14 @@ Usage: storeapi COMMAND [flags]        (every command takes --data DIR and --jso
   keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]
   keys list SLUG
   keys delete SLUG ID
+  host-keys create --name N [--expires never/30d/90d/1y]
+  host-keys list
+  host-keys delete ID
   mail list [--store SLUG]
   openapi                  print the OpenAPI document
 
 serve flags: --listen HOST:PORT  --tls-cert FILE --tls-key FILE  --trust-proxy CIDRS  --allow-http
-  --platform-domain D  --rate-limit N  --auth-failure-limit N  --smtp URL  --mail-dir DIR
+  --platform-domain D  --rate-limit N  --manage-rate-limit N  --auth-failure-limit N  --smtp URL  --mail-dir DIR
   --mail-from ADDR  --log-level L     (each also STOREAPI_<NAME>, e.g. STOREAPI_LISTEN)
 `;
 
@@ -35,6 +39,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
   load: loadCommand,
   stores: storesCommand,
   keys: keysCommand,
+  "host-keys": hostKeysCommand,
   mail: mailCommand,
   openapi: openapiCommand,
 };

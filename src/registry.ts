@@ -12,6 +12,7 @@ export class StoreRegistry {
   private lastVersion = -1;
   private timer: ReturnType<typeof setInterval> | undefined;
   private listeners: Array<(previous: Store | undefined, next: Store) => void> = [];
+  private reloadHooks: Array<() => Promise<void>> = [];
 
   constructor(
     private readonly platform: Platform,
@@ -28,6 +29,12 @@ export class StoreRegistry {
     for (const store of stores) {
       for (const listener of this.listeners) listener(previous.get(store.slug), store);
     }
+    for (const hook of this.reloadHooks) await hook();
+  }
+
+  /** Runs on every reload, i.e. whenever platform.db changed (e.g. to re-read the host keys). */
+  onReload(hook: () => Promise<void>): void {
+    this.reloadHooks.push(hook);
   }
 
   /** Called after each reload for every store, with its previous state (if any). */

@@ -8,6 +8,7 @@ import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
+import { HostKeyCache } from "./manage/host-keys";
 import { errorFields, Logger, type ReportError } from "./log";
 import { MailWorker } from "./mail/worker";
 import { docsHtml, openApiDocument } from "./openapi";
@@ -25,6 +26,8 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
   const platform = await Platform.open(config.dataDir);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
   const registry = new StoreRegistry(platform, config.platformDomain, reportError);
+  const hostKeys = new HostKeyCache(platform.db);
+  registry.onReload(() => hostKeys.load());
   await registry.load();
   registry.watch();
   const pool = new StorePool(config.dataDir);
@@ -51,6 +54,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
     now: Date.now,
+    manage: { platform, hostKeys, rateLimiter: new RateLimiter(config.manageRateLimit), storeFiles: new KeyedQueue() },
   };
   const app = createApp(deps);
   const tls = config.tls ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") } : undefined;

@@ -9,6 +9,15 @@ import { CliError, UsageError } from "./errors";
 const USAGE_CREATE =
   "storeapi keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]";
 
+/** `--expires never/30d/90d/1y` (default never) as the moment the key expires, or null. */
+export function expiresFlag(value: string | undefined, now: number): number | null {
+  const expires = (value ?? "never") as ExpiryChoice;
+  // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
+  if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
+  const duration = EXPIRY_CHOICES[expires];
+  return duration === null ? null : now + duration;
+}
+
 /** Who did it, for the owner's email. */
 const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
 
@@ -49,12 +58,8 @@ async function create(argv: string[]) {
     if (!isAccess(value)) throw new UsageError(`--${area} takes none, read or write, not "${value}"`);
     permissions[area] = value;
   }
-  const expires = (values.expires ?? "never") as ExpiryChoice;
-  // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
-  if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
   const now = Date.now();
-  const duration = EXPIRY_CHOICES[expires];
-  const expiresAt = duration === null ? null : now + duration;
+  const expiresAt = expiresFlag(values.expires, now);
   const created = await withStore(dataDirOf(values), slug, (store, pool) =>
     pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
       if (error instanceof KeyLimitError) throw new CliError(error.message);

@@ -22,6 +22,21 @@ export const platformMigrations: Migration[] = [
       CREATE UNIQUE INDEX stores_domain ON stores (lower(domain));
     `,
   },
+  {
+    // Host keys for the management API (/manage/v1): digests only, soft-deleted.
+    version: 2,
+    sql: `
+      CREATE TABLE host_keys (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        digest TEXT NOT NULL UNIQUE,
+        hint TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        deleted_at INTEGER
+      );
+    `,
+  },
 ];
 
 /**

@@ -9,6 +9,22 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** POST/PATCH bodies: JSON only (415), parsable (400 invalid_json), an object (400 invalid_field), ≤ 1 MiB. */
 export async function readJsonBody(c: AppContext): Promise<Record<string, unknown>> {
+  const body = await readJson(c);
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw invalidField("body", "The body must be a JSON object.");
+  }
+  return body as Record<string, unknown>;
+}
+
+/** A body that is a JSON array (a set replaced whole), with the same rules otherwise. */
+export async function readJsonArrayBody(c: AppContext): Promise<unknown[]> {
+  const body = await readJson(c);
+  if (!Array.isArray(body)) throw invalidField("body", "The body must be a JSON array.");
+  return body;
+}
+
+/** Any JSON value, ≤ 1 MiB, sent as application/json. */
+async function readJson(c: AppContext): Promise<unknown> {
   const type = c.req.header("content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) {
     throw new ApiError("json_required", "Send the body as JSON with 'Content-Type: application/json'.");
@@ -27,10 +43,7 @@ export async function readJsonBody(c: AppContext): Promise<Record<string, unknow
   } catch {
     throw new ApiError("invalid_json", "The body is not valid JSON; check quotes, commas and brackets.");
   }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw invalidField("body", "The body must be a JSON object.");
-  }
-  return body as Record<string, unknown>;
+  return body;
 }
 
 /** Reads a body stream, stopping as soon as it passes `limit` bytes (chunked bodies have no length). */

@@ -1,5 +1,5 @@
 import type { JsonSchema } from "@valibot/to-json-schema";
-import { ERROR_STATUS, type ErrorCode } from "../errors";
+import { ERROR_STATUS, type ErrorCode, MANAGE_ONLY_CODES } from "../errors";
 import { ERROR_CATALOG } from "./error-catalog";
 
 /** The fixed pieces of the document: headers, envelopes, security, the overview text. */
@@ -80,7 +80,7 @@ export const SECURITY_SCHEMES = {
 /** Bearer or X-Api-Key; the array names the permission the endpoint needs (OpenAPI 3.1 role names). */
 export const securityFor = (permission: string) => [{ bearerAuth: [permission] }, { apiKeyHeader: [permission] }];
 
-const ERROR_CODES = Object.keys(ERROR_STATUS);
+const ERROR_CODES = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => !MANAGE_ONLY_CODES.includes(code));
 
 export const ERROR_ENVELOPE: JsonSchema = {
   type: "object",

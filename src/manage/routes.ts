@@ -1,0 +1,5 @@
+import type { ManageRoute } from "./define";
+import { storeRoutes } from "./stores";
+
+/** Every endpoint of the management API. */
+export const manageRoutes: ManageRoute[] = [...storeRoutes];
