@@ -166,4 +166,9 @@ export const storeMigrations: Migration[] = [
       CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
     `,
   },
+  {
+    // A rolled key points at its replacement: during the grace the two count as one active key.
+    version: 2,
+    sql: `ALTER TABLE api_keys ADD COLUMN replaced_by INTEGER;`,
+  },
 ];

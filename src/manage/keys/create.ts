@@ -1,0 +1,34 @@
+import { ApiError } from "../../errors";
+import { ok } from "../../http/respond";
+import { createKey, KeyLimitError, listKeys } from "../../keys/store";
+import { storeOr404 } from "../context";
+import { defineManageRoute } from "../define";
+import { slugParams } from "../stores/schema";
+import { byHost, keysChanged } from "./changed";
+import { createdKeyOut, createKeyBody, expiresAtFor, toKeyJson } from "./schema";
+
+export const createStoreKey = defineManageRoute({
+  method: "POST",
+  path: "/stores/:slug/keys",
+  summary: "Create an API key for a store (the full key is in this answer only); the owner is emailed.",
+  params: slugParams,
+  body: createKeyBody,
+  response: createdKeyOut,
+  errors: ["plan_limit"],
+  handler: async (c, { params, body }) => {
+    const store = storeOr404(c, params.slug);
+    const { pool, now } = c.get("deps");
+    const at = now();
+    const input = { name: body.name, permissions: body.permissions, expiresAt: expiresAtFor(body.expires, at) };
+    const created = await pool
+      .use(store.slug, (db) => createKey(db, store, input, byHost(c), at))
+      .catch((error) => {
+        if (error instanceof KeyLimitError) throw new ApiError("plan_limit", error.message);
+        throw error;
+      });
+    await keysChanged(c, store.slug);
+    const key = (await pool.use(store.slug, listKeys)).find((k) => k.id === created.id);
+    if (!key) throw new Error(`key ${created.id} vanished right after it was created`);
+    return ok(c, { ...toKeyJson(key, at), key: created.secret }, 201);
+  },
+});
