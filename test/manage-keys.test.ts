@@ -132,11 +132,14 @@ describe("a store's keys", () => {
 });
 
 describe("a host's day", () => {
-  test("create store → key → store API → checkout orders → roll with 1h grace → after it only the new → delete → 401; the owner's emails arrive once each", async () => {
+  test("create store → key → store API → checkout orders → the key lists them → roll with 1h grace → after it only the new → delete → 401; the owner's emails arrive once each", async () => {
     expect((await call("POST", "/stores", storeBody("day", { ownerEmail: "owner@day.example.com" }))).status).toBe(201);
     const key = (await call("POST", "/stores/day/keys", { name: "Storefront", permissions: { orders: "read", leads: "write" } })).json.data;
     expect((await storeApi("day.example.com", key.key)).status).toBe(200);
     expect((await storeApi("day.localhost", key.key)).status).toBe(200);
+    for (const number of [1, 2]) expect((await call("POST", "/stores/day/orders", { number, status: 1, total: 10 })).status).toBe(201);
+    const orders = (await (await storeApi("day.example.com", key.key)).json()) as any;
+    expect(orders.data.map((o: { number: number }) => o.number)).toEqual([2, 1]);
 
     const rolled = await call("POST", `/stores/day/keys/${key.id}/roll`, { grace: "1h" });
     expect(rolled.status).toBe(201);

@@ -1,6 +1,7 @@
 import type { ManageRoute } from "./define";
+import { ingestRoutes } from "./ingest";
 import { keyRoutes } from "./keys";
 import { storeRoutes } from "./stores";
 
 /** Every endpoint of the management API. */
-export const manageRoutes: ManageRoute[] = [...storeRoutes, ...keyRoutes];
+export const manageRoutes: ManageRoute[] = [...storeRoutes, ...keyRoutes, ...ingestRoutes];
