@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import { adminLinkCommand } from "./cli/admin-link";
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
 import { hostKeysCommand } from "./cli/host-keys";
@@ -25,6 +26,7 @@ Usage: storeapi COMMAND [flags]        (every command takes --data DIR and --jso
   host-keys create --name N [--expires never/30d/90d/1y]
   host-keys list
   host-keys delete ID
+  admin-link SLUG [--origin URL]   a one-time sign-in link to the store's API keys screen
   mail list [--store SLUG]
   openapi                  print the OpenAPI document
 
@@ -40,6 +42,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
   stores: storesCommand,
   keys: keysCommand,
   "host-keys": hostKeysCommand,
+  "admin-link": adminLinkCommand,
   mail: mailCommand,
   openapi: openapiCommand,
 };

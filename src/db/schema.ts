@@ -23,7 +23,7 @@ export const platformMigrations: Migration[] = [
     `,
   },
   {
-    // Host keys for the management API (/manage/v1): digests only, soft-deleted.
+    // Host keys for the management API (/manage/v1), digests only, soft-deleted; one-time sign-in links to the admin screen.
     version: 2,
     sql: `
       CREATE TABLE host_keys (
@@ -35,6 +35,14 @@ export const platformMigrations: Migration[] = [
         expires_at INTEGER,
         deleted_at INTEGER
       );
+      CREATE TABLE admin_links (
+        digest TEXT PRIMARY KEY,
+        slug TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
+      CREATE INDEX admin_links_expires ON admin_links (expires_at);
     `,
   },
 ];

@@ -1,21 +1,14 @@
 import * as v from "valibot";
 import { ApiError } from "../../errors";
 import { fixtureDateTime } from "../../fixtures/section";
-import type { AppContext } from "../../http/context";
-import { readJsonBody } from "../../http/json-body";
 import { ok } from "../../http/respond";
 import { getCustomer, toCustomer } from "../../routes/customers/mapping";
 import { customerOut } from "../../routes/customers/schema";
 import { slugSchema } from "../../stores/rules";
+import { optionalJsonBody } from "../body";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { keyParams } from "../keys/schema";
-
-/** The body may be left out entirely (no content at all); then it is `{}`. */
-async function optionalJsonBody(c: AppContext): Promise<unknown> {
-  const empty = c.req.header("content-length") === "0" || (!c.req.header("content-length") && !c.req.header("transfer-encoding"));
-  return empty && !c.req.header("content-type") ? {} : readJsonBody(c);
-}
 
 export const recordSignIn = defineManageRoute({
   method: "POST",
