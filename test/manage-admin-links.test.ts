@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
@@ -7,6 +7,9 @@ import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
+
+// Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
+setDefaultTimeout(60_000);
 
 let dir: string;
 let server: ServerProcess;

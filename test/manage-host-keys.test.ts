@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
+
+// Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
+setDefaultTimeout(60_000);
 
 const UNAUTHORIZED = {
   ok: false,

@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
+
+// Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
+setDefaultTimeout(60_000);
 
 let dir: string;
 let data: string;

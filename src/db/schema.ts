@@ -23,7 +23,7 @@ export const platformMigrations: Migration[] = [
     `,
   },
   {
-    // Host keys for the management API (/manage/v1), digests only, soft-deleted; one-time sign-in links to the admin screen.
+    // Host keys for the management API (/manage/v1), digests only, soft-deleted; one-time sign-in links to the admin screen; the management API's idempotency records (key_id is a host key's id).
     version: 2,
     sql: `
       CREATE TABLE host_keys (
@@ -43,6 +43,16 @@ export const platformMigrations: Migration[] = [
         used_at INTEGER
       );
       CREATE INDEX admin_links_expires ON admin_links (expires_at);
+      CREATE TABLE idempotency (
+        key_id INTEGER NOT NULL,
+        idem_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (key_id, idem_key)
+      );
+      CREATE INDEX idempotency_created ON idempotency (created_at);
     `,
   },
 ];

@@ -5,7 +5,7 @@ import { storeDbPath } from "../../db/pool";
 import { ApiError } from "../../errors";
 import { buildStoreDb, moveIntoPlace, validateFixture } from "../../fixtures/load";
 import type { AppContext } from "../../http/context";
-import { ok } from "../../http/respond";
+import { idempotentAcross } from "../../http/idempotency";
 import { manageDeps, reloadRegistry } from "../context";
 import { defineManageRoute } from "../define";
 import { storeJson } from "./json";
@@ -46,12 +46,14 @@ export const createStore = defineManageRoute({
   body: createStoreBody,
   response: storeOut,
   errors: ["slug_taken", "domain_taken"],
-  handler: async (c, { body }) => {
-    const now = c.get("deps").now();
-    // One create at a time: two requests for one slug must not both build its file.
-    await manageDeps(c).storeFiles.run("stores", () => provision(c, body, now));
-    const store = c.get("deps").registry.get(body.slug);
-    if (!store) throw new Error(`store ${body.slug} vanished right after it was created`);
-    return ok(c, await storeJson(c, store), 201);
-  },
+  idempotent: true,
+  handler: (c, { body }) =>
+    idempotentAcross(c, async () => {
+      const now = c.get("deps").now();
+      // One create at a time: two requests for one slug must not both build its file.
+      await manageDeps(c).storeFiles.run("stores", () => provision(c, body, now));
+      const store = c.get("deps").registry.get(body.slug);
+      if (!store) throw new Error(`store ${body.slug} vanished right after it was created`);
+      return { status: 201, data: await storeJson(c, store) };
+    }),
 });
