@@ -13,6 +13,7 @@ export class StoreRegistry {
   private timer: ReturnType<typeof setInterval> | undefined;
   private listeners: Array<(previous: Store | undefined, next: Store) => void> = [];
   private reloadHooks: Array<() => Promise<void>> = [];
+  private loading: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly platform: Platform,
@@ -20,7 +21,17 @@ export class StoreRegistry {
     private readonly reportError: ReportError = reportToStderr,
   ) {}
 
-  async load(): Promise<void> {
+  /**
+   * Re-reads the registry. Loads run one after another: one that started before a write
+   * (the poll) can never finish after, and overwrite, one started after it (the writer's).
+   */
+  load(): Promise<void> {
+    const next = this.loading.then(() => this.read());
+    this.loading = next.catch(() => {});
+    return next;
+  }
+
+  private async read(): Promise<void> {
     this.lastVersion = await this.platform.dataVersion();
     const stores = await this.platform.listStores();
     const previous = this.bySlug;
