@@ -34,6 +34,9 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
   mkdirSync(join(pool.dataDir, "stores"), { recursive: true });
   const tempPath = `${finalPath}.creating`;
   await buildStoreDb(tempPath, valid, {}, now);
+  // A leftover file may still be open here (the mail worker or key usage touched it): a
+  // connection to the replaced file would keep reading the old one.
+  await pool.closeStore(body.slug);
   moveIntoPlace(tempPath, finalPath);
   await writeStore(platform.db, valid.store, now);
   await reloadRegistry(c);
