@@ -6,25 +6,45 @@ import { StorePool } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
+import { HealthProbe } from "./health";
+import { Housekeeper } from "./housekeeping";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
 import { HostKeyCache } from "./manage/host-keys";
 import { errorFields, Logger, type ReportError } from "./log";
 import { MailWorker } from "./mail/worker";
+import { Metrics, serveMetrics } from "./metrics";
 import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
 
 export interface RunningServer {
   url: string;
+  /** Where `/metrics` is served (`--metrics-listen`), or null. */
+  metricsUrl: string | null;
   port: number;
   logger: Logger;
-  /** Graceful stop: no new connections, requests in flight finish, mail flushed, databases closed. */
+  /** Graceful stop: no new connections, requests in flight finish, mail flushed (within `STOP_GRACE_MS`), databases closed. */
   stop(): Promise<void>;
+}
+
+/**
+ * How long a stop waits for requests in flight and then for mail. Connections still open
+ * when it is spent (a client sending its body slowly) are closed.
+ */
+export const STOP_GRACE_MS = 5000;
+
+/** Waits for `promise`, but no longer than `ms`. */
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 export async function startServer(config: ServeConfig, logger = new Logger(config.logLevel)): Promise<RunningServer> {
   const platform = await Platform.open(config.dataDir);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
+  const health = new HealthProbe(config.dataDir, reportError);
+  await health.start();
   const registry = new StoreRegistry(platform, config.platformDomain, reportError);
   const hostKeys = new HostKeyCache(platform.db);
   registry.onReload(() => hostKeys.load());
@@ -37,13 +57,15 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     if (!previous || previous.mailVersion !== next.mailVersion) mail.notify(next.slug);
   });
 
+  const authFailures = new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: config.authFailureLimit });
+  const metrics = config.metrics ? new Metrics({ pool, authFailures, now: Date.now }) : null;
   const deps: AppDeps = {
     registry,
     pool,
     keys: new KeyCache(pool),
     usage: new KeyUsage(pool, reportError),
     rateLimiter: new RateLimiter(config.rateLimit),
-    authFailures: new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: config.authFailureLimit }),
+    authFailures,
     allowHttp: config.allowHttp,
     trustProxy: config.trustProxy,
     idempotencyQueue: new KeyedQueue(),
@@ -55,6 +77,8 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     onMailQueued: (slug) => mail.notify(slug),
     now: Date.now,
     manage: { platform, hostKeys, rateLimiter: new RateLimiter(config.manageRateLimit), storeFiles: new KeyedQueue() },
+    healthProblem: () => health.problem,
+    observe: metrics ? (route, status, seconds) => metrics.observe(route, status, seconds) : undefined,
   };
   const app = createApp(deps);
   const tls = config.tls ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") } : undefined;
@@ -72,18 +96,28 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
         tls: Boolean(tls),
       }),
   });
+  const metricsServer = metrics && config.metrics ? serveMetrics(metrics, config.metrics.hostname, config.metrics.port) : null;
   mail.start();
+  const housekeeper = new Housekeeper({ pool, registry, logger, now: Date.now }, config.housekeeping);
+  housekeeper.start();
   const scheme = tls ? "https" : "http";
+  const hostPort = (hostname: string, port: number | undefined) => `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   let stopping: Promise<void> | undefined;
   return {
-    url: `${scheme}://${config.hostname.includes(":") ? `[${config.hostname}]` : config.hostname}:${server.port}`,
+    url: `${scheme}://${hostPort(config.hostname, server.port)}`,
+    metricsUrl: metricsServer ? `http://${hostPort(metricsServer.hostname ?? "", metricsServer.port)}/metrics` : null,
     port: server.port ?? config.port,
     logger,
     stop: () =>
       (stopping ??= (async () => {
-        await server.stop();
+        const deadline = Date.now() + STOP_GRACE_MS;
+        await waitAtMost(server.stop(), STOP_GRACE_MS);
+        await server.stop(true);
+        await metricsServer?.stop();
+        health.stop();
+        await housekeeper.stop();
         registry.stop();
-        await mail.stop();
+        await mail.stop(Math.max(0, deadline - Date.now()));
         await pool.close();
         await platform.close();
         logger.flush();

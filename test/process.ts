@@ -38,7 +38,7 @@ export async function runCli(args: string[], env: Record<string, string> = {}) {
 
 /**
  * Starts `storeapi serve` as its own process on a free loopback port and waits for its
- * "listening" log line (bounded: fails after 15 s).
+ * "listening" log line (bounded: fails after 30 s, room for a loaded machine).
  */
 export async function spawnServer(dataDir: string, flags: string[] = []): Promise<ServerProcess> {
   const proc = Bun.spawn(
@@ -48,7 +48,7 @@ export async function spawnServer(dataDir: string, flags: string[] = []): Promis
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let buffered = "";
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 30_000;
   let url: string | undefined;
   let pending = reader.read();
   while (!url) {
@@ -79,4 +79,25 @@ export async function spawnServer(dataDir: string, flags: string[] = []): Promis
     stderr: () => new Response(proc.stderr).text(),
     stdout: () => buffered,
   };
+}
+
+/**
+ * Starts `storeapi ARGS` and reads its stdout until `until` appears (or it ends); killed
+ * after 60 s. `rest()` reads on to the end (signal the process first).
+ */
+export async function spawnUntil(args: string[], until: string) {
+  const child = Bun.spawn([...storeapiCommand(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+  const reader = child.stdout.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const readUntil = async (done: () => boolean) => {
+    while (!done()) {
+      const chunk = await reader.read();
+      if (chunk.done) return;
+      text += decoder.decode(chunk.value);
+    }
+  };
+  await readUntil(() => text.includes(until));
+  const head = text;
+  return { child, text: head, rest: async () => (await readUntil(() => false), text.slice(head.length)) };
 }

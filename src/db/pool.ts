@@ -53,6 +53,8 @@ export class StorePool {
   private checkpointTimer: ReturnType<typeof setInterval> | undefined;
   private checkpointer: Checkpointer | null = null;
   private closesSinceCollection = 0;
+  /** Acquires that had to open the database (for metrics). */
+  private missCount = 0;
   /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
   private mostRecent: string | undefined;
 
@@ -79,6 +81,7 @@ export class StorePool {
     if (open) return open;
     let entry = this.entries.get(slug);
     if (!entry) {
+      this.missCount++;
       const db = openDb(`file:${storeDbPath(this.dataDir, slug)}`, storeMigrations);
       const created: Entry = { db, leases: 0 };
       db.then(
@@ -120,6 +123,15 @@ export class StorePool {
 
   get openCount(): number {
     return this.entries.size;
+  }
+
+  get misses(): number {
+    return this.missCount;
+  }
+
+  /** The stores whose database is open now (for metrics). */
+  openSlugs(): string[] {
+    return [...this.entries].filter(([, entry]) => entry.open).map(([slug]) => slug);
   }
 
   private evictIdle(): void {

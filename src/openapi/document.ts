@@ -183,7 +183,7 @@ function routeOperation(route: RouteDef, ctx: Context): Operation {
 
 /** The answers that need no key and no store. */
 function serviceOperations(): Record<string, Operation> {
-  const common = (id: string, summary: string, description: string, content: Json): Operation => ({
+  const common = (id: string, summary: string, description: string, content: Json, errors: ErrorCode[] = ["key_in_url"]): Operation => ({
     operationId: id,
     tags: ["Service"],
     summary,
@@ -192,7 +192,7 @@ function serviceOperations(): Record<string, Operation> {
     parameters: [{ $ref: "#/components/parameters/RequestId" }],
     responses: {
       "200": { description: "Success.", headers: { "X-Request-Id": header("X-Request-Id", true) }, content },
-      ...errorResponses(["key_in_url"], { authenticated: false }),
+      ...errorResponses(errors, { authenticated: false }),
     },
   });
   const health = successEnvelope({
@@ -202,9 +202,13 @@ function serviceOperations(): Record<string, Operation> {
     properties: { status: { const: "ok" } },
   });
   return {
-    "/healthz": common("getHealthz", "Health check", "Any host, no key, plain HTTP allowed; never blocked.", {
-      "application/json": { schema: health },
-    }),
+    "/healthz": common(
+      "getHealthz",
+      "Health check",
+      "Any host, no key, plain HTTP allowed; never blocked. 503 when the platform database cannot be read or the data directory is not writable (probed in the background every second).",
+      { "application/json": { schema: health } },
+      ["key_in_url", "service_unavailable"],
+    ),
     [`${API_PREFIX}/openapi.json`]: common("getOpenApi", "This OpenAPI 3.1 document", "Any host, no key. Not an envelope.", {
       "application/json": { schema: { type: "object", required: ["openapi"], properties: { openapi: { type: "string" } } } },
     }),

@@ -138,6 +138,11 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     example: "Something went wrong on our side; try again later.",
     rateHeaders: "sometimes",
   },
+  service_unavailable: {
+    when: "`GET /healthz` only: the platform database cannot be read or the data directory is not writable (the message says which).",
+    example: "Unhealthy: the data directory is not writable.",
+    rateHeaders: "never",
+  },
 };
 
 const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_STATUS, code);

@@ -25,11 +25,12 @@ const slugTaken = (slug: string) =>
 async function provision(c: AppContext, body: NewStoreBody, now: number): Promise<void> {
   const { registry, pool } = c.get("deps");
   const { platform } = manageDeps(c);
-  // The loader's rules and code build the file (operations.md fixture format).
-  const [valid] = validateFixture({ stores: [{ ...body, orderStatuses: body.orderStatuses }] }, { now });
   if (registry.get(body.slug) || (await platform.getStore(body.slug))) throw slugTaken(body.slug);
   checkDomainFree(registry, body.domain, body.slug);
   if (await platform.domainTaken(body.domain)) throw domainTaken(body.domain); // the CLI may have added it a moment ago
+  // The loader's rules and code build the file (operations.md fixture format); the body
+  // already passed the same rules, so this cannot refuse it.
+  const [valid] = validateFixture({ stores: [body] }, { now, platformDomain: registry.platformDomain });
   const finalPath = storeDbPath(pool.dataDir, body.slug);
   mkdirSync(join(pool.dataDir, "stores"), { recursive: true });
   const tempPath = `${finalPath}.creating`;
