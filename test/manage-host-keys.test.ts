@@ -3,6 +3,7 @@ import { rmSync } from "node:fs";
 import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
+import { manageRoutes } from "../src/manage/routes";
 import { type ServerProcess, spawnServer } from "./process";
 
 // Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
@@ -22,7 +23,8 @@ beforeAll(async () => {
   dir = tempDir("storeapi-manage-keys-");
   data = dataDirIn(dir);
   hostKey = await newHostKey(data);
-  server = await spawnServer(data, ["--manage-rate-limit", "5"]);
+  // Every endpoint is tried with wrong keys here: a lockout would hide the 401s (manage-lockout.test.ts tests it).
+  server = await spawnServer(data, ["--manage-rate-limit", "5", "--auth-failure-limit", "1000"]);
 });
 
 afterAll(async () => {
@@ -87,6 +89,16 @@ describe("host keys on the management API", () => {
     expect(await storeApi.json()).toEqual(UNAUTHORIZED);
     const storeApiOk = await fetch(`${server.url}/api/v1/orders`, { headers: { Host: "keys1.localhost", Authorization: `Bearer ${storeKey.json.key}` } });
     expect(storeApiOk.status).toBe(200);
+
+    // Every management endpoint refuses the store key (and no key) with the one 401, before its route runs.
+    for (const route of manageRoutes) {
+      const path = route.path.replace(":slug", "keys1").replace(":id", "1");
+      for (const key of [storeKey.json.key, null]) {
+        const answer = await manage(server.url, route.method, path, { key, body: route.method === "GET" || route.method === "DELETE" ? undefined : {} });
+        expect([route.method, route.path, answer.status, answer.json]).toEqual([route.method, route.path, 401, UNAUTHORIZED]);
+      }
+    }
+    expect((await manage(server.url, "GET", "/stores/keys1", { key: hostKey })).status).toBe(200);
 
     const late = await storeapi(["host-keys", "create", "--name", "late", "--json", "--data", data]);
     await Bun.sleep(1000);
