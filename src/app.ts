@@ -20,6 +20,7 @@ import { parseBody, parseParams, queryObject } from "./http/validate";
 import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
 import type { KeyUsage } from "./keys/usage";
+import { type ManageDeps, mountManage } from "./manage/app";
 import type { StoreRegistry } from "./registry";
 import { accessFor, API_PREFIX, type RouteDef } from "./routes/define";
 import { apiRoutes } from "./routes";
@@ -60,6 +61,8 @@ export interface AppDeps {
   /** Tells the mail worker a store has new mail (call after the transaction commits). */
   onMailQueued: (slug: string) => void;
   now: () => number;
+  /** The host's management API (/manage/v1); absent, it is not served (404 like any other path). */
+  manage?: ManageDeps;
   /** Records each answered request for metrics: the matched route pattern, status, seconds. */
   observe?: (routePath: string, status: number, seconds: number) => void;
   /** Why `/healthz` should answer 503 (the last background probe's finding), or null. */
@@ -81,7 +84,7 @@ interface RoutePath {
  * Which methods the app answers for a concrete path (literal routes win over `:param`
  * ones). The route patterns are compiled once, when the app is built.
  */
-function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
+export function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
   const patterns = routes.map((r) => ({ ...r, pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`) }));
   return (path) => {
     const matching = patterns.filter((r) => r.pattern.test(path));
@@ -90,7 +93,7 @@ function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
   };
 }
 
-const methodNotAllowed = (allow: string[]) =>
+export const methodNotAllowed = (allow: string[]) =>
   new ApiError("method_not_allowed", `This path accepts only ${allow.join(", ")}.`, {}, { Allow: allow.join(", ") });
 
 /**
@@ -121,11 +124,18 @@ function checkScope(c: AppContext, route: RouteDef): void {
 
 const noQuery = v.strictObject({});
 
+/** What mountRoutes needs of a route (the store API's and the management API's alike). */
+export type MountableRoute = Omit<RouteDef, "method" | "area"> & {
+  method: string;
+  /** How the body is read when not the usual JSON object (GET and DELETE read none). */
+  readBody?: (c: AppContext) => Promise<unknown>;
+};
+
 /** One route's own work: scope, JSON body, then params → query → Idempotency-Key → body validation, then the handler. */
-function routeHandler(route: RouteDef): (c: AppContext) => Promise<Response> {
+function routeHandler<R extends MountableRoute>(route: R, authorize: (c: AppContext, route: R) => void): (c: AppContext) => Promise<Response> {
   return async (c) => {
-    checkScope(c, route);
-    const rawBody = route.method === "GET" ? undefined : await readJsonBody(c);
+    authorize(c, route);
+    const rawBody = route.method === "GET" || route.method === "DELETE" ? undefined : await (route.readBody ?? readJsonBody)(c);
     const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
     const query = parseParams(route.query ?? noQuery, queryObject(c.req.url));
     if (route.idempotent) readIdempotencyKey(c, rawBody);
@@ -156,7 +166,7 @@ function withHeadLength(c: AppContext, response: Response): Response | Promise<R
 }
 
 /** The last step of a chain: its answer becomes the response (the steps before return nothing). */
-const answer =
+export const answer =
   (respond: (c: AppContext) => Response | Promise<Response>): MiddlewareHandler<AppEnv> =>
   async (c) => {
     const response = await respond(c);
@@ -167,14 +177,20 @@ const answer =
  * One handler per path: the checks, then the route for the method, or 405. A request that
  * matches a single handler is run by Hono without its middleware composition.
  */
-function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[], checks: MiddlewareHandler<AppEnv>[]): void {
-  const byPath = new Map<string, RouteDef[]>();
+export function mountRoutes<R extends MountableRoute>(
+  app: Hono<AppEnv>,
+  prefix: string,
+  routes: R[],
+  checks: MiddlewareHandler<AppEnv>[],
+  authorize: (c: AppContext, route: R) => void,
+): void {
+  const byPath = new Map<string, R[]>();
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   // Literal paths first, so /products/batch is not taken for /products/:id.
   const paths = [...byPath.keys()].sort((a, b) => Number(a.includes(":")) - Number(b.includes(":")));
   for (const path of paths) {
     const group = byPath.get(path) ?? [];
-    const byMethod = new Map<string, (c: AppContext) => Promise<Response>>(group.map((r) => [r.method, routeHandler(r)]));
+    const byMethod = new Map<string, (c: AppContext) => Promise<Response>>(group.map((r) => [r.method, routeHandler(r, authorize)]));
     const allow = group.map((r) => r.method).sort();
     const forMethod = (c: AppContext) => {
       // Hono answers HEAD with the GET route.
@@ -182,7 +198,7 @@ function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[], checks: MiddlewareHa
       if (!handler) throw methodNotAllowed(allow);
       return handler(c);
     };
-    app.all(`${API_PREFIX}${path}`, chain(...checks, answer(forMethod)));
+    app.all(`${prefix}${path}`, chain(...checks, answer(forMethod)));
   }
 }
 
@@ -270,6 +286,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     return ok(c, { status: "ok" });
   };
   app.get("/healthz", chain(...front, answer(health)));
+  if (deps.manage) mountManage(app, deps, deps.manage, front);
   let openApiText: string | undefined; // ~230 KB: serialised on first request, not on every one
   const openApi = (c: AppContext) => {
     openApiText ??= JSON.stringify(deps.openapi());
@@ -286,7 +303,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
       }),
     );
   }
-  mountRoutes(app, routes, checks);
+  mountRoutes(app, API_PREFIX, routes, checks, checkScope);
   const noRoute = chain(...checks, (c) => {
     throw new ApiError("not_found", `There is no endpoint at ${echo(c.req.path)}.`);
   });

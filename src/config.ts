@@ -13,6 +13,8 @@ export interface ServeConfig {
   allowHttp: boolean;
   platformDomain: string;
   rateLimit: number;
+  /** Requests per minute per host key on the management API. */
+  manageRateLimit: number;
   authFailureLimit: number;
   smtp: string | null;
   mailDir: string | null;
@@ -34,6 +36,7 @@ export const SERVE_FLAGS = [
   "allow-http",
   "platform-domain",
   "rate-limit",
+  "manage-rate-limit",
   "auth-failure-limit",
   "smtp",
   "mail-dir",
@@ -54,6 +57,7 @@ export const SERVE_FLAG_HELP: Record<(typeof SERVE_FLAGS)[number], { value?: str
   "allow-http": { help: "accept plain HTTP (development only)" },
   "platform-domain": { value: "D", help: "alternative store addresses are {slug}.D (default localhost)" },
   "rate-limit": { value: "N", help: "requests per minute per key (default 120)" },
+  "manage-rate-limit": { value: "N", help: "management API requests per minute per host key (default 600)" },
   "auth-failure-limit": { value: "N", help: "failed keys per IP per 10 minutes before a block (default 20)" },
   smtp: { value: "URL", help: "deliver mail through smtp://user:pass@host:port or smtps://…" },
   "mail-dir": { value: "DIR", help: "write each delivered email as an .eml file in DIR" },
@@ -141,6 +145,7 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     allowHttp: asBool(pick(flags, "allow-http", env)),
     platformDomain,
     rateLimit: positiveInt("rate-limit", 120),
+    manageRateLimit: positiveInt("manage-rate-limit", 600),
     authFailureLimit: positiveInt("auth-failure-limit", 20),
     smtp,
     mailDir: str("mail-dir") ?? null,

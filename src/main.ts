@@ -1,8 +1,10 @@
 #!/usr/bin/env bun
+import { adminLinkCommand } from "./cli/admin-link";
 import { backupCommand } from "./cli/backup";
 import { type Command, HelpRequested, orList, usageLine } from "./cli/args";
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
+import { hostKeysCommands } from "./cli/host-keys";
 import { keysCommands } from "./cli/keys";
 import { loadCommand } from "./cli/load";
 import { mailCommands } from "./cli/mail";
@@ -13,7 +15,7 @@ import { versionText } from "./cli/version";
 import { SchemaTooNewError } from "./db/migrate";
 import { DataDirError } from "./db/data-dir";
 
-const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...mailCommands, openapiCommand, backupCommand];
+const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...hostKeysCommands, adminLinkCommand, ...mailCommands, openapiCommand, backupCommand];
 
 /** A command's line in the overview: its full usage, or `[flags]` when it has too many to list there. */
 function overviewLine({ spec }: Command): string {

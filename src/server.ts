@@ -11,6 +11,7 @@ import { HealthProbe } from "./health";
 import { Housekeeper } from "./housekeeping";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
+import { HostKeyCache } from "./manage/host-keys";
 import { errorFields, Logger, type ReportError } from "./log";
 import { MailWorker } from "./mail/worker";
 import { Metrics, serveMetrics } from "./metrics";
@@ -68,6 +69,8 @@ async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLoc
   const health = new HealthProbe(config.dataDir, reportError);
   await health.start();
   const registry = new StoreRegistry(platform, config.platformDomain, reportError);
+  const hostKeys = new HostKeyCache(platform.db);
+  registry.onReload(() => hostKeys.load());
   await registry.load();
   registry.watch();
   const pool = new StorePool(config.dataDir);
@@ -98,6 +101,7 @@ async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLoc
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
     now: Date.now,
+    manage: { platform, hostKeys, rateLimiter: new RateLimiter(config.manageRateLimit), storeFiles: new KeyedQueue() },
     healthProblem: () => health.problem,
     observe: metrics ? (route, status, seconds) => metrics.observe(route, status, seconds) : undefined,
   };

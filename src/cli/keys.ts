@@ -6,6 +6,15 @@ import { createKey, deleteKey, EXPIRY_CHOICES, KeyLimitError, KeyNotFoundError, 
 import { command, existingDataDirOf, type FlagTable, orList, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 
+/** `--expires never/30d/90d/1y` (default never) as the moment the key expires, or null. */
+export function expiresFlag(value: string | undefined, now: number): number | null {
+  const expires = (value ?? "never") as ExpiryChoice;
+  // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
+  if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
+  const duration = EXPIRY_CHOICES[expires];
+  return duration === null ? null : now + duration;
+}
+
 /** Who did it, for the owner's email. */
 const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
 
@@ -61,12 +70,8 @@ const create = command(
     if (!values.name) throw new UsageError("--name must not be empty");
     if ([...values.name].length > 100) throw new UsageError("--name must be at most 100 characters");
     const permissions = permissionsOf(values);
-    const expires = (values.expires ?? "never") as ExpiryChoice;
-    // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
-    if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
     const now = Date.now();
-    const duration = EXPIRY_CHOICES[expires];
-    const expiresAt = duration === null ? null : now + duration;
+    const expiresAt = expiresFlag(values.expires, now);
     const created = await withStore(existingDataDirOf(values), slug, (store, pool) =>
       pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
         if (error instanceof KeyLimitError) throw new CliError(error.message);

@@ -123,6 +123,10 @@ export class Platform {
     );
   }
 
+  async removeStore(slug: string): Promise<void> {
+    await this.db.run("DELETE FROM stores WHERE slug = ?", [slug]);
+  }
+
   /** After a key change: a running server reloads the store's keys and delivers the owner's notice. */
   async bumpKeysAndMail(slug: string): Promise<void> {
     await this.db.run("UPDATE stores SET keys_version = keys_version + 1, mail_version = mail_version + 1 WHERE slug = ?", [

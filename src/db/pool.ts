@@ -197,6 +197,15 @@ export class StorePool {
     this.checkpointer?.checkpoint(paths);
   }
 
+  /** Closes one store's database (its store was deleted); a request still holding a lease keeps its handle until done. */
+  async closeStore(slug: string): Promise<void> {
+    const entry = this.entries.get(slug);
+    if (!entry) return;
+    this.entries.delete(slug);
+    if (this.mostRecent === slug) this.mostRecent = undefined;
+    await entry.db.then((db) => this.closeDb(db)).catch(() => {});
+  }
+
   async close(): Promise<void> {
     clearInterval(this.checkpointTimer);
     const entries = [...this.entries.values()];

@@ -22,6 +22,39 @@ export const platformMigrations: Migration[] = [
       CREATE UNIQUE INDEX stores_domain ON stores (lower(domain));
     `,
   },
+  {
+    // Host keys for the management API (/manage/v1), digests only, soft-deleted; one-time sign-in links to the admin screen; the management API's idempotency records (key_id is a host key's id).
+    version: 2,
+    sql: `
+      CREATE TABLE host_keys (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        digest TEXT NOT NULL UNIQUE,
+        hint TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        deleted_at INTEGER
+      );
+      CREATE TABLE admin_links (
+        digest TEXT PRIMARY KEY,
+        slug TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
+      CREATE INDEX admin_links_expires ON admin_links (expires_at);
+      CREATE TABLE idempotency (
+        key_id INTEGER NOT NULL,
+        idem_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (key_id, idem_key)
+      );
+      CREATE INDEX idempotency_created ON idempotency (created_at);
+    `,
+  },
 ];
 
 /**
@@ -150,5 +183,10 @@ export const storeMigrations: Migration[] = [
       );
       CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
     `,
+  },
+  {
+    // A rolled key points at its replacement: during the grace the two count as one active key.
+    version: 2,
+    sql: `ALTER TABLE api_keys ADD COLUMN replaced_by INTEGER;`,
   },
 ];

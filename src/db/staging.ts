@@ -36,7 +36,7 @@ export async function recordPendingMove(tx: Queryable, slugs: string[]): Promise
  * coordinate with other processes (the CLI). A copy, renamed atomically, has no history.
  * Run again after a crash, it finishes the same move.
  */
-function moveIntoPlace(staged: string, final: string): void {
+export function moveIntoPlace(staged: string, final: string): void {
   if (!existsSync(staged)) return; // moved before a crash
   const copy = `${final}.copy`;
   copyFileSync(staged, copy);

@@ -7,7 +7,7 @@ import type { KeyUsage } from "../keys/usage";
 import { planIncludesApi } from "../plans";
 import type { AuthFailures } from "./auth-failures";
 import { failureBucket } from "./cidr";
-import type { AppEnv } from "./context";
+import type { AppContext, AppEnv } from "./context";
 
 export interface AuthOptions {
   keys: KeyCache;
@@ -17,7 +17,7 @@ export interface AuthOptions {
 }
 
 /** The one 401: identical for every cause so it tells an attacker nothing. */
-const unauthorized = () =>
+export const unauthorized = () =>
   new ApiError(
     "unauthorized",
     "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
@@ -38,9 +38,22 @@ const tooManyFailures = (seconds: number) =>
  * `Authorization` that is not `Bearer <key>` presents nothing (so it is a 401, never a
  * silent fall-back to `X-Api-Key`).
  */
-function presentedKey(authorization: string | undefined, apiKey: string | undefined): string | undefined {
+export function presentedKey(authorization: string | undefined, apiKey: string | undefined): string | undefined {
   if (authorization !== undefined) return /^Bearer +(\S+) *$/i.exec(authorization)?.[1];
   return apiKey?.trim() || undefined;
+}
+
+/** 429 when the client's address is locked out for too many failed keys (of either kind). */
+export function refuseBlockedIp(c: AppContext, failures: AuthFailures, now: number): void {
+  if (!failures.anyBlocked) return;
+  const blockedFor = failures.blockedFor(failureBucket(c.get("clientIp")()), now);
+  if (blockedFor > 0) throw tooManyFailures(blockedFor);
+}
+
+/** Counts a failed key toward the client address's lockout; returns the one 401 to throw. */
+export function failedKey(c: AppContext, failures: AuthFailures, now: number): ApiError {
+  failures.recordFailure(failureBucket(c.get("clientIp")()), now);
+  return unauthorized();
 }
 
 /**
@@ -50,20 +63,13 @@ function presentedKey(authorization: string | undefined, apiKey: string | undefi
 export function authenticate(options: AuthOptions): MiddlewareHandler<AppEnv> {
   return async function authMiddleware(c, next) {
     // The bucket is parsed from the address only when it is needed (~5% of a point read).
-    const bucket = () => failureBucket(c.get("clientIp")());
-    if (options.failures.anyBlocked) {
-      const blockedFor = options.failures.blockedFor(bucket(), options.now());
-      if (blockedFor > 0) throw tooManyFailures(blockedFor);
-    }
+    refuseBlockedIp(c, options.failures, options.now());
 
     const secret = presentedKey(c.req.header("authorization"), c.req.header("x-api-key"));
     const store = c.get("store");
     const key = secret && KEY_PATTERN.test(secret) ? await options.keys.find(store, secret) : undefined;
     const now = options.now();
-    if (!key || !isActive(key, now)) {
-      options.failures.recordFailure(bucket(), now);
-      throw unauthorized();
-    }
+    if (!key || !isActive(key, now)) throw failedKey(c, options.failures, now);
     c.set("key", key);
     if (!planIncludesApi(store.plan)) {
       throw new ApiError(

@@ -17,6 +17,22 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  * `MAX_BODY_DEPTH` levels (400 invalid_field), ≤ 1 MiB. A client that hangs up is `ClientClosed`.
  */
 export async function readJsonBody(c: AppContext): Promise<Record<string, unknown>> {
+  const body = await readJson(c);
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw invalidField("body", "The body must be a JSON object.");
+  }
+  return body as Record<string, unknown>;
+}
+
+/** A body that is a JSON array (a set replaced whole), with the same rules otherwise. */
+export async function readJsonArrayBody(c: AppContext): Promise<unknown[]> {
+  const body = await readJson(c);
+  if (!Array.isArray(body)) throw invalidField("body", "The body must be a JSON array.");
+  return body;
+}
+
+/** Any JSON value, ≤ 1 MiB, sent as application/json. */
+async function readJson(c: AppContext): Promise<unknown> {
   const type = c.req.header("content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) {
     throw new ApiError("json_required", "Send the body as JSON with 'Content-Type: application/json'.");
@@ -40,13 +56,10 @@ export async function readJsonBody(c: AppContext): Promise<Record<string, unknow
   } catch {
     throw new ApiError("invalid_json", "The body is not valid JSON; check quotes, commas and brackets.");
   }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw invalidField("body", "The body must be a JSON object.");
-  }
   if (nestedDeeperThan(bytes, MAX_BODY_DEPTH)) {
     throw invalidField("body", `The body is nested more than ${MAX_BODY_DEPTH} levels deep; send flatter JSON.`);
   }
-  return body as Record<string, unknown>;
+  return body;
 }
 
 const QUOTE = 0x22;

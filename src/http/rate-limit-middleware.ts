@@ -1,15 +1,19 @@
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors";
-import type { AppEnv } from "./context";
+import type { AppContext, AppEnv } from "./context";
 import type { RateLimiter } from "./rate-limit";
 
 /**
  * Counts every authenticated answer against the key's minute and sets the RateLimit
  * headers (prepared before the answer is built; app.onError keeps them on errors).
  */
-export function rateLimit(limiter: RateLimiter, now: () => number): MiddlewareHandler<AppEnv> {
+export function rateLimit(
+  limiter: RateLimiter,
+  now: () => number,
+  bucketOf: (c: AppContext) => string = (c) => `${c.get("store").slug}:${c.get("key").id}`,
+): MiddlewareHandler<AppEnv> {
   return function rateLimitMiddleware(c, next) {
-    const decision = limiter.take(`${c.get("store").slug}:${c.get("key").id}`, now());
+    const decision = limiter.take(bucketOf(c), now());
     const headers = {
       "RateLimit-Limit": String(decision.limit),
       "RateLimit-Remaining": String(decision.remaining),

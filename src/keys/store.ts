@@ -61,6 +61,9 @@ export class KeyLimitError extends Error {
 
 export class KeyNotFoundError extends Error {}
 
+/** Rolling a key that is deleted or expired (`key_inactive`). */
+export class KeyInactiveError extends Error {}
+
 export async function listKeys(db: Queryable): Promise<ApiKey[]> {
   return (await db.all<KeyRow>("SELECT * FROM api_keys ORDER BY id")).map(toKey);
 }
@@ -82,7 +85,8 @@ export interface NewKey {
 
 async function countActive(tx: Queryable, now: number): Promise<number> {
   const row = await tx.get<{ n: number }>(
-    "SELECT count(*) AS n FROM api_keys WHERE deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+    // A rolled key in its grace counts as one with its replacement.
+    "SELECT count(*) AS n FROM api_keys WHERE deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND replaced_by IS NULL",
     [now],
   );
   return row?.n ?? 0;
@@ -139,5 +143,25 @@ export async function deleteKey(db: Db, store: Store, id: number, by: string, no
     const key = toKey(row);
     await queueMail(tx, { ...keyDeleted(notice(store, key, by, now)), to: store.ownerEmail }, now);
     return key;
+  });
+}
+
+/**
+ * Replaces a key: a new one with the same name and permissions (its secret shown once),
+ * while the old one keeps working until `now + graceMs`. Queues the owner's notice.
+ */
+export async function rollKey(db: Db, store: Store, id: number, graceMs: number, expiresAt: number | null, by: string, now = Date.now()) {
+  return db.transaction(async (tx) => {
+    const row = await tx.get<KeyRow>("SELECT * FROM api_keys WHERE id = ?", [id]);
+    if (!row) throw new KeyNotFoundError(`No API key with id ${id} in store ${store.slug}.`);
+    const old = toKey(row);
+    if (!isActive(old, now)) throw new KeyInactiveError(`Key ${id} is deleted or expired; only an active key can be rolled.`);
+    const oldExpiresAt = old.expiresAt === null ? now + graceMs : Math.min(old.expiresAt, now + graceMs);
+    // Marked replaced first, so the limit counts the pair once (a fifth key can be rolled).
+    await tx.run("UPDATE api_keys SET expires_at = ?, replaced_by = 0 WHERE id = ?", [oldExpiresAt, id]);
+    const created = await insertKey(tx, { name: old.name, permissions: old.permissions, expiresAt }, now);
+    await tx.run("UPDATE api_keys SET replaced_by = ? WHERE id = ?", [created.id, id]);
+    await queueMail(tx, { ...keyCreated(notice(store, { ...created, name: old.name }, by, now)), to: store.ownerEmail }, now);
+    return { created: { ...created, name: old.name, createdAt: now }, old: { ...old, expiresAt: oldExpiresAt } };
   });
 }

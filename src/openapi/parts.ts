@@ -1,5 +1,5 @@
 import type { JsonSchema } from "@valibot/to-json-schema";
-import { ERROR_STATUS, type ErrorCode } from "../errors";
+import { ERROR_STATUS, type ErrorCode, MANAGE_ONLY_CODES } from "../errors";
 import { ERROR_CATALOG } from "./error-catalog";
 
 /** The fixed pieces of the document: headers, envelopes, security, the overview text. */
@@ -83,7 +83,7 @@ export const SECURITY_SCHEMES = {
  */
 export const KEY_SECURITY = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 
-const ERROR_CODES = Object.keys(ERROR_STATUS);
+const ERROR_CODES = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => !MANAGE_ONLY_CODES.includes(code));
 
 /** Not `Error`: generated types of that name shadow the language's own. */
 export const ERROR_SCHEMA_NAME = "ApiError";

@@ -1,0 +1,45 @@
+import { mkdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { storeDbPath } from "../../db/pool";
+import type { AppContext } from "../../http/context";
+import { ok } from "../../http/respond";
+import { manageDeps, reloadRegistry, storeOr404 } from "../context";
+import { defineManageRoute } from "../define";
+import { storeJson } from "./json";
+import { slugParams, storeOut } from "./schema";
+
+/** `20991231T235959Z`: when the store was deleted, in its archived file's name. */
+export const archiveStamp = (now: number) => new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+
+/**
+ * Stops serving the store at once (unregistered, registry reloaded), then moves its
+ * checkpointed database to DIR/deleted/{slug}-{stamp}.db with no -wal or -shm beside it.
+ */
+async function archive(c: AppContext, slug: string): Promise<void> {
+  const { pool, now } = c.get("deps");
+  await pool.use(slug, (db) => db.run("PRAGMA wal_checkpoint(TRUNCATE)"));
+  await manageDeps(c).platform.removeStore(slug);
+  await reloadRegistry(c);
+  await pool.closeStore(slug);
+  const path = storeDbPath(pool.dataDir, slug);
+  const deletedDir = join(pool.dataDir, "deleted");
+  mkdirSync(deletedDir, { recursive: true });
+  renameSync(path, join(deletedDir, `${slug}-${archiveStamp(now())}.db`));
+  for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
+}
+
+export const deleteStore = defineManageRoute({
+  method: "DELETE",
+  path: "/stores/:slug",
+  summary: "Delete a store: it stops being served and its database is moved to DIR/deleted/.",
+  params: slugParams,
+  response: storeOut,
+  handler: async (c, { params }) => {
+    const before = await storeJson(c, storeOr404(c, params.slug));
+    await manageDeps(c).storeFiles.run("stores", async () => {
+      storeOr404(c, params.slug); // a concurrent delete may have won
+      await archive(c, params.slug);
+    });
+    return ok(c, before);
+  },
+});
