@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/load/load";
 import { isOneCleanLine, storeapi } from "./cli-run";
 import { otherStore, send, tempDir, testStore } from "./helpers";
 import { spawnServer } from "./process";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openDb } from "../src/db/open";
 import { storeDbPath } from "../src/db/pool";
-import { storeMigrations } from "../src/db/schema";
+import { storeMigrations } from "../src/db/migrations";
 import { KEYS, otherStore, startTestServer, testStore, type ApiAnswer, type TestServer } from "./helpers";
 import { documentedRequests } from "./contract";
 

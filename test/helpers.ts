@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseServeConfig, type ServeFlags } from "../src/config";
-import { loadFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/load/load";
 import { Logger } from "../src/log";
 import { startServer, type RunningServer } from "../src/server";
 import { expectDocumented } from "./contract";

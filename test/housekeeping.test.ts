@@ -5,7 +5,7 @@ import Database from "libsql";
 import type { Queryable } from "../src/db/driver";
 import { storeDbPath } from "../src/db/pool";
 import { NativeDb } from "../src/db/native";
-import { loadFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/load/load";
 import { purgeStore } from "../src/housekeeping";
 import { storeapi } from "./cli-run";
 import { tempDir, testStore } from "./helpers";

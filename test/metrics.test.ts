@@ -4,7 +4,7 @@ import Database from "libsql";
 // @ts-expect-error: the parser ships no types
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { storeDbPath } from "../src/db/pool";
-import { loadFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/load/load";
 import { KEYS, send, tempDir, testStore } from "./helpers";
 import { spawnServer, type ServerProcess } from "./process";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "libsql";
 import type { Db } from "../src/db/driver";
 import { openDb } from "../src/db/open";
-import { storeMigrations } from "../src/db/schema";
+import { storeMigrations } from "../src/db/migrations";
 import type { AppContext } from "../src/http/context";
 import { listPage } from "../src/http/pagination";
 import { orderListQuery, orderListSource } from "../src/routes/orders/list";

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { FixtureError, loadFixture, type LoadSummary } from "../fixtures/load";
+import { FixtureError, loadFixture, type LoadSummary } from "../load/load";
 import { command, dataDirOf, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError } from "./errors";
 

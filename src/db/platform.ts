@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Plan } from "../plans";
 import type { Db, Queryable, SqlValue } from "./driver";
 import { openDb } from "./open";
-import { platformMigrations } from "./schema";
+import { platformMigrations } from "./migrations";
 import { settleCrashedLoad } from "./staging";
 
 export interface StoreSettings {

@@ -5,7 +5,7 @@ import { Checkpointer, walLimitBytes } from "./checkpointer";
 import type { Db } from "./driver";
 import { NativeDb } from "./native";
 import { openDb } from "./open";
-import { storeMigrations } from "./schema";
+import { storeMigrations } from "./migrations";
 import type { ReportError } from "../log";
 
 interface Entry {

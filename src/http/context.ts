@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { Db } from "../db/driver";
 import type { Store } from "../db/platform";
-import type { ApiKey } from "../keys/store";
+import type { ApiKey } from "../keys/repository";
 
 /** What the serving edge tells the app about the connection (Bun.serve, or a test). */
 export interface Bindings {

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { ApiError } from "../../errors";
-import { fixtureDateTime } from "../../fixtures/section";
+import { fixtureDateTime } from "../../load/section";
 import { ok } from "../../http/respond";
 import { getCustomer, toCustomer } from "../../routes/customers/mapping";
 import { customerOut } from "../../routes/customers/schema";

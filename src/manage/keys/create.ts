@@ -2,7 +2,7 @@ import type * as v from "valibot";
 import { ApiError } from "../../errors";
 import type { AppContext } from "../../http/context";
 import { idempotentAcross } from "../../http/idempotency";
-import { createKey, KeyLimitError, listKeys } from "../../keys/store";
+import { createKey, KeyLimitError, listKeys } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";

@@ -1,6 +1,6 @@
 import { notFound } from "../../errors";
 import { ok } from "../../http/respond";
-import { deleteKey, KeyNotFoundError } from "../../keys/store";
+import { deleteKey, KeyNotFoundError } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { byHost, keysChanged } from "./changed";

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { ok } from "../../http/respond";
-import { listKeys } from "../../keys/store";
+import { listKeys } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";

@@ -1,6 +1,6 @@
 import { ApiError, notFound } from "../../errors";
 import { ok } from "../../http/respond";
-import { KeyInactiveError, KeyLimitError, KeyNotFoundError, listKeys, rollKey } from "../../keys/store";
+import { KeyInactiveError, KeyLimitError, KeyNotFoundError, listKeys, rollKey } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { byHost, keysChanged } from "./changed";

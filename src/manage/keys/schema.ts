@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
 import { positiveInteger, text } from "../../http/schemas";
 import { AREAS, type Area, isAccess, normalizePermissions } from "../../keys/permissions";
-import { type ApiKey, EXPIRY_CHOICES, isActive } from "../../keys/store";
+import { type ApiKey, EXPIRY_CHOICES, isActive } from "../../keys/repository";
 import { slugSchema } from "../../stores/rules";
 
 export const keyParams = v.strictObject({

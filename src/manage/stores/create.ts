@@ -4,7 +4,7 @@ import { writeStore } from "../../db/platform";
 import { storeDbPath } from "../../db/pool";
 import { ApiError } from "../../errors";
 import { moveIntoPlace } from "../../db/staging";
-import { buildStoreDb, validateFixture } from "../../fixtures/load";
+import { buildStoreDb, validateFixture } from "../../load/load";
 import type { AppContext } from "../../http/context";
 import { idempotentAcross } from "../../http/idempotency";
 import { manageDeps, reloadRegistry } from "../context";

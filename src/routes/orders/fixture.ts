@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Queryable, SqlValue } from "../../db/driver";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../fixtures/section";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { toSignedMinor } from "../../format/money";
 import { bool, email, money, nullableText, text } from "../../http/schemas";
 import { PAY_TYPES } from "./schema";

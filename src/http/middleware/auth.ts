@@ -1,13 +1,13 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../errors";
-import type { KeyCache } from "../keys/cache";
-import { KEY_PATTERN } from "../keys/secret";
-import { isActive } from "../keys/store";
-import type { KeyUsage } from "../keys/usage";
-import { planIncludesApi } from "../plans";
-import type { AuthFailures } from "./auth-failures";
-import { failureBucket } from "./cidr";
-import type { AppContext, AppEnv } from "./context";
+import { ApiError } from "../../errors";
+import type { KeyCache } from "../../keys/cache";
+import { KEY_PATTERN } from "../../keys/secret";
+import { isActive } from "../../keys/repository";
+import type { KeyUsage } from "../../keys/usage";
+import { planIncludesApi } from "../../plans";
+import type { AuthFailures } from "../auth-failures";
+import { failureBucket } from "../cidr";
+import type { AppContext, AppEnv } from "../context";
 
 export interface AuthOptions {
   keys: KeyCache;

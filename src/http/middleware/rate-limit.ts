@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../errors";
-import type { AppContext, AppEnv } from "./context";
-import type { RateLimiter } from "./rate-limit";
+import { ApiError } from "../../errors";
+import type { AppContext, AppEnv } from "../context";
+import type { RateLimiter } from "../rate-limit";
 
 /**
  * Counts every authenticated answer against the key's minute and sets the RateLimit

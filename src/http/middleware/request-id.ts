@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "./context";
+import type { AppEnv } from "../context";
 
 const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../errors";
-import { type CidrList, formatIp, parseHop, parseIp } from "./cidr";
-import type { AppEnv } from "./context";
+import { ApiError } from "../../errors";
+import { type CidrList, formatIp, parseHop, parseIp } from "../cidr";
+import type { AppEnv } from "../context";
 
 export interface TransportOptions {
   allowHttp: boolean;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { CidrList, failureBucket, parseHop } from "./cidr";
+import { CidrList, failureBucket, parseHop } from "../cidr";
 import { clientIp, isSecure } from "./transport";
 
 const trust = CidrList.parse("127.0.0.1, 10.0.0.0/8, ::1");

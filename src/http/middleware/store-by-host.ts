@@ -1,8 +1,8 @@
 import type { MiddlewareHandler, Next } from "hono";
-import type { Lease, StorePool } from "../db/pool";
-import { ApiError } from "../errors";
-import type { StoreRegistry } from "../registry";
-import type { AppContext, AppEnv } from "./context";
+import type { Lease, StorePool } from "../../db/pool";
+import { ApiError } from "../../errors";
+import type { StoreRegistry } from "../../registry";
+import type { AppContext, AppEnv } from "../context";
 
 /** Picks the store by `Host` and leases its database for the request. */
 export function storeByHost(registry: StoreRegistry, pool: StorePool): MiddlewareHandler<AppEnv> {
