@@ -17,6 +17,8 @@ export interface ServeConfig {
   mailDir: string | null;
   mailFrom: string;
   logLevel: LogLevel;
+  /** null: sized from the open-files limit at start. */
+  maxOpenStores: number | null;
 }
 
 /** Flag values as given on the command line (strings/booleans), before validation. */
@@ -35,6 +37,7 @@ export const SERVE_FLAGS = [
   "mail-dir",
   "mail-from",
   "log-level",
+  "max-open-stores",
 ] as const;
 
 const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
@@ -109,6 +112,7 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     mailDir: str("mail-dir") ?? null,
     mailFrom: str("mail-from") ?? `no-reply@${platformDomain}`,
     logLevel,
+    maxOpenStores: str("max-open-stores") === undefined ? null : positiveInt("max-open-stores", 0),
   };
   if (problems.length) throw new Error(problems.join("; "));
   return config;

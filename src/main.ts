@@ -26,7 +26,7 @@ Usage: storeapi COMMAND [flags]        (every command takes --data DIR and --jso
 
 serve flags: --listen HOST:PORT  --tls-cert FILE --tls-key FILE  --trust-proxy CIDRS  --allow-http
   --platform-domain D  --rate-limit N  --auth-failure-limit N  --smtp URL  --mail-dir DIR
-  --mail-from ADDR  --log-level L     (each also STOREAPI_<NAME>, e.g. STOREAPI_LISTEN)
+  --mail-from ADDR  --log-level L  --max-open-stores N     (each also STOREAPI_<NAME>, e.g. STOREAPI_LISTEN)
 `;
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {

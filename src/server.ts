@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { createApp, type AppDeps } from "./app";
 import type { ServeConfig } from "./config";
 import { Platform } from "./db/platform";
-import { StorePool } from "./db/pool";
+import { raiseOpenFilesLimit } from "./db/open-files";
+import { defaultMaxOpenStores, StorePool } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
@@ -17,6 +18,9 @@ export interface RunningServer {
   url: string;
   port: number;
   logger: Logger;
+  /** The open-files limit in force (null where it could not be read) and the store pool's size. */
+  openFilesLimit: number | null;
+  maxOpenStores: number;
   /** Graceful stop: no new connections, requests in flight finish, mail flushed, databases closed. */
   stop(): Promise<void>;
 }
@@ -27,7 +31,10 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
   const registry = new StoreRegistry(platform, config.platformDomain, reportError);
   await registry.load();
   registry.watch();
-  const pool = new StorePool(config.dataDir);
+  const openFiles = await raiseOpenFilesLimit();
+  // 1024: the usual soft limit, when it cannot be read.
+  const maxOpenStores = config.maxOpenStores ?? defaultMaxOpenStores(openFiles?.soft ?? 1024);
+  const pool = new StorePool(config.dataDir, maxOpenStores);
   pool.startCheckpoints(1000, reportError);
   const mail = new MailWorker({ pool, registry, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
   registry.onStoreChange((previous, next) => {
@@ -75,6 +82,8 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     url: `${scheme}://${config.hostname.includes(":") ? `[${config.hostname}]` : config.hostname}:${server.port}`,
     port: server.port ?? config.port,
     logger,
+    openFilesLimit: openFiles?.soft ?? null,
+    maxOpenStores,
     stop: () =>
       (stopping ??= (async () => {
         await server.stop();

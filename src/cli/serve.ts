@@ -36,6 +36,11 @@ export async function serveCommand(argv: string[]): Promise<void> {
   // Before "listening": whoever waits for that line may signal at once.
   stopOnSignals(server);
   if (config.allowHttp) server.logger.warn("plain HTTP is allowed (--allow-http): for development only");
-  server.logger.info("listening", { url: server.url, dataDir: config.dataDir });
+  server.logger.info("listening", {
+    url: server.url,
+    dataDir: config.dataDir,
+    openFilesLimit: server.openFilesLimit,
+    maxOpenStores: server.maxOpenStores,
+  });
   server.logger.flush();
 }

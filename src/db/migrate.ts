@@ -6,7 +6,9 @@ export interface Migration {
   sql: string;
 }
 
+/** Brings the schema up to date; with no migrations given (known current) reads nothing. */
 export async function migrate(db: Db, migrations: Migration[]): Promise<void> {
+  if (migrations.length === 0) return;
   const current = (await db.get<{ user_version: number }>("PRAGMA user_version"))?.user_version ?? 0;
   const pending = migrations.filter((m) => m.version > current).sort((a, b) => a.version - b.version);
   for (const migration of pending) {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { Checkpointer } from "./checkpointer";
 import type { Db } from "./driver";
-import { NativeDb } from "./native";
+import { NativeDb, unreleasedConnections } from "./native";
 import { openDb } from "./open";
 import { storeMigrations } from "./schema";
 import type { ReportError } from "../log";
@@ -19,14 +19,23 @@ export interface Lease {
 }
 
 /**
- * The `libsql` binding frees a closed connection's file descriptors (database, WAL, shm)
- * only when its prepared statements are garbage-collected: it has no finalize, and the
- * collector does not count descriptors as memory pressure. A server cycling through
- * thousands of stores ran out of descriptors ("Unable to open connection … : 14", found
- * by the bench with 10,000 stores), so a full collection runs after this many closes
- * (~25 ms each, off the request that caused it).
+ * Descriptors an open store may hold: two connections (reads, writes) of three files each
+ * (database, WAL, shm). `defaultMaxOpenStores` gives half the open-files limit to open
+ * stores and leaves the other half to closed connections waiting for the collector.
  */
-const CLOSES_PER_COLLECTION = 64;
+const DESCRIPTORS_PER_STORE = 6;
+/** Descriptors kept for everything else: sockets, platform.db, the checkpoint thread. */
+const RESERVED_DESCRIPTORS = 1024;
+
+/** Past this, open stores cost more memory than reopening them costs time. */
+const MAX_DEFAULT_OPEN_STORES = 10_000;
+
+/** The pool size that fits the process's open-files limit (see `DESCRIPTORS_PER_STORE`). */
+export function defaultMaxOpenStores(openFilesLimit: number): number {
+  const budget = Math.max(openFilesLimit - RESERVED_DESCRIPTORS, 0) / 2;
+  const fits = Math.floor(budget / DESCRIPTORS_PER_STORE);
+  return Math.min(Math.max(fits, 16), MAX_DEFAULT_OPEN_STORES);
+}
 
 /** A lease already counted in `entry.leases`; releasing it twice counts once. */
 function leaseOf(entry: Entry, db: Db): Lease {
@@ -47,19 +56,35 @@ export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "sto
  * Open store databases, at most `maxOpen` idle ones (least recently used closed first),
  * so a server with 10,000 stores does not hold 10,000 handles. A database in use by a
  * request (leased) is never closed under it.
+ *
+ * Opening is cheap: one connection (the writer opens on the first write), and the schema
+ * version is read only the first time this process opens a store. Closing runs no
+ * checkpoint. The binding frees a closed connection's descriptors only when its
+ * statements are collected (src/db/native.ts); the collector does not count descriptors
+ * as memory pressure, so when closed connections waiting for it could use up the half
+ * of the descriptors set aside for them, a full collection is asked for (a backstop:
+ * at 10,000 stores in rotation about once per `2 × maxOpen` closes).
  */
 export class StorePool {
   private entries = new Map<string, Entry>();
   private checkpointTimer: ReturnType<typeof setInterval> | undefined;
   private checkpointer: Checkpointer | null = null;
-  private closesSinceCollection = 0;
+  private collectionPending = false;
+  /** Stores whose schema this process has seen current: reopening them reads no version. */
+  private current = new Set<string>();
   /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
   private mostRecent: string | undefined;
+  private missCount = 0;
 
   constructor(
     readonly dataDir: string,
-    private readonly maxOpen = 256,
+    readonly maxOpen = 256,
   ) {}
+
+  /** Requests that found their store closed, since start: each opened its database. */
+  get misses(): number {
+    return this.missCount;
+  }
 
   /**
    * A lease on the store's database when it is already open (the common case), without
@@ -79,10 +104,15 @@ export class StorePool {
     if (open) return open;
     let entry = this.entries.get(slug);
     if (!entry) {
-      const db = openDb(`file:${storeDbPath(this.dataDir, slug)}`, storeMigrations);
+      const migrations = this.current.has(slug) ? [] : storeMigrations;
+      const db = openDb(`file:${storeDbPath(this.dataDir, slug)}`, migrations);
+      this.missCount++;
       const created: Entry = { db, leases: 0 };
       db.then(
-        (opened) => (created.open = opened),
+        (opened) => {
+          created.open = opened;
+          this.current.add(slug);
+        },
         () => this.entries.delete(slug),
       );
       entry = created;
@@ -133,12 +163,21 @@ export class StorePool {
   }
 
   private async closeDb(db: Db): Promise<void> {
-    if (db instanceof NativeDb) this.checkpointer?.forget(db.path);
-    await db.close();
-    if (++this.closesSinceCollection >= CLOSES_PER_COLLECTION) {
-      this.closesSinceCollection = 0;
-      setTimeout(() => Bun.gc(true), 0);
+    if (db instanceof NativeDb && this.checkpointer) {
+      if (db.takeWritten()) this.checkpointer.checkpoint([db.path]);
+      this.checkpointer.forget(db.path);
     }
+    await db.close();
+    this.collectIfDescriptorsRunLow();
+  }
+
+  private collectIfDescriptorsRunLow(): void {
+    if (this.collectionPending || unreleasedConnections() < 2 * this.maxOpen) return;
+    this.collectionPending = true;
+    setTimeout(() => {
+      this.collectionPending = false;
+      Bun.gc(true);
+    }, 0);
   }
 
   /**
