@@ -148,16 +148,24 @@ export class NativeDb implements Db {
 
   async checkpoint(): Promise<void> {
     await this.writes.run(async () => {
-      this.writer.raw.exec("PRAGMA wal_checkpoint(PASSIVE)");
+      this.reader.raw.exec("PRAGMA wal_checkpoint(PASSIVE)");
     });
   }
 
   /**
-   * Closes without a checkpoint: committed frames in the WAL are as durable as the
-   * database file, and the checkpoint thread (or the next open) folds them in later.
+   * The binding may keep a closed connection alive until its statements are collected,
+   * so whoever reads the file next (a copy, a replace) must not rely on the WAL being
+   * folded in at close: it is checkpointed first unless `checkpoint` is false.
    */
-  async close(): Promise<void> {
+  async close(checkpoint = true): Promise<void> {
     await this.writes.run(async () => {
+      if (checkpoint) {
+        try {
+          this.reader.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch {
+          // a reader elsewhere holds the WAL; it stays valid and is folded in later
+        }
+      }
       this.reader.close();
       this.writerConnection?.close();
     });

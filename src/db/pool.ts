@@ -158,16 +158,17 @@ export class StorePool {
       if (this.entries.size <= this.maxOpen) break;
       if (entry.leases > 0) continue;
       this.entries.delete(slug);
-      entry.db.then((db) => this.closeDb(db)).catch(() => {});
+      entry.db.then((db) => this.closeDb(db, false)).catch(() => {});
     }
   }
 
-  private async closeDb(db: Db): Promise<void> {
+  /** An eviction leaves the WAL to the checkpoint thread; the pool's own close folds it in. */
+  private async closeDb(db: Db, checkpoint: boolean): Promise<void> {
     if (db instanceof NativeDb && this.checkpointer) {
-      if (db.takeWritten()) this.checkpointer.checkpoint([db.path]);
+      if (!checkpoint && db.takeWritten()) this.checkpointer.checkpoint([db.path]);
       this.checkpointer.forget(db.path);
     }
-    await db.close();
+    await db.close(checkpoint);
     this.collectIfDescriptorsRunLow();
   }
 
@@ -210,7 +211,7 @@ export class StorePool {
     clearInterval(this.checkpointTimer);
     const entries = [...this.entries.values()];
     this.entries.clear();
-    await Promise.all(entries.map((e) => e.db.then((db) => this.closeDb(db)).catch(() => {})));
+    await Promise.all(entries.map((e) => e.db.then((db) => this.closeDb(db, true)).catch(() => {})));
     await this.checkpointer?.stop();
     this.checkpointer = null;
   }
