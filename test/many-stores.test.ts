@@ -38,7 +38,9 @@ const openFiles = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 test.skipIf(process.platform !== "linux")(
   "2,000 stores served in rotation with a small --max-open-stores keep open files bounded",
   async () => {
+    const t0 = Date.now();
     const slugs = await makeStores();
+    if (process.env.TEST_LOG === "1") console.log("made stores in", Date.now() - t0);
     server = await spawnServer(dataDir, ["--max-open-stores", String(MAX_OPEN)]);
     const pid = server.proc.pid;
     let mostOpenFiles = 0;
