@@ -84,5 +84,5 @@ describe("closing databases", () => {
     const freed = await eventually(() => openFiles() - before < 100);
     expect(freed).toBe(true);
     await pool.close();
-  });
+  }, 60_000);
 });
