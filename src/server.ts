@@ -36,7 +36,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
   const maxOpenStores = config.maxOpenStores ?? defaultMaxOpenStores(openFiles?.soft ?? 1024);
   const pool = new StorePool(config.dataDir, maxOpenStores);
   pool.startCheckpoints(1000, reportError);
-  const mail = new MailWorker({ pool, registry, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
+  const mail = new MailWorker({ pool, registry, markers: platform, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
   registry.onStoreChange((previous, next) => {
     if (!previous || previous.mailVersion !== next.mailVersion) mail.notify(next.slug);
   });
@@ -57,6 +57,7 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     log: logger.enabled("info") ? (entry) => logger.write("info", entry as unknown as Record<string, unknown>) : undefined,
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
+    beforeMailQueued: (slug) => mail.markQueued(slug),
     now: Date.now,
   };
   const app = createApp(deps);

@@ -22,6 +22,16 @@ export const platformMigrations: Migration[] = [
       CREATE UNIQUE INDEX stores_domain ON stores (lower(domain));
     `,
   },
+  {
+    // Stores that may have queued mail, so a server's start looks at no other outbox. Set
+    // before the outbox commit (a crash leaves only an extra marker); cleared at a clean
+    // stop. Existing stores start marked: the first start after the upgrade looks at all.
+    version: 2,
+    sql: `
+      CREATE TABLE mail_queued (slug TEXT PRIMARY KEY);
+      INSERT INTO mail_queued (slug) SELECT slug FROM stores;
+    `,
+  },
 ];
 
 /**
