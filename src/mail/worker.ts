@@ -4,6 +4,7 @@ import type { StorePool } from "../db/pool";
 import { errorFields, type Logger } from "../log";
 import type { StoreRegistry } from "../registry";
 import { DEFAULT_RETRY, retryDelay, type RetryPolicy } from "./backoff";
+import { Outage } from "./outage";
 import { claimMail, dueMail, markFailed, markRetry, markSent, nextDueAt, releaseOrphanedClaims, type OutboxRow } from "./outbox";
 import { DirTransport } from "./transports/dir";
 import { LogTransport } from "./transports/log";
@@ -70,9 +71,7 @@ export class MailWorker {
   private draining: Promise<void> | null = null;
   private scanning: Promise<void> = Promise.resolve();
   private drainAgain = false;
-  /** While the transport is down, nothing is attempted before this time. */
-  private pausedUntil = 0;
-  private outages = 0;
+  private readonly outage: Outage;
   private stopping = false;
   /** After the stop grace period: no new message is taken in hand. */
   private halted = false;
@@ -82,6 +81,7 @@ export class MailWorker {
     this.policy = { ...DEFAULT_RETRY, ...options.retry };
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.outage = new Outage(this.policy, this.random);
   }
 
   get transportName(): Transport["name"] {
@@ -211,7 +211,7 @@ export class MailWorker {
   private async drain(): Promise<void> {
     for (;;) {
       const now = this.now();
-      if (this.halted || this.pausedUntil > now) return;
+      if (this.halted || this.outage.paused(now)) return;
       const due = [...this.pending].filter(([, at]) => at <= now).map(([slug]) => slug);
       if (due.length === 0) return;
       for (const slug of due) {
@@ -261,7 +261,7 @@ export class MailWorker {
       return this.recordFailure(db, store, row, attempts, error);
     }
     // Sent: from here on a failure to record it can only repeat this one message.
-    this.outages = 0;
+    this.outage.delivered();
     await markSent(db, row.id, this.now());
     this.options.logger.info("mail sent", { store: store.slug, outboxId: row.id, kind: row.kind, transport: this.transport.name, attempts });
     return "done";
@@ -283,9 +283,7 @@ export class MailWorker {
       this.options.logger.warn("mail delivery failed; will retry", { ...fields, retryAt: new Date(retryAt).toISOString() });
     }
     if (kind !== "unavailable") return "done";
-    // The transport is down: every other message would fail the same way. Wait, growing.
-    this.outages++;
-    this.pausedUntil = now + retryDelay(this.outages, this.policy, this.random);
+    this.outage.failed(now);
     return "transport-down";
   }
 }
