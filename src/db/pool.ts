@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { Checkpointer } from "./checkpointer";
+import { CheckpointSchedule } from "./checkpoint-schedule";
 import type { Db } from "./driver";
-import { NativeDb, unreleasedConnections } from "./native";
+import { unreleasedConnections } from "./native";
 import { openDb } from "./open";
 import { storeMigrations } from "./schema";
 import type { ReportError } from "../log";
@@ -67,8 +67,7 @@ export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "sto
  */
 export class StorePool {
   private entries = new Map<string, Entry>();
-  private checkpointTimer: ReturnType<typeof setInterval> | undefined;
-  private checkpointer: Checkpointer | null = null;
+  private checkpoints: CheckpointSchedule | null = null;
   private collectionPending = false;
   /** Stores whose schema this process has seen current: reopening them reads no version. */
   private current = new Set<string>();
@@ -164,10 +163,7 @@ export class StorePool {
 
   /** An eviction leaves the WAL to the checkpoint thread; the pool's own close folds it in. */
   private async closeDb(db: Db, checkpoint: boolean): Promise<void> {
-    if (db instanceof NativeDb && this.checkpointer) {
-      if (!checkpoint && db.takeWritten()) this.checkpointer.checkpoint([db.path]);
-      this.checkpointer.forget(db.path);
-    }
+    this.checkpoints?.closing(db, checkpoint);
     await db.close(checkpoint);
     this.collectIfDescriptorsRunLow();
   }
@@ -181,38 +177,16 @@ export class StorePool {
     }, 0);
   }
 
-  /**
-   * Checkpoints, on a timer, every open database written since the last tick, keeping the
-   * WAL bounded. Local files are checkpointed on a worker thread so the copy and its fsync
-   * never stall requests; without the worker (or for remote databases) on this thread.
-   */
+  /** Checkpoints written databases on a timer (src/db/checkpoint-schedule.ts). */
   startCheckpoints(intervalMs = 1000, reportError?: ReportError): void {
-    this.checkpointer = Checkpointer.start(reportError);
-    this.checkpointTimer = setInterval(() => void this.checkpointWritten(), intervalMs);
-    this.checkpointTimer.unref?.();
-  }
-
-  private async checkpointWritten(): Promise<void> {
-    const settled = await Promise.allSettled([...this.entries.values()].map((e) => e.db));
-    const paths: string[] = [];
-    for (const result of settled) {
-      if (result.status !== "fulfilled") continue;
-      const db = result.value;
-      if (db instanceof NativeDb && this.checkpointer?.alive) {
-        if (db.takeWritten()) paths.push(db.path);
-      } else {
-        db.checkpoint().catch(() => {});
-      }
-    }
-    this.checkpointer?.checkpoint(paths);
+    this.checkpoints = CheckpointSchedule.start(() => [...this.entries.values()].map((e) => e.db), intervalMs, reportError);
   }
 
   async close(): Promise<void> {
-    clearInterval(this.checkpointTimer);
     const entries = [...this.entries.values()];
     this.entries.clear();
     await Promise.all(entries.map((e) => e.db.then((db) => this.closeDb(db, true)).catch(() => {})));
-    await this.checkpointer?.stop();
-    this.checkpointer = null;
+    await this.checkpoints?.stop();
+    this.checkpoints = null;
   }
 }
