@@ -60,6 +60,8 @@ export interface AppDeps {
   logError: (requestId: string, error: unknown) => void;
   /** Tells the mail worker a store has new mail (call after the transaction commits). */
   onMailQueued: (slug: string) => void;
+  /** Call inside the transaction, before queuing mail: marks the store for the next start. */
+  beforeMailQueued: (slug: string) => Promise<void>;
   now: () => number;
   /** The host's management API (/manage/v1); absent, it is not served (404 like any other path). */
   manage?: ManageDeps;

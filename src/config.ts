@@ -23,6 +23,8 @@ export interface ServeConfig {
   housekeeping: HousekeepingPolicy;
   /** `--metrics-listen`: where Prometheus scrapes `/metrics`, apart from the API. */
   metrics: { hostname: string; port: number } | null;
+  /** null: sized from the open-files limit at start. */
+  maxOpenStores: number | null;
 }
 
 /** Flag values as given on the command line (strings/booleans), before validation. */
@@ -46,6 +48,7 @@ export const SERVE_FLAGS = [
   "purge-batch",
   "purge-every-minutes",
   "metrics-listen",
+  "max-open-stores",
 ] as const;
 
 /** Each serve flag's placeholder and help line (operations.md), for `storeapi serve --help`. */
@@ -67,6 +70,7 @@ export const SERVE_FLAG_HELP: Record<(typeof SERVE_FLAGS)[number], { value?: str
   "purge-batch": { value: "N", help: "rows deleted per statement by the housekeeping sweep (default 500)" },
   "purge-every-minutes": { value: "N", help: "minutes between housekeeping sweeps (default 60)" },
   "metrics-listen": { value: "HOST:PORT", help: "serve Prometheus metrics at /metrics on this separate address" },
+  "max-open-stores": { value: "N", help: "store databases kept open at once (default sized from the open-files limit)" },
 };
 
 export const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
@@ -157,6 +161,7 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
       everyMinutes: positiveInt("purge-every-minutes", DEFAULT_HOUSEKEEPING.everyMinutes),
     },
     metrics: metricsListen === undefined ? null : address("metrics-listen", metricsListen),
+    maxOpenStores: str("max-open-stores") === undefined ? null : positiveInt("max-open-stores", 0),
   };
   if (problems.length) throw new Error(problems.join("; "));
   return config;

@@ -3,7 +3,8 @@ import { createApp, type AppDeps } from "./app";
 import type { ServeConfig } from "./config";
 import { DataDirLock, makeDataDirPrivate, requireDataDir } from "./db/data-dir";
 import { Platform } from "./db/platform";
-import { StorePool, storeDbPath } from "./db/pool";
+import { raiseOpenFilesLimit } from "./db/open-files";
+import { defaultMaxOpenStores, StorePool, storeDbPath } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
@@ -24,6 +25,9 @@ export interface RunningServer {
   metricsUrl: string | null;
   port: number;
   logger: Logger;
+  /** The open-files limit in force (null where it could not be read) and the store pool's size. */
+  openFilesLimit: number | null;
+  maxOpenStores: number;
   /** Graceful stop: no new connections, requests in flight finish, mail flushed (within `STOP_GRACE_MS`), databases closed. */
   stop(): Promise<void>;
 }
@@ -73,11 +77,14 @@ async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLoc
   registry.onReload(() => hostKeys.load());
   await registry.load();
   registry.watch();
-  const pool = new StorePool(config.dataDir);
+  const openFiles = await raiseOpenFilesLimit();
+  // 1024: the usual soft limit, when it cannot be read.
+  const maxOpenStores = config.maxOpenStores ?? defaultMaxOpenStores(openFiles?.soft ?? 1024);
+  const pool = new StorePool(config.dataDir, maxOpenStores);
   pool.createMissing = false;
   reportMissingStoreFiles(registry, config.dataDir, logger);
   pool.startCheckpoints(1000, reportError);
-  const mail = new MailWorker({ pool, registry, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
+  const mail = new MailWorker({ pool, registry, markers: platform, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
   registry.onStoreChange((previous, next) => {
     if (!previous || previous.mailVersion !== next.mailVersion) mail.notify(next.slug);
   });
@@ -100,6 +107,7 @@ async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLoc
     log: logger.enabled("info") ? (entry) => logger.write("info", entry as unknown as Record<string, unknown>) : undefined,
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
+    beforeMailQueued: (slug) => mail.markQueued(slug),
     now: Date.now,
     manage: { platform, hostKeys, rateLimiter: new RateLimiter(config.manageRateLimit), storeFiles: new KeyedQueue() },
     healthProblem: () => health.problem,
@@ -133,6 +141,8 @@ async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLoc
     metricsUrl: metricsServer ? `http://${hostPort(metricsServer.hostname ?? "", metricsServer.port)}/metrics` : null,
     port: server.port ?? config.port,
     logger,
+    openFilesLimit: openFiles?.soft ?? null,
+    maxOpenStores,
     stop: () =>
       (stopping ??= (async () => {
         const deadline = Date.now() + STOP_GRACE_MS;

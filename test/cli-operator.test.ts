@@ -218,7 +218,7 @@ describe("--version and --help", () => {
   const FLAGS: Record<string, string[]> = {
     serve: ["--listen HOST:PORT", "--tls-cert FILE", "--tls-key FILE", "--trust-proxy CIDRS", "--allow-http", "--platform-domain D",
       "--rate-limit N", "--auth-failure-limit N", "--smtp URL", "--mail-dir DIR", "--mail-from ADDR", "--log-level L",
-      "--metrics-listen HOST:PORT"],
+      "--metrics-listen HOST:PORT", "--max-open-stores N", "--manage-rate-limit N"],
     load: ["--replace", "--platform-domain D"],
     "stores add": ["--domain D", "--plan P", "--owner-email E", "--name N", "--platform-domain D"],
     "stores set": ["--plan P", "--domain D", "--manual-approval on/off", "--notify-status on/off", "--registration on/off", "--name N", "--owner-email E"],

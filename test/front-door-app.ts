@@ -99,6 +99,7 @@ export async function startInProcess(options: InProcessOptions, defaultKey: stri
     log: () => {},
     logError: () => {},
     onMailQueued: () => {},
+    beforeMailQueued: async () => {},
     now: () => clock.now,
   };
   const app = createApp(deps, options.routes ?? syntheticRoutes);

@@ -28,6 +28,7 @@ async function withStore<T>(dataDir: string, slug: string, fn: (store: Store, po
   try {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
+    await platform.markMailQueued(slug); // before the notice is queued: see `mail_queued`
     const result = await fn(store, pool);
     await platform.bumpKeysAndMail(slug);
     return result;

@@ -81,9 +81,9 @@ export class ClientDb implements Db {
     await this.writes.run(() => this.client.execute("PRAGMA wal_checkpoint(PASSIVE)"));
   }
 
-  async close(): Promise<void> {
+  async close(checkpoint = true): Promise<void> {
     await this.writes.run(async () => {
-      if (this.isFile) await this.client.execute("PRAGMA wal_checkpoint(TRUNCATE)").catch(() => {});
+      if (this.isFile && checkpoint) await this.client.execute("PRAGMA wal_checkpoint(TRUNCATE)").catch(() => {});
       this.client.close();
     });
   }

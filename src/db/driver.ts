@@ -26,7 +26,11 @@ export interface Db extends Queryable {
   exec(sql: string): Promise<void>;
   /** Moves the WAL into the database file without blocking readers. */
   checkpoint(): Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Closes, first moving the WAL into the database file unless `checkpoint` is false (the
+   * pool's evictions: the WAL stays valid and is folded in later).
+   */
+  close(checkpoint?: boolean): Promise<void>;
 }
 
 /** A FIFO lock: one holder at a time, waiters served in order. */

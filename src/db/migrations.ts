@@ -53,6 +53,16 @@ export const platformMigrations: Migration[] = [
         PRIMARY KEY (key_id, idem_key)
       );
       CREATE INDEX idempotency_created ON idempotency (created_at);
+      `,
+    },
+    {
+    // Stores that may have queued mail, so a server's start looks at no other outbox. Set
+    // before the outbox commit (a crash leaves only an extra marker); cleared at a clean
+    // stop. Existing stores start marked: the first start after the upgrade looks at all.
+    version: 3,
+    sql: `
+      CREATE TABLE mail_queued (slug TEXT PRIMARY KEY);
+      INSERT INTO mail_queued (slug) SELECT slug FROM stores;
     `,
   },
 ];

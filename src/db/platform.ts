@@ -134,6 +134,24 @@ export class Platform {
     ]);
   }
 
+  /** Before queuing mail in a store's outbox: its outbox is looked at on the next start. */
+  async markMailQueued(slug: string): Promise<void> {
+    await this.db.run("INSERT OR IGNORE INTO mail_queued (slug) VALUES (?)", [slug]);
+  }
+
+  async storesWithQueuedMail(): Promise<string[]> {
+    const rows = await this.db.all<{ slug: string }>("SELECT slug FROM mail_queued ORDER BY slug");
+    return rows.map((row) => row.slug);
+  }
+
+  /** After a clean stop, for stores whose outbox holds nothing queued. */
+  async clearMailQueued(slugs: string[]): Promise<void> {
+    if (slugs.length === 0) return;
+    await this.db.transaction(async (tx) => {
+      for (const slug of slugs) await tx.run("DELETE FROM mail_queued WHERE slug = ?", [slug]);
+    });
+  }
+
   /** Changes whenever any connection (another process included) commits to platform.db. */
   async dataVersion(): Promise<number> {
     const row = await this.db.get<{ data_version: number }>("PRAGMA data_version");
