@@ -64,6 +64,7 @@ export class Housekeeper {
   ) {}
 
   start(): void {
+    if (this.stopped) return;
     this.kick();
     this.timer = setInterval(() => this.kick(), this.policy.everyMinutes * 60_000);
     this.timer.unref?.();

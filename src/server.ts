@@ -130,9 +130,10 @@ async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLoc
       }),
   });
   const metricsServer = metrics && config.metrics ? serveMetrics(metrics, config.metrics.hostname, config.metrics.port) : null;
-  mail.start();
+  const mailScanned = mail.start();
   const housekeeper = new Housekeeper({ pool, registry, logger, now: Date.now }, config.housekeeping);
-  housekeeper.start();
+  // After the mail scan, so start-up opens only the stores with queued mail first.
+  void mailScanned.then(() => housekeeper.start());
   const scheme = tls ? "https" : "http";
   const hostPort = (hostname: string, port: number | undefined) => `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   let stopping: Promise<void> | undefined;

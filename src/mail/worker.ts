@@ -103,7 +103,8 @@ export class MailWorker {
     this.marked.add(slug);
   }
 
-  start(): void {
+  /** Starts delivery; resolves once the start-up scan of the outboxes is done (or failed). */
+  start(): Promise<void> {
     if (this.options.smtp && this.options.mailDir) {
       this.options.logger.warn("both --smtp and --mail-dir are set; mail goes by SMTP only");
     }
@@ -115,6 +116,7 @@ export class MailWorker {
       this.marked.clear(); // the scan did not finish: keep every marker
       this.options.logger.error("mail: outbox scan failed", errorFields(error));
     });
+    return this.scanning;
   }
 
   /**
