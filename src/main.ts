@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import { adminLinkCommand } from "./cli/admin-link";
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
 import { keysCommand } from "./cli/keys";
@@ -21,6 +22,7 @@ Usage: storeapi COMMAND [flags]        (every command takes --data DIR and --jso
   keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]
   keys list SLUG
   keys delete SLUG ID
+  admin-link SLUG [--origin URL]   a one-time sign-in link to the store's "API and keys" screen
   mail list [--store SLUG]
   openapi                  print the OpenAPI document
 
@@ -35,6 +37,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
   load: loadCommand,
   stores: storesCommand,
   keys: keysCommand,
+  "admin-link": adminLinkCommand,
   mail: mailCommand,
   openapi: openapiCommand,
 };

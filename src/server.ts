@@ -63,6 +63,11 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     log: logger.enabled("info") ? (entry) => logger.write("info", entry as unknown as Record<string, unknown>) : undefined,
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
+    // The bump reaches this server's registry at once (a reload), other processes by their poll.
+    keysChanged: async (slug) => {
+      await platform.bumpKeysAndMail(slug);
+      await registry.load();
+    },
     now: Date.now,
   };
   const app = createApp(deps);

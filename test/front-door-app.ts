@@ -99,6 +99,7 @@ export async function startInProcess(options: InProcessOptions, defaultKey: stri
     log: () => {},
     logError: () => {},
     onMailQueued: () => {},
+    keysChanged: async () => {},
     now: () => clock.now,
   };
   const app = createApp(deps, options.routes ?? syntheticRoutes);

@@ -1,8 +1,8 @@
 import { Platform, type Store } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
-import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, type Permissions } from "../keys/permissions";
-import { createKey, deleteKey, EXPIRY_CHOICES, KeyLimitError, KeyNotFoundError, listKeys, type ExpiryChoice } from "../keys/store";
+import { describePermissions } from "../keys/permissions";
+import { createKey, deleteKey, KeyInputError, KeyLimitError, KeyNotFoundError, listKeys, prepareKey } from "../keys/store";
 import { dataDirOf, parseCommand, positionals, printJson, runSubcommand } from "./args";
 import { CliError, UsageError } from "./errors";
 
@@ -31,6 +31,19 @@ async function withStore<T>(dataDir: string, slug: string, fn: (store: Store, po
   }
 }
 
+type KeyFlags = { name: string; products?: string; orders?: string; customers?: string; leads?: string; expires?: string };
+
+/** The flags checked by the shared key rules; a broken rule is a usage error naming the flag. */
+function keyInput(flags: KeyFlags, now: number) {
+  try {
+    const { name, expires, ...permissions } = flags;
+    return prepareKey({ name, permissions, expires }, now);
+  } catch (error) {
+    if (error instanceof KeyInputError) throw new UsageError(`--${error.field} ${error.problem}`);
+    throw error;
+  }
+}
+
 async function create(argv: string[]) {
   const { values, positionals: args } = parseCommand(argv, {
     name: { type: "string" },
@@ -42,21 +55,11 @@ async function create(argv: string[]) {
   });
   const [slug] = positionals(args, ["SLUG"], USAGE_CREATE);
   if (!values.name) throw new UsageError(`missing --name; usage: ${USAGE_CREATE}`);
-  if ([...values.name].length > 100) throw new UsageError("--name must be at most 100 characters");
-  const permissions: Permissions = { ...NO_PERMISSIONS };
-  for (const area of AREAS) {
-    const value = values[area] ?? "none";
-    if (!isAccess(value)) throw new UsageError(`--${area} takes none, read or write, not "${value}"`);
-    permissions[area] = value;
-  }
-  const expires = (values.expires ?? "never") as ExpiryChoice;
-  // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
-  if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
   const now = Date.now();
-  const duration = EXPIRY_CHOICES[expires];
-  const expiresAt = duration === null ? null : now + duration;
+  const input = keyInput(values as KeyFlags, now);
+  const { permissions, expiresAt } = input;
   const created = await withStore(dataDirOf(values), slug, (store, pool) =>
-    pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
+    pool.use(slug, (db) => createKey(db, store, input, operator(), now)).catch((error) => {
       if (error instanceof KeyLimitError) throw new CliError(error.message);
       throw error;
     }),

@@ -151,4 +151,22 @@ export const storeMigrations: Migration[] = [
       CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
     `,
   },
+  {
+    // The store admin's screen (src/admin/): one-time sign-in links and sessions, each
+    // kept only as the SHA-256 digest of its secret.
+    version: 2,
+    sql: `
+      CREATE TABLE admin_links (
+        digest TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
+      CREATE TABLE admin_sessions (
+        digest TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
