@@ -173,7 +173,8 @@ describe("the sign-in form", () => {
   });
 
   test("a cross-origin or header-less post is refused with a 403 page", async () => {
-    for (const headers of [{}, { Origin: "null" }, { Origin: "http://evil.test" }, { "Sec-Fetch-Site": "cross-site", Origin: "http://shop1.test" }]) {
+    const variants: Record<string, string>[] = [{}, { Origin: "null" }, { Origin: "http://evil.test" }, { "Sec-Fetch-Site": "cross-site", Origin: "http://shop1.test" }];
+    for (const headers of variants) {
       expect((await client().post("/api/admin/sign-in", { email: "owner@shop1.test" }, headers)).status).toBe(403);
     }
   });
