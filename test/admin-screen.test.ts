@@ -3,7 +3,11 @@ import { BAD_LINK, EMAIL_SENT, LIMIT_SENTENCE, NOT_SHOWN_AGAIN } from "../src/ad
 import { StorePool } from "../src/db/pool";
 import { listMail } from "../src/mail/outbox";
 import { AdminClient, signInToken, textOfId } from "./admin-support";
+import { runCli } from "./process";
 import { otherStore, send, startTestServer, testStore, type TestServer } from "./helpers";
+
+/** Tests that start servers or CLI processes on a shared, busy machine: bounded, not tight. */
+const SLOW = 60_000;
 
 const SECURITY = {
   "content-security-policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
@@ -21,7 +25,7 @@ beforeAll(async () => {
       testStore({ slug: "shop3", domain: "shop3.test", ownerEmail: "owner@shop3.test", keys: [] }),
     ],
   });
-});
+}, SLOW);
 afterAll(() => server.stop());
 
 const client = (host = "shop1.test") => new AdminClient(server.url, host);
@@ -100,7 +104,31 @@ describe("signing in with a one-time link", () => {
     } finally {
       await tls.stop();
     }
-  });
+  }, SLOW);
+});
+
+describe("storeapi admin-link", () => {
+  test("prints a working link on the store's own domain, or on --origin; --json gives url, token, expiresAt", async () => {
+    const data = ["--data", server.dataDir];
+    const plain = await runCli(["admin-link", "shop1", ...data]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^https:\/\/shop1\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}\n$/);
+    const json = await runCli(["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", ...data]);
+    const link = JSON.parse(json.stdout);
+    expect(Object.keys(link)).toEqual(["url", "token", "expiresAt"]);
+    expect(link.url).toBe(`http://shop1.localhost:8080/api/admin/sign-in?token=${link.token}`);
+    expect(link.expiresAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[23]:00$/);
+    expect((await client().get(`/api/admin/sign-in?token=${link.token}`)).status).toBe(303);
+  }, SLOW);
+
+  test("a bad --origin is exit 2, an unknown store exit 1, each one line", async () => {
+    const data = ["--data", server.dataDir];
+    const bad = await Promise.all(["ftp://x.test", "not a url", "https://x.test/path"].map((o) => runCli(["admin-link", "shop1", "--origin", o, ...data])));
+    expect(bad.map((r) => r.code)).toEqual([2, 2, 2]);
+    expect(bad[0].stderr).toBe('storeapi: --origin must start with https:// or http://, not "ftp://x.test"\n');
+    const unknown = await runCli(["admin-link", "nope", ...data]);
+    expect([unknown.code, unknown.stderr]).toEqual([1, 'storeapi: no store "nope"\n']);
+  }, SLOW);
 });
 
 describe("pages without a session", () => {
@@ -309,5 +337,5 @@ describe("the per-IP limit", () => {
     } finally {
       await fresh.stop();
     }
-  });
+  }, SLOW);
 });
