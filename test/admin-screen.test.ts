@@ -141,6 +141,13 @@ describe("pages without a session", () => {
     expect([post.status, post.headers.get("location")]).toEqual([303, "/api/admin/sign-in"]);
   });
 
+  test("OPTIONS is 405 with Allow, before the host is looked at", async () => {
+    for (const host of ["shop1.test", "nowhere.test"]) {
+      const answer = await fetch(`${server.url}/api/admin/`, { method: "OPTIONS", headers: { Host: host } });
+      expect([answer.status, answer.headers.get("allow")]).toEqual([405, "GET, POST"]);
+    }
+  });
+
   test("an unknown host is 404; /api/admin is a redirect to /api/admin/", async () => {
     expect((await client("nowhere.test").get("/api/admin/sign-in")).status).toBe(404);
     const bare = await client().get("/api/admin");
