@@ -91,7 +91,8 @@ describe("signing in with a one-time link", () => {
   });
 
   test("over HTTPS (a trusted proxy's X-Forwarded-Proto) the cookie is Secure; plain HTTP is refused when required", async () => {
-    const tls = await startTestServer({ stores: [testStore({ keys: [] })], flags: { "allow-http": false, "trust-proxy": "127.0.0.1/32" } });
+    const flags = { "allow-http": false, "trust-proxy": "127.0.0.1/32" };
+    const tls = await startTestServer({ stores: [testStore({ keys: [] })], flags });
     try {
       const t = await signInToken(tls.dataDir, "shop1");
       const https = await new AdminClient(tls.url).get(`/api/admin/sign-in?token=${t}`, { "X-Forwarded-Proto": "https" });
@@ -123,7 +124,8 @@ describe("storeapi admin-link", () => {
 
   test("a bad --origin is exit 2, an unknown store exit 1, each one line", async () => {
     const data = ["--data", server.dataDir];
-    const bad = await Promise.all(["ftp://x.test", "not a url", "https://x.test/path"].map((o) => runCli(["admin-link", "shop1", "--origin", o, ...data])));
+    const origins = ["ftp://x.test", "not a url", "https://x.test/path"];
+    const bad = await Promise.all(origins.map((o) => runCli(["admin-link", "shop1", "--origin", o, ...data])));
     expect(bad.map((r) => r.code)).toEqual([2, 2, 2]);
     expect(bad[0].stderr).toBe('storeapi: --origin must start with https:// or http://, not "ftp://x.test"\n');
     const unknown = await runCli(["admin-link", "nope", ...data]);
@@ -208,7 +210,12 @@ describe("the sign-in form", () => {
   });
 
   test("a cross-origin or header-less post is refused with a 403 page", async () => {
-    const variants: Record<string, string>[] = [{}, { Origin: "null" }, { Origin: "http://evil.test" }, { "Sec-Fetch-Site": "cross-site", Origin: "http://shop1.test" }];
+    const variants: Record<string, string>[] = [
+      {},
+      { Origin: "null" },
+      { Origin: "http://evil.test" },
+      { "Sec-Fetch-Site": "cross-site", Origin: "http://shop1.test" },
+    ];
     for (const headers of variants) {
       expect((await client().post("/api/admin/sign-in", { email: "owner@shop1.test" }, headers)).status).toBe(403);
     }

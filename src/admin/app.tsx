@@ -11,6 +11,7 @@ import { requestId } from "../http/request-id";
 import { requestPath, searchParamsOf } from "../http/request-url";
 import { storeByHost } from "../http/store-by-host";
 import { isSecure, transport } from "../http/transport";
+import { AREAS } from "../keys/permissions";
 import { createKey, deleteKey, KeyInputError, KeyLimitError, KeyNotFoundError, listKeys, prepareKey } from "../keys/store";
 import { queueMail } from "../mail/outbox";
 import { adminSignInLink } from "../mail/templates";
@@ -141,7 +142,9 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     return next();
   };
   const noOptions: MiddlewareHandler<AdminEnv> = (c, next) => {
-    if (c.req.method === "OPTIONS") throw new ApiError("method_not_allowed", "This page accepts only GET and POST.", {}, { Allow: "GET, POST" });
+    if (c.req.method === "OPTIONS") {
+      throw new ApiError("method_not_allowed", "This page accepts only GET and POST.", {}, { Allow: "GET, POST" });
+    }
     return next();
   };
   app.use(requestId(), headers, keyInUrl, transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }), noOptions);
@@ -223,7 +226,8 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     return redirect(c, SIGN_IN_PATH);
   });
 
-  const screen = async (c: AdminContext, extra: { error?: string; notice?: string; values?: CreateFormValues } = {}, status: ContentfulStatusCode = 200) => {
+  type ScreenExtras = { error?: string; notice?: string; values?: CreateFormValues };
+  const screen = async (c: AdminContext, extra: ScreenExtras = {}, status: ContentfulStatusCode = 200) => {
     const keys = await listKeys(c.get("db"));
     const props = { storeName: storeName(c), keys, now: deps.now(), formToken: c.get("session").formToken, ...extra };
     return page(c, <KeysScreen {...props} />, status);
@@ -240,7 +244,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     const form = c.get("form");
     const values: CreateFormValues = {
       name: form.get("name") ?? "",
-      permissions: { products: form.get("products") ?? undefined, orders: form.get("orders") ?? undefined, customers: form.get("customers") ?? undefined, leads: form.get("leads") ?? undefined },
+      permissions: Object.fromEntries(AREAS.map((area) => [area, form.get(area) ?? undefined])),
       expires: form.get("expires") ?? "never",
     };
     const now = deps.now();
@@ -252,7 +256,9 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
       flashes.put(c.get("session").id, { kind: "created", secret: created.secret, name: input.name }, now);
       return redirect(c, CREATED_PATH);
     } catch (error) {
-      if (error instanceof KeyInputError) return screen(c, { error: `${FIELD_LABELS[error.field] ?? error.field} ${error.problem}.`, values }, 400);
+      if (error instanceof KeyInputError) {
+        return screen(c, { error: `${FIELD_LABELS[error.field] ?? error.field} ${error.problem}.`, values }, 400);
+      }
       if (error instanceof KeyLimitError) return screen(c, { error: error.message, values }, 409);
       throw error;
     }

@@ -15,7 +15,9 @@ export function parseOrigin(text: string): string {
   } catch {
     throw new UsageError(`--origin must be a URL such as https://shop.example, not "${text}"`);
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError(`--origin must start with https:// or http://, not "${text}"`);
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new UsageError(`--origin must start with https:// or http://, not "${text}"`);
+  }
   if (url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
     throw new UsageError(`--origin takes only scheme, host and port (e.g. ${url.origin}), not "${text}"`);
   }
