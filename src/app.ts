@@ -1,5 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import * as v from "valibot";
+import { adminApp } from "./admin/app";
 import type { StorePool } from "./db/pool";
 import { ApiError, ClientClosed, echo, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
@@ -62,6 +63,8 @@ export interface AppDeps {
   onMailQueued: (slug: string) => void;
   /** Call inside the transaction, before queuing mail: marks the store for the next start. */
   beforeMailQueued: (slug: string) => Promise<void>;
+  /** After the server itself changed a store's keys (the admin screen): reload them, deliver the notice. */
+  keysChanged: (slug: string) => Promise<void>;
   now: () => number;
   /** The host's management API (/manage/v1); absent, it is not served (404 like any other path). */
   manage?: ManageDeps;
@@ -306,6 +309,18 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     );
   }
   mountRoutes(app, API_PREFIX, routes, checks, checkScope);
+  // The store admin's screen is its own app of HTML pages (src/admin/, management-api.md §3).
+  const admin = adminApp(deps);
+  const toAdmin = (c: AppContext) => {
+    // With the request log on, the id is made before routing: the screen answers with the same one.
+    const id = c.get("requestId");
+    if (!id) return admin.fetch(c.req.raw, c.env);
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("X-Request-Id", id);
+    return admin.fetch(new Request(c.req.raw, { headers }), c.env);
+  };
+  app.all("/api/admin", toAdmin);
+  app.all("/api/admin/*", toAdmin);
   const noRoute = chain(...checks, (c) => {
     throw new ApiError("not_found", `There is no endpoint at ${echo(c.req.path)}.`);
   });

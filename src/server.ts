@@ -108,6 +108,11 @@ async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLoc
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
     beforeMailQueued: (slug) => mail.markQueued(slug),
+    // The bump reaches this server's registry at once (a reload), other processes by their poll.
+    keysChanged: async (slug) => {
+      await platform.bumpKeysAndMail(slug);
+      await registry.load();
+    },
     now: Date.now,
     manage: { platform, hostKeys, rateLimiter: new RateLimiter(config.manageRateLimit), storeFiles: new KeyedQueue() },
     healthProblem: () => health.problem,

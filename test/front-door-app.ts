@@ -100,6 +100,7 @@ export async function startInProcess(options: InProcessOptions, defaultKey: stri
     logError: () => {},
     onMailQueued: () => {},
     beforeMailQueued: async () => {},
+    keysChanged: async () => {},
     now: () => clock.now,
   };
   const app = createApp(deps, options.routes ?? syntheticRoutes);

@@ -1,7 +1,8 @@
-import { createAdminLink, parseOrigin } from "../admin/links";
+import { createSignInLink, parseOrigin } from "../admin/links";
 import { Platform } from "../db/platform";
+import { StorePool } from "../db/pool";
 import { formatIsrael } from "../format/time";
-import { command, dataDirOf, type FlagTable, printJson } from "./args";
+import { command, existingDataDirOf, type FlagTable, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 
 /** `storeapi admin-link SLUG`: a one-time sign-in link to the store's "API and keys" screen. */
@@ -17,16 +18,19 @@ export const adminLinkCommand = command(
   async ({ values, args: [slug] }) => {
     const origin = values.origin === undefined ? undefined : parseOrigin(values.origin);
     if (origin === null) throw new UsageError(`--origin must be like https://shop.example.com (scheme, host and port only), not "${values.origin}"`);
-    const platform = await Platform.open(dataDirOf(values));
+    const dataDir = existingDataDirOf(values);
+    const platform = await Platform.open(dataDir);
+    const pool = new StorePool(dataDir);
     try {
       const store = await platform.getStore(slug);
       if (!store) throw new CliError(`no store "${slug}"`);
-      const link = await createAdminLink(platform.db, slug, origin ?? `https://${store.domain}`, Date.now());
+      const link = await pool.use(slug, (db) => createSignInLink(db, origin ?? `https://${store.domain}`));
       const result = { url: link.url, token: link.token, expiresAt: formatIsrael(link.expiresAt) };
       if (values.json) return printJson(result);
       console.log(result.url);
       console.log(`One use, valid until ${result.expiresAt}.`);
     } finally {
+      await pool.close();
       await platform.close();
     }
   },

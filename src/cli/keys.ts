@@ -1,8 +1,19 @@
 import { Platform, type Store } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
-import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, type Permissions } from "../keys/permissions";
-import { createKey, deleteKey, EXPIRY_CHOICES, KeyLimitError, KeyNotFoundError, listKeys, type ExpiryChoice } from "../keys/repository";
+import { AREAS, describePermissions } from "../keys/permissions";
+import {
+  createKey,
+  deleteKey,
+  EXPIRY_CHOICES,
+  type ExpiryChoice,
+  KeyInputError,
+  KeyLimitError,
+  KeyNotFoundError,
+  listKeys,
+  type NewKey,
+  prepareKey,
+} from "../keys/repository";
 import { command, existingDataDirOf, type FlagTable, orList, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 
@@ -42,18 +53,18 @@ const AREA_FLAGS = Object.fromEntries(
   AREAS.map((area) => [area, { type: "string", value: "P", help: `access to ${area}: none, read or write (default none)` }]),
 ) as Record<(typeof AREAS)[number], { type: "string"; value: string; help: string }>;
 
-/** The permissions the flags give; a key with none at all could do nothing, so it is refused. */
-function permissionsOf(values: Partial<Record<(typeof AREAS)[number], string>>): Permissions {
-  const permissions: Permissions = { ...NO_PERMISSIONS };
-  for (const area of AREAS) {
-    const value = values[area] ?? "none";
-    if (!isAccess(value)) throw new UsageError(`--${area} takes none, read or write, not "${value}"`);
-    permissions[area] = value;
+/** The flags checked by the shared key rules (src/keys/repository.ts); a broken rule names its flag. */
+function keyInput(values: { name?: string; expires?: string } & Partial<Record<(typeof AREAS)[number], string>>, now: number): NewKey {
+  const { name = "", expires, ...permissions } = values;
+  try {
+    return prepareKey({ name, permissions, expires }, now, { requireAccess: true });
+  } catch (error) {
+    if (!(error instanceof KeyInputError)) throw error;
+    if (error.field === "permissions") {
+      throw new UsageError(`a key needs at least one permission: give ${orList(AREAS.map((area) => `--${area}`))} as read or write`);
+    }
+    throw new UsageError(`--${error.field} ${error.problem}`);
   }
-  if (AREAS.every((area) => permissions[area] === "none")) {
-    throw new UsageError(`a key needs at least one permission: give ${orList(AREAS.map((area) => `--${area}`))} as read or write`);
-  }
-  return permissions;
 }
 
 const create = command(
@@ -68,13 +79,11 @@ const create = command(
     } satisfies FlagTable,
   },
   async ({ values, args: [slug] }) => {
-    if (!values.name) throw new UsageError("--name must not be empty");
-    if ([...values.name].length > 100) throw new UsageError("--name must be at most 100 characters");
-    const permissions = permissionsOf(values);
     const now = Date.now();
-    const expiresAt = expiresFlag(values.expires, now);
+    const input = keyInput(values, now);
+    const { permissions, expiresAt } = input;
     const created = await withStore(existingDataDirOf(values), slug, (store, pool) =>
-      pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
+      pool.use(slug, (db) => createKey(db, store, input, operator(), now)).catch((error) => {
         if (error instanceof KeyLimitError) throw new CliError(error.message);
         throw error;
       }),

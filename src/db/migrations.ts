@@ -23,7 +23,7 @@ export const platformMigrations: Migration[] = [
     `,
   },
   {
-    // Host keys for the management API (/manage/v1), digests only, soft-deleted; one-time sign-in links to the admin screen; the management API's idempotency records (key_id is a host key's id).
+    // Host keys for the management API (/manage/v1), digests only, soft-deleted; the management API's idempotency records (key_id is a host key's id).
     version: 2,
     sql: `
       CREATE TABLE host_keys (
@@ -35,14 +35,6 @@ export const platformMigrations: Migration[] = [
         expires_at INTEGER,
         deleted_at INTEGER
       );
-      CREATE TABLE admin_links (
-        digest TEXT PRIMARY KEY,
-        slug TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        expires_at INTEGER NOT NULL,
-        used_at INTEGER
-      );
-      CREATE INDEX admin_links_expires ON admin_links (expires_at);
       CREATE TABLE idempotency (
         key_id INTEGER NOT NULL,
         idem_key TEXT NOT NULL,
@@ -198,5 +190,23 @@ export const storeMigrations: Migration[] = [
     // A rolled key points at its replacement: during the grace the two count as one active key.
     version: 2,
     sql: `ALTER TABLE api_keys ADD COLUMN replaced_by INTEGER;`,
+  },
+  {
+    // The store admin's screen (src/admin/): one-time sign-in links and sessions, each
+    // kept only as the SHA-256 digest of its secret.
+    version: 3,
+    sql: `
+      CREATE TABLE admin_links (
+        digest TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
+      CREATE TABLE admin_sessions (
+        digest TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+    `,
   },
 ];

@@ -87,7 +87,7 @@ function nestedDeeperThan(json: Uint8Array, limit: number): boolean {
 }
 
 /** Reads a body stream, stopping as soon as it passes `limit` bytes (chunked bodies have no length). */
-async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+export async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
   if (!stream) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -96,7 +96,7 @@ async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: num
     size += next.value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw tooLarge();
+      throw tooLarge(limit);
     }
     chunks.push(next.value);
   }
@@ -109,5 +109,5 @@ async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: num
   return bytes;
 }
 
-const tooLarge = () =>
-  new ApiError("payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes; send less per request.`);
+const tooLarge = (limit = MAX_BODY_BYTES) =>
+  new ApiError("payload_too_large", `The body is larger than ${limit} bytes; send less per request.`);

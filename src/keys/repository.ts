@@ -3,10 +3,11 @@ import type { Store } from "../db/platform";
 import { formatIsrael } from "../format/time";
 import { queueMail } from "../mail/outbox";
 import { keyCreated, keyDeleted } from "../mail/templates";
-import { describePermissions, normalizePermissions, type Permissions } from "./permissions";
+import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, normalizePermissions, type Permissions } from "./permissions";
 import { digestSecret, generateSecret, hintFor, KEY_PATTERN } from "./secret";
 
-const MAX_ACTIVE_KEYS = 5;
+export const MAX_ACTIVE_KEYS = 5;
+const MAX_NAME_LENGTH = 100;
 const DAY = 86_400_000;
 export const EXPIRY_CHOICES = { never: null, "30d": 30 * DAY, "90d": 90 * DAY, "1y": 365 * DAY } as const;
 export type ExpiryChoice = keyof typeof EXPIRY_CHOICES;
@@ -81,6 +82,47 @@ export interface NewKey {
   secret?: string;
   deleted?: boolean;
   createdAt?: number;
+}
+
+/** A key request that breaks a rule: which field (`name`, an area, `expires`, `permissions`) and what is wrong. */
+export class KeyInputError extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field} ${problem}`);
+  }
+}
+
+/** A key as a person asks for it (CLI flags, the admin screen's form): text, not yet checked. */
+export interface KeyRequest {
+  name: string;
+  permissions: Partial<Record<string, string | undefined>>;
+  expires?: string;
+}
+
+/**
+ * The one place a key request is checked and turned into a `NewKey`: name of 1..100
+ * characters, each area none/read/write (missing is none), expiry one of EXPIRY_CHOICES.
+ * `requireAccess` refuses a key that grants nothing (the admin screen and management API).
+ */
+export function prepareKey(request: KeyRequest, now: number, options: { requireAccess?: boolean } = {}): NewKey {
+  if (request.name.trim() === "") throw new KeyInputError("name", "is required");
+  if ([...request.name].length > MAX_NAME_LENGTH) throw new KeyInputError("name", `must be at most ${MAX_NAME_LENGTH} characters`);
+  const permissions: Permissions = { ...NO_PERMISSIONS };
+  for (const area of AREAS) {
+    const value = request.permissions[area] ?? "none";
+    if (!isAccess(value)) throw new KeyInputError(area, `takes none, read or write, not "${value}"`);
+    permissions[area] = value;
+  }
+  if (options.requireAccess && AREAS.every((area) => permissions[area] === "none")) {
+    throw new KeyInputError("permissions", "must give read or write access to at least one area");
+  }
+  const expires = request.expires ?? "never";
+  // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
+  if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new KeyInputError("expires", `takes never, 30d, 90d or 1y, not "${expires}"`);
+  const duration = EXPIRY_CHOICES[expires as ExpiryChoice];
+  return { name: request.name, permissions, expiresAt: duration === null ? null : now + duration };
 }
 
 async function countActive(tx: Queryable, now: number): Promise<number> {

@@ -1,9 +1,9 @@
 import * as v from "valibot";
-import { createAdminLink, parseOrigin } from "../../admin/links";
+import { createSignInLink, parseOrigin } from "../../admin/links";
 import { formatIsrael } from "../../format/time";
 import { ok } from "../../http/respond";
 import { optionalJsonBody } from "../body";
-import { manageDeps, storeOr404 } from "../context";
+import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";
 
@@ -24,7 +24,8 @@ export const createAdminLinkRoute = defineManageRoute({
   handler: async (c, { params, body }) => {
     const store = storeOr404(c, params.slug);
     const origin = body.origin ?? `https://${store.domain}`;
-    const link = await createAdminLink(manageDeps(c).platform.db, store.slug, origin, c.get("deps").now());
+    const now = c.get("deps").now();
+    const link = await c.get("deps").pool.use(store.slug, (db) => createSignInLink(db, origin, now));
     return ok(c, { url: link.url, token: link.token, expiresAt: formatIsrael(link.expiresAt) }, 201);
   },
 });
