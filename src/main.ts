@@ -7,6 +7,8 @@ import { mailCommand } from "./cli/mail";
 import { openapiCommand } from "./cli/openapi";
 import { serveCommand } from "./cli/serve";
 import { storesCommand } from "./cli/stores";
+import { bunRuntime } from "./runtime/bun";
+import { type Runtime, useRuntime } from "./runtime/runtime";
 
 const HELP = `storeapi: a multi-tenant Store Management API server
 
@@ -72,9 +74,13 @@ export async function main(argv: string[]): Promise<number> {
 /** Resolves once everything written to stdout so far has been handed to the OS (pipes are async). */
 const stdoutFlushed = () => new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
 
-if (import.meta.main) {
+/** Runs the command line on the chosen runtime (this file is Bun's entry, src/main-deno.ts Deno's). */
+export async function runMain(choice: Runtime): Promise<void> {
+  useRuntime(choice);
   const code = await main(process.argv.slice(2));
   await stdoutFlushed();
   // serve and demo keep running until a signal; the others exit with their status.
   if (code !== 0 || !["serve", "demo"].includes(process.argv[2] ?? "")) process.exit(code);
 }
+
+if (import.meta.main) await runMain(bunRuntime);

@@ -12,6 +12,7 @@ import { errorFields, Logger, type ReportError } from "./log";
 import { MailWorker } from "./mail/worker";
 import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
+import { runtime } from "./runtime/runtime";
 
 export interface RunningServer {
   url: string;
@@ -54,26 +55,20 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
   };
   const app = createApp(deps);
   const tls = config.tls ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") } : undefined;
-  const server = Bun.serve({
+  const server = runtime().serve({
     hostname: config.hostname,
     port: config.port,
     tls,
     // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
     maxRequestBodySize: 64 * 1024 * 1024,
-    fetch: (request, srv) =>
-      app.fetch(request, {
-        get peerIp() {
-          return srv.requestIP(request)?.address ?? "unknown";
-        },
-        tls: Boolean(tls),
-      }),
+    fetch: app.fetch,
   });
   mail.start();
   const scheme = tls ? "https" : "http";
   let stopping: Promise<void> | undefined;
   return {
     url: `${scheme}://${config.hostname.includes(":") ? `[${config.hostname}]` : config.hostname}:${server.port}`,
-    port: server.port ?? config.port,
+    port: server.port,
     logger,
     stop: () =>
       (stopping ??= (async () => {

@@ -5,6 +5,7 @@ import { NativeDb } from "./native";
 import { openDb } from "./open";
 import { storeMigrations } from "./schema";
 import type { ReportError } from "../log";
+import { runtime } from "../runtime/runtime";
 
 interface Entry {
   db: Promise<Db>;
@@ -137,7 +138,7 @@ export class StorePool {
     await db.close();
     if (++this.closesSinceCollection >= CLOSES_PER_COLLECTION) {
       this.closesSinceCollection = 0;
-      setTimeout(() => Bun.gc(true), 0);
+      setTimeout(() => runtime().collectGarbage(), 0);
     }
   }
 

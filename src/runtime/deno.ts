@@ -1,0 +1,37 @@
+import type { Runtime } from "./runtime";
+
+/** The part of Deno's global this file uses (the project type-checks against Bun's types). */
+declare const Deno: {
+  serve(
+    options: { hostname: string; port: number; cert?: string; key?: string; onListen(): void },
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
+  ): { addr: { port: number }; shutdown(): Promise<void> };
+};
+
+/**
+ * Deno (scripts/storeapi-deno runs the sources from node_modules). Deno.serve has no body
+ * size backstop (the app's own limit applies); its Worker cannot be unreferenced (the
+ * server's stop ends the process); `gc` exists only with `--v8-flags=--expose-gc`.
+ */
+export const denoRuntime: Runtime = {
+  name: "deno",
+
+  serve({ hostname, port, tls, fetch }) {
+    const secure = Boolean(tls);
+    const server = Deno.serve({ hostname, port, ...tls, onListen() {} }, (request, info) =>
+      fetch(request, {
+        get peerIp() {
+          return info.remoteAddr.hostname;
+        },
+        tls: secure,
+      }),
+    );
+    return { port: server.addr.port, stop: () => server.shutdown() };
+  },
+
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+
+  collectGarbage: () => (globalThis as { gc?: () => void }).gc?.(),
+
+  startWorker: (path) => new Worker(new URL(`../${path}`, import.meta.url).href, { type: "module" }),
+};
