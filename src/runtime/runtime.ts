@@ -21,10 +21,10 @@ export interface Runtime {
 
 /** What the server tells the app about each request's connection. */
 export interface Connection {
-  /** Address of the TCP peer (a getter: read only when asked for). */
-  readonly peerIp: string;
+  /** Address of the TCP peer (the server reads it only when it is asked for: a getter). */
+  peerIp: string;
   /** Whether the connection itself is TLS. */
-  readonly tls: boolean;
+  tls: boolean;
 }
 
 export interface ServeOptions {
