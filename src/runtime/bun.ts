@@ -23,7 +23,7 @@ export const bunRuntime: Runtime = {
           tls: secure,
         }),
     });
-    return { port: server.port ?? port, stop: () => server.stop() };
+    return { port: server.port ?? port, stop: (closeActiveConnections) => server.stop(closeActiveConnections) };
   },
 
   sleep: (ms) => Bun.sleep(ms),

@@ -3,9 +3,9 @@ import type { Runtime } from "./runtime";
 /** The part of Deno's global this file uses (the project type-checks against Bun's types). */
 declare const Deno: {
   serve(
-    options: { hostname: string; port: number; cert?: string; key?: string; onListen(): void },
+    options: { hostname: string; port: number; cert?: string; key?: string; signal: AbortSignal; onListen(): void },
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
-  ): { addr: { port: number }; shutdown(): Promise<void> };
+  ): { addr: { port: number }; finished: Promise<void>; shutdown(): Promise<void> };
 };
 
 /**
@@ -18,7 +18,9 @@ export const denoRuntime: Runtime = {
 
   serve({ hostname, port, tls, fetch }) {
     const secure = Boolean(tls);
-    const server = Deno.serve({ hostname, port, ...tls, onListen() {} }, (request, info) =>
+    // Aborting it closes the server and every connection (Deno's only way to force them shut).
+    const closeAll = new AbortController();
+    const server = Deno.serve({ hostname, port, ...tls, signal: closeAll.signal, onListen() {} }, (request, info) =>
       fetch(request, {
         get peerIp() {
           return info.remoteAddr.hostname;
@@ -26,7 +28,14 @@ export const denoRuntime: Runtime = {
         tls: secure,
       }),
     );
-    return { port: server.addr.port, stop: () => server.shutdown() };
+    return {
+      port: server.addr.port,
+      stop(closeActiveConnections) {
+        if (!closeActiveConnections) return server.shutdown();
+        closeAll.abort();
+        return server.finished;
+      },
+    };
   },
 
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),

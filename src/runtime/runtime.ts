@@ -40,8 +40,11 @@ export interface ServeOptions {
 export interface HttpServer {
   /** The port listened on (the one chosen when asked for port 0). */
   readonly port: number;
-  /** No new connections; resolves when requests in flight have been answered. */
-  stop(): Promise<void>;
+  /**
+   * No new connections; resolves when requests in flight have been answered. With
+   * `closeActiveConnections`, closes every connection now instead.
+   */
+  stop(closeActiveConnections?: boolean): Promise<void>;
 }
 
 let chosen: Runtime | undefined;
