@@ -1,7 +1,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import type { StorePool } from "./db/pool";
-import { ApiError, renderError } from "./errors";
+import { ApiError, ClientClosed, echo, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
 import { authenticate } from "./http/auth";
 import { chain } from "./http/chain";
@@ -15,7 +15,7 @@ import { jsonAnswer, ok } from "./http/respond";
 import { rateLimit } from "./http/rate-limit-middleware";
 import { requestId } from "./http/request-id";
 import { storeByHost } from "./http/store-by-host";
-import { transport } from "./http/transport";
+import { clientIp, transport } from "./http/transport";
 import { parseBody, parseParams, queryObject } from "./http/validate";
 import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
@@ -27,6 +27,8 @@ import { apiRoutes } from "./routes";
 export interface RequestLog {
   time: string;
   requestId: string;
+  /** The client's address, through trusted proxies (`--trust-proxy`). */
+  ip: string;
   store: string | null;
   keyId: number | null;
   method: string;
@@ -50,13 +52,18 @@ export interface AppDeps {
   cursorSecret: string;
   /** The OpenAPI document and the HTML page built from it. */
   openapi: () => unknown;
-  docsHtml: () => string;
+  /** `onStoreHost`: whether the request's Host is a store's. */
+  docsHtml: (onStoreHost: boolean) => string;
   /** Writes one request line; absent when those are not logged, so no line is even built. */
   log?: (entry: RequestLog) => void;
   logError: (requestId: string, error: unknown) => void;
   /** Tells the mail worker a store has new mail (call after the transaction commits). */
   onMailQueued: (slug: string) => void;
   now: () => number;
+  /** Records each answered request for metrics: the matched route pattern, status, seconds. */
+  observe?: (routePath: string, status: number, seconds: number) => void;
+  /** Why `/healthz` should answer 503 (the last background probe's finding), or null. */
+  healthProblem?: () => ApiError | null;
 }
 
 declare module "hono" {
@@ -86,17 +93,20 @@ function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
 const methodNotAllowed = (allow: string[]) =>
   new ApiError("method_not_allowed", `This path accepts only ${allow.join(", ")}.`, {}, { Allow: allow.join(", ") });
 
-/** Paths outside /api/v1 are 404; OPTIONS anywhere is 405 (404 for no such path). No key needed. */
+/**
+ * Paths outside /api/v1 are 404 (but for /healthz, whose other methods are 405 like those of
+ * the service paths under /api/v1); OPTIONS anywhere is 405 (404 for no such path). No key needed.
+ */
 function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
   const allowedMethods = allowedMethodsOf(routes);
   return function frontDoorPathsMiddleware(c, next) {
     const path = c.req.path;
     if (c.req.method === "OPTIONS") {
       const allow = allowedMethods(path);
-      throw allow.length ? methodNotAllowed(allow) : new ApiError("not_found", `There is no endpoint at ${path}.`);
+      throw allow.length ? methodNotAllowed(allow) : new ApiError("not_found", `There is no endpoint at ${echo(path)}.`);
     }
-    if (!path.startsWith(`${API_PREFIX}/`)) {
-      throw new ApiError("not_found", `There is no endpoint at ${path}; the API lives under ${API_PREFIX}/.`);
+    if (!path.startsWith(`${API_PREFIX}/`) && allowedMethods(path).length === 0) {
+      throw new ApiError("not_found", `There is no endpoint at ${echo(path)}; the API lives under ${API_PREFIX}/.`);
     }
     return next();
   };
@@ -130,11 +140,27 @@ function routeHandler(route: RouteDef): (c: AppContext) => Promise<Response> {
   };
 }
 
+/**
+ * Hono answers HEAD with GET's headers and no body, for which Bun would send
+ * `Content-Length: 0`: the answer names the length GET's body has instead.
+ */
+function withHeadLength(c: AppContext, response: Response): Response | Promise<Response> {
+  if (c.req.method !== "HEAD") return response;
+  return response
+    .clone()
+    .arrayBuffer()
+    .then((body) => {
+      response.headers.set("Content-Length", String(body.byteLength));
+      return response;
+    });
+}
+
 /** The last step of a chain: its answer becomes the response (the steps before return nothing). */
 const answer =
   (respond: (c: AppContext) => Response | Promise<Response>): MiddlewareHandler<AppEnv> =>
   async (c) => {
-    c.res = await respond(c);
+    const response = await respond(c);
+    c.res = c.req.method === "HEAD" ? await withHeadLength(c, response) : response;
   };
 
 /**
@@ -160,13 +186,23 @@ function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[], checks: MiddlewareHa
   }
 }
 
-function requestLog(log: (entry: RequestLog) => void, now: () => number): MiddlewareHandler<AppEnv> {
+function observeRequests(observe: NonNullable<AppDeps["observe"]>): MiddlewareHandler<AppEnv> {
+  return async function observeMiddleware(c, next) {
+    const started = performance.now();
+    await next();
+    observe(c.req.routePath, c.res.status, (performance.now() - started) / 1000);
+  };
+}
+
+function requestLog(log: (entry: RequestLog) => void, now: () => number, trustProxy: CidrList | null): MiddlewareHandler<AppEnv> {
   return async function requestLogMiddleware(c, next) {
     const started = performance.now();
     await next();
     log({
       time: new Date(now()).toISOString(),
       requestId: c.get("requestId"),
+      // Resolved by the transport step; a request answered before it (key_in_url) resolves it here.
+      ip: c.get("clientIp")?.() ?? clientIp(c.env?.peerIp ?? "unknown", c.req.header("x-forwarded-for"), trustProxy),
       store: c.get("store")?.slug ?? null,
       keyId: c.get("key")?.id ?? null,
       method: c.req.method,
@@ -188,10 +224,11 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   const allRoutes = [...publicRoutes, ...routes.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` }))];
 
   // Errors keep the headers middleware prepared for the answer (X-Request-Id, RateLimit-*).
+  // A client that hung up is no server error: its request line says 499, nothing more.
   const renderFailure = (c: AppContext, error: unknown) => {
-    if (!(error instanceof ApiError)) deps.logError(c.get("requestId") ?? "-", error);
+    if (!(error instanceof ApiError || error instanceof ClientClosed)) deps.logError(c.get("requestId") ?? "-", error);
     const rendered = renderError(error);
-    return c.newResponse(rendered.body, rendered);
+    return withHeadLength(c, c.newResponse(rendered.body, rendered));
   };
   app.onError((error, c) => renderFailure(c, error));
 
@@ -208,15 +245,16 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     }
     return next();
   };
+  if (deps.observe) app.use(observeRequests(deps.observe));
   const identify = [provideDeps, requestId()];
   // The request log must see every rendered answer, errors included, so when it is on it
   // is Hono middleware for every path, after the request id, and the chains start after it.
   const front = deps.log ? [keyInUrl] : [...identify, keyInUrl];
   if (deps.log) {
     app.use(chain(...identify));
-    app.use(requestLog(deps.log, deps.now));
+    app.use(requestLog(deps.log, deps.now, deps.trustProxy));
   }
-  // After frontDoorPaths only paths under /api/v1/ remain.
+  // After frontDoorPaths only paths under /api/v1/ and /healthz remain.
   const checks = [
     ...front,
     transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
@@ -226,16 +264,21 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     rateLimit(deps.rateLimiter, deps.now),
   ];
 
-  app.get("/healthz", chain(...front, answer((c) => ok(c, { status: "ok" }))));
+  const health = (c: AppContext) => {
+    const problem = deps.healthProblem?.();
+    if (problem) throw problem;
+    return ok(c, { status: "ok" });
+  };
+  app.get("/healthz", chain(...front, answer(health)));
   let openApiText: string | undefined; // ~230 KB: serialised on first request, not on every one
   const openApi = (c: AppContext) => {
     openApiText ??= JSON.stringify(deps.openapi());
     return jsonAnswer(c, openApiText);
   };
   app.get(`${API_PREFIX}/openapi.json`, chain(...front, answer(openApi)));
-  app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml()))));
+  app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml(deps.registry.resolveHost(c.req.header("host")) !== undefined)))));
   // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
-  for (const { path } of publicRoutes.filter((r) => r.path.startsWith(`${API_PREFIX}/`))) {
+  for (const { path } of publicRoutes) {
     app.all(
       path,
       chain(...checks, () => {
@@ -245,7 +288,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   }
   mountRoutes(app, routes, checks);
   const noRoute = chain(...checks, (c) => {
-    throw new ApiError("not_found", `There is no endpoint at ${c.req.path}.`);
+    throw new ApiError("not_found", `There is no endpoint at ${echo(c.req.path)}.`);
   });
   app.notFound(async (c) => {
     try {

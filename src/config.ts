@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { DEFAULT_HOUSEKEEPING, type HousekeepingPolicy } from "./housekeeping";
 import { CidrList } from "./http/cidr";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { parseSmtpUrl } from "./mail/transports/smtp";
@@ -17,6 +18,9 @@ export interface ServeConfig {
   mailDir: string | null;
   mailFrom: string;
   logLevel: LogLevel;
+  housekeeping: HousekeepingPolicy;
+  /** `--metrics-listen`: where Prometheus scrapes `/metrics`, apart from the API. */
+  metrics: { hostname: string; port: number } | null;
 }
 
 /** Flag values as given on the command line (strings/booleans), before validation. */
@@ -35,9 +39,33 @@ export const SERVE_FLAGS = [
   "mail-dir",
   "mail-from",
   "log-level",
+  "keep-sent-mail-days",
+  "purge-batch",
+  "purge-every-minutes",
+  "metrics-listen",
 ] as const;
 
-const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
+/** Each serve flag's placeholder and help line (operations.md), for `storeapi serve --help`. */
+export const SERVE_FLAG_HELP: Record<(typeof SERVE_FLAGS)[number], { value?: string; help: string }> = {
+  listen: { value: "HOST:PORT", help: "address to bind (default 127.0.0.1:8080)" },
+  "tls-cert": { value: "FILE", help: "serve HTTPS directly with this certificate (with --tls-key)" },
+  "tls-key": { value: "FILE", help: "the certificate's private key" },
+  "trust-proxy": { value: "CIDRS", help: "honour X-Forwarded-Proto and X-Forwarded-For from these peers" },
+  "allow-http": { help: "accept plain HTTP (development only)" },
+  "platform-domain": { value: "D", help: "alternative store addresses are {slug}.D (default localhost)" },
+  "rate-limit": { value: "N", help: "requests per minute per key (default 120)" },
+  "auth-failure-limit": { value: "N", help: "failed keys per IP per 10 minutes before a block (default 20)" },
+  smtp: { value: "URL", help: "deliver mail through smtp://user:pass@host:port or smtps://…" },
+  "mail-dir": { value: "DIR", help: "write each delivered email as an .eml file in DIR" },
+  "mail-from": { value: "ADDR", help: "sender address (default no-reply@{platform-domain})" },
+  "log-level": { value: "L", help: `${LOG_LEVELS.join(", ")} (default info)` },
+  "keep-sent-mail-days": { value: "N", help: "purge sent mail older than N days (default 30)" },
+  "purge-batch": { value: "N", help: "rows deleted per statement by the housekeeping sweep (default 500)" },
+  "purge-every-minutes": { value: "N", help: "minutes between housekeeping sweeps (default 60)" },
+  "metrics-listen": { value: "HOST:PORT", help: "serve Prometheus metrics at /metrics on this separate address" },
+};
+
+export const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
 
 /** A flag's value, else its `STOREAPI_<NAME>` environment variable. */
 function pick(flags: ServeFlags, flag: string, env: NodeJS.ProcessEnv): string | boolean | undefined {
@@ -50,6 +78,8 @@ const asBool = (value: string | boolean | undefined) =>
 /** Validates every serve setting at once; throws listing every mistake. */
 export function parseServeConfig(flags: ServeFlags, dataDir: string, env = process.env): ServeConfig {
   const problems: string[] = [];
+  // A mistake is named as the operator wrote it: the flag, or the variable it came from.
+  const source = (flag: string) => (flags[flag] !== undefined ? `--${flag}` : envName(flag));
   const str = (flag: string) => {
     const value = pick(flags, flag, env);
     return typeof value === "string" ? value : undefined;
@@ -57,19 +87,26 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
   const positiveInt = (flag: string, fallback: number) => {
     const value = str(flag);
     if (value === undefined) return fallback;
-    if (!/^[1-9]\d{0,8}$/.test(value)) problems.push(`--${flag} must be a positive whole number, not "${value}"`);
+    if (!/^[1-9]\d{0,8}$/.test(value)) problems.push(`${source(flag)} must be a positive whole number, not "${value}"`);
     return Number(value);
   };
 
-  const listen = str("listen") ?? "127.0.0.1:8080";
-  const listenMatch = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen);
-  if (!listenMatch || Number(listenMatch[2]) > 65535) problems.push(`--listen must be HOST:PORT, not "${listen}"`);
+  const address = (flag: string, value: string) => {
+    const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
+    if (!match || Number(match[2]) > 65535) {
+      problems.push(`${source(flag)} must be HOST:PORT, not "${value}"`);
+      return null;
+    }
+    return { hostname: match[1].replace(/^\[|\]$/g, ""), port: Number(match[2]) };
+  };
+  const listen = address("listen", str("listen") ?? "127.0.0.1:8080");
+  const metricsListen = str("metrics-listen");
 
   const cert = str("tls-cert");
   const key = str("tls-key");
   if ((cert === undefined) !== (key === undefined)) problems.push("--tls-cert and --tls-key go together");
   for (const [flag, file] of [["tls-cert", cert], ["tls-key", key]] as const) {
-    if (file !== undefined && !existsSync(file)) problems.push(`--${flag}: no file at ${file}`);
+    if (file !== undefined && !existsSync(file)) problems.push(`${source(flag)}: no file at ${file}`);
   }
 
   let trustProxy: CidrList | null = null;
@@ -78,7 +115,7 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     try {
       trustProxy = CidrList.parse(trust);
     } catch (error) {
-      problems.push(`--trust-proxy: ${(error as Error).message}`);
+      problems.push(`${source("trust-proxy")}: ${(error as Error).message}`);
     }
   }
 
@@ -92,13 +129,13 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
   }
 
   const logLevel = (str("log-level") ?? "info") as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`${source("log-level")} must be one of ${LOG_LEVELS.join(", ")}`);
 
   const platformDomain = (str("platform-domain") ?? "localhost").toLowerCase();
   const config: ServeConfig = {
     dataDir,
-    hostname: listenMatch ? listenMatch[1].replace(/^\[|\]$/g, "") : "127.0.0.1",
-    port: listenMatch ? Number(listenMatch[2]) : 8080,
+    hostname: listen?.hostname ?? "127.0.0.1",
+    port: listen?.port ?? 8080,
     tls: cert && key ? { cert, key } : null,
     trustProxy,
     allowHttp: asBool(pick(flags, "allow-http", env)),
@@ -109,6 +146,12 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     mailDir: str("mail-dir") ?? null,
     mailFrom: str("mail-from") ?? `no-reply@${platformDomain}`,
     logLevel,
+    housekeeping: {
+      keepSentMailDays: positiveInt("keep-sent-mail-days", DEFAULT_HOUSEKEEPING.keepSentMailDays),
+      batch: positiveInt("purge-batch", DEFAULT_HOUSEKEEPING.batch),
+      everyMinutes: positiveInt("purge-every-minutes", DEFAULT_HOUSEKEEPING.everyMinutes),
+    },
+    metrics: metricsListen === undefined ? null : address("metrics-listen", metricsListen),
   };
   if (problems.length) throw new Error(problems.join("; "));
   return config;

@@ -19,6 +19,8 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   too_many_failures: 429,
   server_error: 500,
+  service_unavailable: 503,
+  store_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -44,14 +46,32 @@ export class ApiError extends Error {
   }
 }
 
+/** At most this many characters of anything a client sent are quoted back in an answer. */
+export const ECHO_LIMIT = 100;
+
+/** Client input as an answer quotes it: cut to `ECHO_LIMIT` characters and "…", so no answer grows with it. */
+export function echo(text: string): string {
+  if (text.length <= ECHO_LIMIT) return text;
+  // Never split a surrogate pair: half of one is not text.
+  const end = /[\uD800-\uDBFF]/.test(text[ECHO_LIMIT - 1]) ? ECHO_LIMIT - 1 : ECHO_LIMIT;
+  return `${text.slice(0, end)}…`;
+}
+
 export const notFound = (what = "The requested resource") =>
   new ApiError("not_found", `${what} was not found.`);
 
 export const invalidField = (field: string, message: string) =>
-  new ApiError("invalid_field", message, { field });
+  new ApiError("invalid_field", message, { field: echo(field) });
 
 export const invalidParameter = (field: string, message: string) =>
-  new ApiError("invalid_parameter", message, { field });
+  new ApiError("invalid_parameter", message, { field: echo(field) });
+
+/**
+ * The client hung up before its request was read: nobody is left to answer. It is
+ * logged as status 499 (as nginx does), never as a server error.
+ */
+export class ClientClosed extends Error {}
+export const CLIENT_CLOSED_STATUS = 499;
 
 export function errorBody(error: ApiError): string {
   return JSON.stringify({
@@ -64,6 +84,7 @@ export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
 /** Renders any thrown value as the error envelope; unknown errors become a bare 500. */
 export function renderError(error: unknown): Response {
+  if (error instanceof ClientClosed) return new Response(null, { status: CLIENT_CLOSED_STATUS });
   const apiError =
     error instanceof ApiError
       ? error

@@ -1,68 +1,77 @@
 #!/usr/bin/env bun
+import { backupCommand } from "./cli/backup";
+import { type Command, HelpRequested, orList, usageLine } from "./cli/args";
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
-import { keysCommand } from "./cli/keys";
+import { keysCommands } from "./cli/keys";
 import { loadCommand } from "./cli/load";
-import { mailCommand } from "./cli/mail";
+import { mailCommands } from "./cli/mail";
 import { openapiCommand } from "./cli/openapi";
 import { serveCommand } from "./cli/serve";
-import { storesCommand } from "./cli/stores";
+import { storesCommands } from "./cli/stores";
+import { versionText } from "./cli/version";
+import { SchemaTooNewError } from "./db/migrate";
+import { DataDirError } from "./db/data-dir";
 import { bunRuntime } from "./runtime/bun";
 import { type Runtime, useRuntime } from "./runtime/runtime";
 
-const HELP = `storeapi: a multi-tenant Store Management API server
+const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...mailCommands, openapiCommand, backupCommand];
 
-Usage: storeapi COMMAND [flags]        (every command takes --data DIR and --json)
+/** A command's line in the overview: its full usage, or `[flags]` when it has too many to list there. */
+function overviewLine({ spec }: Command): string {
+  const full = usageLine(spec).slice("storeapi ".length);
+  const short = [spec.name, ...(spec.args ?? []), "[flags]"].join(" ");
+  return `  ${full.length <= 120 ? full : short}\n      ${spec.summary}`;
+}
 
-  serve [flags]            serve every store in the data directory
-  demo [flags]             load the demo stores into ./demo-data and serve them on 127.0.0.1:8080
-  load FILE [--replace]    load a fixture file
-  stores add SLUG --domain D --plan P --owner-email E [--name N]
-  stores set SLUG [--plan P] [--domain D] [--manual-approval on/off] [--notify-status on/off] [--registration on/off]
-  stores list
-  keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]
-  keys list SLUG
-  keys delete SLUG ID
-  mail list [--store SLUG]
-  openapi                  print the OpenAPI document
+const overview = (commands: Command[]) =>
+  `storeapi: a multi-tenant Store Management API server
 
-serve flags: --listen HOST:PORT  --tls-cert FILE --tls-key FILE  --trust-proxy CIDRS  --allow-http
-  --platform-domain D  --rate-limit N  --auth-failure-limit N  --smtp URL  --mail-dir DIR
-  --mail-from ADDR  --log-level L     (each also STOREAPI_<NAME>, e.g. STOREAPI_LISTEN)
+Usage: storeapi COMMAND [flags]     (every command takes --data DIR, --json and --help)
+
+${commands.map(overviewLine).join("\n")}
+
+storeapi COMMAND --help lists a command's flags; storeapi --version prints the version.
 `;
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
-  serve: serveCommand,
-  demo: demoCommand,
-  load: loadCommand,
-  stores: storesCommand,
-  keys: keysCommand,
-  mail: mailCommand,
-  openapi: openapiCommand,
-};
+/** The command argv names, and the arguments after its words; a usage error for an unknown one. */
+function findCommand(argv: string[]): [Command, string[]] {
+  const [first, second] = argv;
+  const single = COMMANDS.find((c) => c.spec.name === first);
+  if (single) return [single, argv.slice(1)];
+  const group = COMMANDS.filter((c) => c.spec.name.startsWith(`${first} `));
+  if (group.length === 0) throw new UsageError(`unknown command "${first}"; run storeapi --help`);
+  const sub = group.find((c) => c.spec.name === `${first} ${second}`);
+  if (sub) return [sub, argv.slice(2)];
+  if (second === "--help" || second === "-h") throw new HelpRequested(overview(group));
+  const names = group.map((c) => c.spec.name.slice(first.length + 1));
+  throw new UsageError(`unknown ${first} command "${second ?? ""}"; use ${orList(names)}`);
+}
 
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
-    process.stdout.write(HELP);
-    return command === undefined ? 2 : 0;
+  const [first] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    process.stdout.write(overview(COMMANDS));
+    return first === undefined ? 2 : 0;
   }
   try {
-    // Own keys only: "constructor" or "__proto__" is an unknown command, not Object's.
-    if (!Object.hasOwn(COMMANDS, command)) throw new UsageError(`unknown command "${command}"; run storeapi --help`);
-    const run = COMMANDS[command];
-    if (rest.includes("--help")) {
-      process.stdout.write(HELP);
+    if (first === "--version" || first === "-V") {
+      process.stdout.write(versionText());
       return 0;
     }
-    await run(rest);
+    const [command, rest] = findCommand(argv);
+    await command.run(rest);
     return 0;
   } catch (error) {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(error.message);
+      return 0;
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof CliError) {
+    if (error instanceof CliError || error instanceof SchemaTooNewError || error instanceof DataDirError) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
     }
@@ -77,10 +86,14 @@ const stdoutFlushed = () => new Promise<void>((resolve) => process.stdout.write(
 /** Runs the command line on the chosen runtime (this file is Bun's entry, src/main-deno.ts Deno's). */
 export async function runMain(choice: Runtime): Promise<void> {
   useRuntime(choice);
+  // Data files hold customer data and secrets: everything this process creates is owner only.
+  process.umask(0o077);
   const code = await main(process.argv.slice(2));
   await stdoutFlushed();
   // serve and demo keep running until a signal; the others exit with their status.
-  if (code !== 0 || !["serve", "demo"].includes(process.argv[2] ?? "")) process.exit(code);
+  if (code !== 0 || !["serve", "demo"].includes(process.argv[2] ?? "") || process.argv.slice(3).some((a) => a === "--help" || a === "-h")) {
+    process.exit(code);
+  }
 }
 
 if (import.meta.main) await runMain(bunRuntime);

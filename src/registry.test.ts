@@ -24,13 +24,13 @@ afterAll(async () => {
 
 describe("StoreRegistry.resolveHost", () => {
   test("own domain or {slug}.{platform domain}; port ignored; any case", () => {
-    for (const host of ["shop1.example.com", "SHOP1.EXAMPLE.COM:443", "shop1.localhost", "Shop1.LocalHost:8080"]) {
+    for (const host of ["shop1.example.com", "SHOP1.EXAMPLE.COM:443", "shop1.localhost", "Shop1.LocalHost:8080", "shop1.example.com.", "shop1.localhost.:8080"]) {
       expect([host, registry.resolveHost(host)?.slug]).toEqual([host, "shop1"]);
     }
   });
 
   test("anything else is no store", () => {
-    for (const host of [undefined, "", "localhost", "example.com", "x.shop1.localhost", "shop1.localhost.evil", "[::1]:8080", "shop2.localhost", ".localhost"]) {
+    for (const host of [undefined, "", "localhost", "example.com", "x.shop1.localhost", "shop1.localhost.evil", "[::1]:8080", "shop2.localhost", ".localhost", "shop1.example.com..", "localhost."]) {
       expect([host, registry.resolveHost(host)]).toEqual([host, undefined]);
     }
   });

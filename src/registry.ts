@@ -66,10 +66,13 @@ export class StoreRegistry {
     return [...this.bySlug.values()];
   }
 
-  /** The store a Host header names: its own domain or `{slug}.{platformDomain}`; port ignored. */
+  /**
+   * The store a Host header names: its own domain or `{slug}.{platformDomain}`; port ignored.
+   * `shop.example.com.` (the fully qualified form, trailing dot) is the same name.
+   */
   resolveHost(host: string | undefined | null): Store | undefined {
     if (!host) return undefined;
-    const name = stripPort(host).toLowerCase();
+    const name = stripPort(host).toLowerCase().replace(/\.$/, "");
     const own = this.byDomain.get(name);
     if (own) return own;
     const suffix = `.${this.platformDomain.toLowerCase()}`;

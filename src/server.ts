@@ -1,47 +1,94 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createApp, type AppDeps } from "./app";
 import type { ServeConfig } from "./config";
+import { DataDirLock, makeDataDirPrivate, requireDataDir } from "./db/data-dir";
 import { Platform } from "./db/platform";
-import { StorePool } from "./db/pool";
+import { StorePool, storeDbPath } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
+import { HealthProbe } from "./health";
+import { Housekeeper } from "./housekeeping";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
 import { errorFields, Logger, type ReportError } from "./log";
 import { MailWorker } from "./mail/worker";
+import { Metrics, serveMetrics } from "./metrics";
 import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
 import { runtime } from "./runtime/runtime";
 
 export interface RunningServer {
   url: string;
+  /** Where `/metrics` is served (`--metrics-listen`), or null. */
+  metricsUrl: string | null;
   port: number;
   logger: Logger;
-  /** Graceful stop: no new connections, requests in flight finish, mail flushed, databases closed. */
+  /** Graceful stop: no new connections, requests in flight finish, mail flushed (within `STOP_GRACE_MS`), databases closed. */
   stop(): Promise<void>;
 }
 
+/**
+ * How long a stop waits for requests in flight and then for mail. Connections still open
+ * when it is spent (a client sending its body slowly) are closed.
+ */
+export const STOP_GRACE_MS = 5000;
+
+/** Waits for `promise`, but no longer than `ms`. */
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** One log line per registered store whose database file is missing: those stores answer 503. */
+function reportMissingStoreFiles(registry: StoreRegistry, dataDir: string, logger: Logger): void {
+  for (const store of registry.all()) {
+    const path = storeDbPath(dataDir, store.slug);
+    if (!existsSync(path)) logger.error("store database file is missing; the store answers 503", { store: store.slug, path });
+  }
+}
+
 export async function startServer(config: ServeConfig, logger = new Logger(config.logLevel)): Promise<RunningServer> {
+  requireDataDir(config.dataDir);
+  // One server per data directory: two would each keep their own idempotency records,
+  // rate limits and mail queue state for the same stores.
+  const lock = DataDirLock.forServer(config.dataDir);
+  try {
+    makeDataDirPrivate(config.dataDir);
+    return await serveLocked(config, logger, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLock): Promise<RunningServer> {
   const platform = await Platform.open(config.dataDir);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
+  const health = new HealthProbe(config.dataDir, reportError);
+  await health.start();
   const registry = new StoreRegistry(platform, config.platformDomain, reportError);
   await registry.load();
   registry.watch();
   const pool = new StorePool(config.dataDir);
+  pool.createMissing = false;
+  reportMissingStoreFiles(registry, config.dataDir, logger);
   pool.startCheckpoints(1000, reportError);
   const mail = new MailWorker({ pool, registry, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
   registry.onStoreChange((previous, next) => {
     if (!previous || previous.mailVersion !== next.mailVersion) mail.notify(next.slug);
   });
 
+  const authFailures = new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: config.authFailureLimit });
+  const metrics = config.metrics ? new Metrics({ pool, authFailures, now: Date.now }) : null;
   const deps: AppDeps = {
     registry,
     pool,
     keys: new KeyCache(pool),
     usage: new KeyUsage(pool, reportError),
     rateLimiter: new RateLimiter(config.rateLimit),
-    authFailures: new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: config.authFailureLimit }),
+    authFailures,
     allowHttp: config.allowHttp,
     trustProxy: config.trustProxy,
     idempotencyQueue: new KeyedQueue(),
@@ -52,6 +99,8 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
     now: Date.now,
+    healthProblem: () => health.problem,
+    observe: metrics ? (route, status, seconds) => metrics.observe(route, status, seconds) : undefined,
   };
   const app = createApp(deps);
   const tls = config.tls ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") } : undefined;
@@ -63,20 +112,31 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     maxRequestBodySize: 64 * 1024 * 1024,
     fetch: app.fetch,
   });
+  const metricsServer = metrics && config.metrics ? serveMetrics(metrics, config.metrics.hostname, config.metrics.port) : null;
   mail.start();
+  const housekeeper = new Housekeeper({ pool, registry, logger, now: Date.now }, config.housekeeping);
+  housekeeper.start();
   const scheme = tls ? "https" : "http";
+  const hostPort = (hostname: string, port: number | undefined) => `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   let stopping: Promise<void> | undefined;
   return {
-    url: `${scheme}://${config.hostname.includes(":") ? `[${config.hostname}]` : config.hostname}:${server.port}`,
+    url: `${scheme}://${hostPort(config.hostname, server.port)}`,
+    metricsUrl: metricsServer && config.metrics ? `http://${hostPort(config.metrics.hostname, metricsServer.port)}/metrics` : null,
     port: server.port,
     logger,
     stop: () =>
       (stopping ??= (async () => {
-        await server.stop();
+        const deadline = Date.now() + STOP_GRACE_MS;
+        await waitAtMost(server.stop(), STOP_GRACE_MS);
+        await server.stop(true);
+        await metricsServer?.stop();
+        health.stop();
+        await housekeeper.stop();
         registry.stop();
-        await mail.stop();
+        await mail.stop(Math.max(0, deadline - Date.now()));
         await pool.close();
         await platform.close();
+        lock.release();
         logger.flush();
       })()),
   };

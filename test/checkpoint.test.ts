@@ -25,7 +25,8 @@ function rowsInMainFile(dir: string, slug: string): number {
   }
 }
 
-async function eventually(check: () => boolean, timeoutMs = 5000): Promise<boolean> {
+/** Polls until `check` holds; bounded generously (the checkpoint thread is slow on a loaded machine). */
+async function eventually(check: () => boolean, timeoutMs = 20_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (check()) return true;

@@ -185,7 +185,8 @@ async function rawRequest(text: string): Promise<{ status: number; headers: stri
   const port = Number(new URL(server.url).port);
   const received = await new Promise<string>((resolve) => {
     let buffer = "";
-    const timer = setTimeout(() => resolve(buffer), 3000);
+    // The server closes these connections (HTTP/1.0 or Connection: close); the timer only bounds a hang.
+    const timer = setTimeout(() => resolve(buffer), 15_000);
     Bun.connect({
       hostname: "127.0.0.1",
       port,

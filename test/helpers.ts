@@ -149,7 +149,7 @@ export async function startTestServer(
 async function spawnedServer(dataDir: string, flags: ServeFlags) {
   const { "allow-http": allowHttp = true, ...rest } = flags;
   const args = Object.entries(rest).flatMap(([flag, value]) => (value === true ? [`--${flag}`] : value ? [`--${flag}`, value] : []));
-  const server = await spawnServer(dataDir, args, { allowHttp: allowHttp !== false });
+  const server = await spawnServer(dataDir, args, {}, { allowHttp: allowHttp !== false });
   return { url: server.url, stop: () => server.signal("SIGTERM").then(() => {}) };
 }
 

@@ -61,7 +61,7 @@ describe("mail through the running server", () => {
   test("mail queued while no server ran is delivered by the next to start", async () => {
     const peer = await smtp();
     const dataDir = await fixtureDir([testStore()]);
-    const created = await storeapi(["keys", "create", "shop1", "--name", "offline", "--json", "--data", dataDir]);
+    const created = await storeapi(["keys", "create", "shop1", "--name", "offline", "--orders", "read", "--json", "--data", dataDir]);
     const deleted = await storeapi(["keys", "delete", "shop1", String(created.json.id), "--data", dataDir]);
     expect([created.code, deleted.code]).toEqual([0, 0]);
     expect((await outbox(dataDir)).map((e: { kind: string; status: string }) => [e.kind, e.status])).toEqual([
@@ -104,7 +104,7 @@ describe("mail through the running server", () => {
     const handedOver = new Promise<void>((resolve) => (inHand = resolve));
     const peer = await smtp({ acceptDelayMs: 700, onDataStart: () => inHand() });
     const dataDir = await fixtureDir([testStore()]);
-    expect((await storeapi(["keys", "create", "shop1", "--name", "late", "--data", dataDir])).code).toBe(0);
+    expect((await storeapi(["keys", "create", "shop1", "--name", "late", "--orders", "read", "--data", dataDir])).code).toBe(0);
     const server = await spawnServer(dataDir, ["--smtp", peer.url]);
     cleanups.unshift(async () => {
       server.proc.kill("SIGKILL");

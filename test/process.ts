@@ -41,17 +41,23 @@ export async function runCli(args: string[], env: Record<string, string> = {}) {
 
 /**
  * Starts `storeapi serve` as its own process on a free loopback port and waits for its
- * "listening" log line (bounded: fails after 15 s). Plain HTTP is allowed unless told not.
+ * "listening" log line (bounded: fails after 30 s, room for a loaded machine). Plain HTTP
+ * is allowed unless told not.
  */
-export async function spawnServer(dataDir: string, flags: string[] = [], { allowHttp = true } = {}): Promise<ServerProcess> {
+export async function spawnServer(
+  dataDir: string,
+  flags: string[] = [],
+  env: Record<string, string> = {},
+  { allowHttp = true } = {},
+): Promise<ServerProcess> {
   const proc = Bun.spawn(
     [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", ...(allowHttp ? ["--allow-http"] : []), "--log-level", "info", ...flags],
-    { stdout: "pipe", stderr: "pipe", stdin: "ignore" },
+    { stdout: "pipe", stderr: "pipe", stdin: "ignore", env: { ...process.env, ...env } },
   );
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let buffered = "";
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 30_000;
   let url: string | undefined;
   let pending = reader.read();
   while (!url) {
@@ -82,4 +88,25 @@ export async function spawnServer(dataDir: string, flags: string[] = [], { allow
     stderr: () => new Response(proc.stderr).text(),
     stdout: () => buffered,
   };
+}
+
+/**
+ * Starts `storeapi ARGS` and reads its stdout until `until` appears (or it ends); killed
+ * after 60 s. `rest()` reads on to the end (signal the process first).
+ */
+export async function spawnUntil(args: string[], until: string) {
+  const child = Bun.spawn([...storeapiCommand(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+  const reader = child.stdout.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const readUntil = async (done: () => boolean) => {
+    while (!done()) {
+      const chunk = await reader.read();
+      if (chunk.done) return;
+      text += decoder.decode(chunk.value);
+    }
+  };
+  await readUntil(() => text.includes(until));
+  const head = text;
+  return { child, text: head, rest: async () => (await readUntil(() => false), text.slice(head.length)) };
 }

@@ -1,50 +1,139 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { parseArgs } from "node:util";
+import * as v from "valibot";
+import { requireDataDir } from "../db/data-dir";
 import { UsageError } from "./errors";
 
-type Options = NonNullable<ParseArgsConfig["options"]>;
+/**
+ * A command's flags, as one table: the parser, the usage line and `--help` are all read
+ * from it, so what a command accepts and what its help says cannot drift apart.
+ */
+export interface FlagSpec {
+  type: "string" | "boolean";
+  /** The value's placeholder in help, e.g. `D` in `--domain D`. */
+  value?: string;
+  required?: boolean;
+  help: string;
+}
+export type FlagTable = Record<string, FlagSpec>;
 
-const COMMON_OPTIONS = {
-  data: { type: "string" },
-  json: { type: "boolean" },
-  help: { type: "boolean" },
-} satisfies Options;
+export interface CommandSpec<F extends FlagTable = FlagTable> {
+  /** The words that run it: `serve`, `stores add`. */
+  name: string;
+  /** Positional arguments, in order. */
+  args?: readonly string[];
+  summary: string;
+  flags: F;
+}
 
-/** Parses a command's argv strictly: unknown flags and missing values are usage errors. */
-export function parseCommand<O extends Options>(argv: string[], options: O) {
-  try {
-    return parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message.split("\n")[0]);
+const COMMON_FLAGS = {
+  data: { type: "string", value: "DIR", help: "the data directory (default ./data, env STOREAPI_DATA)" },
+  json: { type: "boolean", help: "print machine-readable JSON on stdout" },
+  help: { type: "boolean", help: "show this help" },
+} satisfies FlagTable;
+
+/** `--platform-domain`, for the commands that check a store's own domain against it. */
+export const PLATFORM_DOMAIN_FLAG = {
+  type: "string",
+  value: "D",
+  help: "stores' alternative addresses are {slug}.D; own domains may not lie under it (default localhost, env STOREAPI_PLATFORM_DOMAIN)",
+} satisfies FlagSpec;
+
+type Values<F extends FlagTable> = { [K in keyof F]?: F[K]["type"] extends "boolean" ? boolean : string };
+
+export interface Parsed<F extends FlagTable> {
+  values: Values<F & typeof COMMON_FLAGS>;
+  args: string[];
+}
+
+export interface Command {
+  spec: CommandSpec;
+  run(argv: string[]): Promise<void>;
+}
+
+/** `--help` was asked for: main prints the text on stdout and exits 0. */
+export class HelpRequested extends Error {}
+
+/** A command: its flag table, and what it does with the parsed command line. */
+export function command<F extends FlagTable>(spec: CommandSpec<F>, run: (parsed: Parsed<F>) => Promise<void>): Command {
+  return { spec, run: (argv) => run(parseCommand(argv, spec)) };
+}
+
+const flagText = (name: string, flag: FlagSpec) => `--${name}${flag.value ? ` ${flag.value}` : ""}`;
+
+/** `storeapi stores add SLUG --domain D … [--name N]`. */
+export function usageLine(spec: CommandSpec): string {
+  const flags = Object.entries(spec.flags).map(([name, flag]) => (flag.required ? flagText(name, flag) : `[${flagText(name, flag)}]`));
+  return ["storeapi", spec.name, ...(spec.args ?? []), ...flags].join(" ");
+}
+
+export function commandHelp(spec: CommandSpec): string {
+  const rows = Object.entries({ ...spec.flags, ...COMMON_FLAGS }).map(([name, flag]) => `  ${flagText(name, flag).padEnd(28)} ${flag.help}`);
+  return `Usage: ${usageLine(spec)}\n\n${spec.summary}\n\nFlags:\n${rows.join("\n")}\n`;
+}
+
+/** Parses a command's argv strictly: unknown flags, missing values and missing arguments are usage errors. */
+export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandSpec<F>): Parsed<F> {
+  if (argv.includes("--help") || argv.includes("-h")) throw new HelpRequested(commandHelp(spec));
+  const flags: FlagTable = { ...COMMON_FLAGS, ...spec.flags };
+  const options = Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, { type: flag.type }]));
+  // Not strict: parseArgs' own messages are written for programmers; these are for operators.
+  const { values, positionals, tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const flag = Object.hasOwn(flags, token.name) ? flags[token.name] : undefined;
+    if (!flag) throw new UsageError(`unknown option ${token.rawName} for "storeapi ${spec.name}"; see storeapi ${spec.name} --help`);
+    if (flag.type === "boolean" && token.inlineValue) throw new UsageError(`${token.rawName} takes no value`);
+    // `--domain --json` would take "--json" as the domain: a value starting with "-" must be given as --domain=-x.
+    if (flag.type === "string" && (token.value === undefined || (!token.inlineValue && token.value.startsWith("-")))) {
+      throw new UsageError(`${token.rawName} needs a value`);
+    }
   }
+  const args = checkPositionals(positionals, spec);
+  for (const [name, flag] of Object.entries(spec.flags)) {
+    if (flag.required && values[name] === undefined) throw new UsageError(`missing --${name}; usage: ${usageLine(spec)}`);
+  }
+  return { values: values as Parsed<F>["values"], args };
+}
+
+/** Exactly the spec's positional arguments, or a usage error naming the first missing or extra one. */
+function checkPositionals(given: string[], spec: CommandSpec): string[] {
+  const names = spec.args ?? [];
+  if (given.length < names.length) throw new UsageError(`missing ${names[given.length]}; usage: ${usageLine(spec)}`);
+  if (given.length > names.length) throw new UsageError(`unexpected argument "${given[names.length]}"; usage: ${usageLine(spec)}`);
+  return given;
 }
 
 export function dataDirOf(values: { data?: string }): string {
   return values.data ?? process.env.STOREAPI_DATA ?? "./data";
 }
 
-/** Exactly `names.length` positional arguments, or a usage error naming the first missing one. */
-export function positionals(given: string[], names: string[], usage: string): string[] {
-  if (given.length < names.length) throw new UsageError(`missing ${names[given.length]}; usage: ${usage}`);
-  if (given.length > names.length) throw new UsageError(`unexpected argument "${given[names.length]}"; usage: ${usage}`);
-  return given;
+export function platformDomainOf(values: { "platform-domain"?: string }): string {
+  return (values["platform-domain"] ?? process.env.STOREAPI_PLATFORM_DOMAIN ?? "localhost").toLowerCase();
 }
 
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+/** The data directory of a command that only works on existing data: never creates one. */
+export function existingDataDirOf(values: { data?: string }): string {
+  const dataDir = dataDirOf(values);
+  requireDataDir(dataDir);
+  return dataDir;
+}
+
+/**
+ * A value checked by a schema, or a usage error naming it (`--owner-email`, `SLUG`):
+ * `--owner-email "a@x, b@y" must be a valid email address.`
+ */
+export function checkValue<S extends v.GenericSchema<string, unknown>>(schema: S, value: string, label: string): v.InferOutput<S> {
+  const result = v.safeParse(schema, value);
+  // JSON quoting keeps the line one line whatever the value holds (CR/LF).
+  if (!result.success) throw new UsageError(`${label} ${JSON.stringify(value)} ${result.issues[0].message}`);
+  return result.output;
 }
 
 /** `a`, `a or b`, `a, b or c`. */
-const orList = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names.join(""));
+export const orList = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names.join(""));
 
-/** Runs `storeapi GROUP SUB …`: the named subcommand, or a usage error listing them. */
-export function runSubcommand(
-  group: string,
-  argv: string[],
-  commands: Record<string, (argv: string[]) => Promise<void>>,
-): Promise<void> {
-  const [sub, ...rest] = argv;
-  if (sub !== undefined && Object.hasOwn(commands, sub)) return commands[sub](rest);
-  throw new UsageError(`unknown ${group} command "${sub ?? ""}"; use ${orList(Object.keys(commands))}`);
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** `on`/`off` flags. */

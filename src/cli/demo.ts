@@ -1,12 +1,10 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import demoFixture from "../../fixtures/demo.json" with { type: "json" };
-import { parseServeConfig, type ServeFlags } from "../config";
-import { startServer } from "../server";
-import { parseCommand, printJson } from "./args";
-import { CliError, UsageError } from "./errors";
+import { command, printJson } from "./args";
+import { CliError } from "./errors";
 import { loadInto } from "./load";
-import { SERVE_OPTIONS, stopOnSignals } from "./serve";
+import { SERVE_OPTIONS, serveConfigFrom, startServerOrExplain, stopOnSignals } from "./serve";
 
 const MARKER = ".storeapi-demo";
 
@@ -41,7 +39,7 @@ function freshDemoDir(dir: string): void {
   writeFileSync(join(dir, MARKER), "created by storeapi demo; emptied on every demo start\n");
 }
 
-function printIntro(stores: DemoStore[], base: string, port: number): void {
+function printIntro(stores: DemoStore[], base: string, port: number, mailDir: string | null): void {
   console.log("storeapi demo: these stores are loaded from fixtures/demo.json\n");
   for (const store of stores) {
     console.log(`  ${store.slug}  ${store.name ?? ""}  (plan ${store.plan})  http://${store.slug}.localhost:${port}/api/v1`);
@@ -61,26 +59,29 @@ function printIntro(stores: DemoStore[], base: string, port: number): void {
       `-H "Content-Type: application/json" -d '{"status":${statusId},"trackingNumber":"RR123456789IL","notifyCustomer":true}'`,
   );
   console.log(`  curl -s ${base.replace("127.0.0.1", `${free?.slug}.localhost`)}/api/v1/products -H "X-Api-Key: ${freeKey}"`);
+  if (mailDir) console.log(`\nEmails the demo sends are written to ${mailDir}/ (one .eml file each).`);
   console.log(`\nReference: ${base}/api/v1/docs   Stop with Ctrl-C.\n`);
 }
 
-export async function demoCommand(argv: string[]): Promise<void> {
-  const { values, positionals } = parseCommand(argv, SERVE_OPTIONS);
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const dataDir = values.data ?? "./demo-data";
-  let config;
-  try {
-    config = parseServeConfig({ "allow-http": true, "log-level": "warn", ...(values as ServeFlags) }, dataDir);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  // Only a valid command line empties the demo directory.
-  freshDemoDir(dataDir);
-  await loadInto(dataDir, demoFixture, false, true);
-  const server = await startServer(config);
-  stopOnSignals(server); // before the intro: whoever reads it may signal at once
-  const stores = (demoFixture as { stores: DemoStore[] }).stores;
-  const summary = stores.map(({ slug, name, domain, plan, keys }) => ({ slug, name, domain, plan, keys }));
-  if (values.json) printJson({ url: server.url, dataDir, stores: summary });
-  else printIntro(stores, server.url, server.port);
-}
+export const demoCommand = command(
+  {
+    name: "demo",
+    summary: "Load the demo stores into a fresh ./demo-data and serve them on 127.0.0.1:8080 with plain HTTP allowed.",
+    flags: SERVE_OPTIONS,
+  },
+  async ({ values }) => {
+    const dataDir = values.data ?? "./demo-data";
+    // Its emails go to files the user can open, unless SMTP or another directory is given.
+    const mailDir = values.smtp || process.env.STOREAPI_SMTP ? {} : { "mail-dir": join(dataDir, "mail") };
+    const config = serveConfigFrom(values, dataDir, { "allow-http": true, "log-level": "warn", ...mailDir });
+    // Only a valid command line empties the demo directory.
+    freshDemoDir(dataDir);
+    await loadInto(dataDir, demoFixture, { replace: false, quiet: true, platformDomain: config.platformDomain });
+    const server = await startServerOrExplain(config);
+    stopOnSignals(server); // before the intro: whoever reads it may signal at once
+    const stores = (demoFixture as { stores: DemoStore[] }).stores;
+    const summary = stores.map(({ slug, name, domain, plan, keys }) => ({ slug, name, domain, plan, keys }));
+    if (values.json) printJson({ url: server.url, dataDir, stores: summary });
+    else printIntro(stores, server.url, server.port, config.mailDir);
+  },
+);

@@ -3,11 +3,8 @@ import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, type Permissions } from "../keys/permissions";
 import { createKey, deleteKey, EXPIRY_CHOICES, KeyLimitError, KeyNotFoundError, listKeys, type ExpiryChoice } from "../keys/store";
-import { dataDirOf, parseCommand, positionals, printJson, runSubcommand } from "./args";
+import { command, existingDataDirOf, type FlagTable, orList, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
-
-const USAGE_CREATE =
-  "storeapi keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]";
 
 /** Who did it, for the owner's email. */
 const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
@@ -31,51 +28,67 @@ async function withStore<T>(dataDir: string, slug: string, fn: (store: Store, po
   }
 }
 
-async function create(argv: string[]) {
-  const { values, positionals: args } = parseCommand(argv, {
-    name: { type: "string" },
-    products: { type: "string" },
-    orders: { type: "string" },
-    customers: { type: "string" },
-    leads: { type: "string" },
-    expires: { type: "string" },
-  });
-  const [slug] = positionals(args, ["SLUG"], USAGE_CREATE);
-  if (!values.name) throw new UsageError(`missing --name; usage: ${USAGE_CREATE}`);
-  if ([...values.name].length > 100) throw new UsageError("--name must be at most 100 characters");
+const AREA_FLAGS = Object.fromEntries(
+  AREAS.map((area) => [area, { type: "string", value: "P", help: `access to ${area}: none, read or write (default none)` }]),
+) as Record<(typeof AREAS)[number], { type: "string"; value: string; help: string }>;
+
+/** The permissions the flags give; a key with none at all could do nothing, so it is refused. */
+function permissionsOf(values: Partial<Record<(typeof AREAS)[number], string>>): Permissions {
   const permissions: Permissions = { ...NO_PERMISSIONS };
   for (const area of AREAS) {
     const value = values[area] ?? "none";
     if (!isAccess(value)) throw new UsageError(`--${area} takes none, read or write, not "${value}"`);
     permissions[area] = value;
   }
-  const expires = (values.expires ?? "never") as ExpiryChoice;
-  // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
-  if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
-  const now = Date.now();
-  const duration = EXPIRY_CHOICES[expires];
-  const expiresAt = duration === null ? null : now + duration;
-  const created = await withStore(dataDirOf(values), slug, (store, pool) =>
-    pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
-      if (error instanceof KeyLimitError) throw new CliError(error.message);
-      throw error;
-    }),
-  );
-  const result = { id: created.id, key: created.secret, hint: created.hint, permissions, expiresAt: formatIsraelOrNull(expiresAt) };
-  if (values.json) return printJson(result);
-  console.log(`created key ${created.id} "${values.name}" for ${slug} (${describePermissions(permissions)})`);
-  console.log(`expires: ${result.expiresAt ?? "never"}`);
-  console.log("");
-  console.log(`  ${created.secret}`);
-  console.log("");
-  console.log("This is the only time the key is shown; store it now. The store owner has been emailed.");
+  if (AREAS.every((area) => permissions[area] === "none")) {
+    throw new UsageError(`a key needs at least one permission: give ${orList(AREAS.map((area) => `--${area}`))} as read or write`);
+  }
+  return permissions;
 }
 
-async function list(argv: string[]) {
-  const { values, positionals: args } = parseCommand(argv, {});
-  const [slug] = positionals(args, ["SLUG"], "storeapi keys list SLUG");
-  const platform = await Platform.open(dataDirOf(values));
-  const pool = new StorePool(dataDirOf(values));
+const create = command(
+  {
+    name: "keys create",
+    args: ["SLUG"],
+    summary: "Create an API key for a store: prints it once and queues a notice to the store owner.",
+    flags: {
+      name: { type: "string", value: "N", required: true, help: "what the key is for, 1 to 100 characters" },
+      ...AREA_FLAGS,
+      expires: { type: "string", value: "never/30d/90d/1y", help: "when the key stops working (default never)" },
+    } satisfies FlagTable,
+  },
+  async ({ values, args: [slug] }) => {
+    if (!values.name) throw new UsageError("--name must not be empty");
+    if ([...values.name].length > 100) throw new UsageError("--name must be at most 100 characters");
+    const permissions = permissionsOf(values);
+    const expires = (values.expires ?? "never") as ExpiryChoice;
+    // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
+    if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
+    const now = Date.now();
+    const duration = EXPIRY_CHOICES[expires];
+    const expiresAt = duration === null ? null : now + duration;
+    const created = await withStore(existingDataDirOf(values), slug, (store, pool) =>
+      pool.use(slug, (db) => createKey(db, store, { name: values.name as string, permissions, expiresAt }, operator(), now)).catch((error) => {
+        if (error instanceof KeyLimitError) throw new CliError(error.message);
+        throw error;
+      }),
+    );
+    const result = { id: created.id, key: created.secret, hint: created.hint, permissions, expiresAt: formatIsraelOrNull(expiresAt) };
+    if (values.json) return printJson(result);
+    console.log(`created key ${created.id} "${values.name}" for ${slug} (${describePermissions(permissions)})`);
+    console.log(`expires: ${result.expiresAt ?? "never"}`);
+    console.log("");
+    console.log(`  ${created.secret}`);
+    console.log("");
+    console.log("This is the only time the key is shown; store it now. An email to the store owner is queued.");
+  },
+);
+
+const LIST = { name: "keys list", args: ["SLUG"], summary: "List a store's keys (never the keys themselves).", flags: {} };
+
+const list = command(LIST, async ({ values, args: [slug] }) => {
+  const platform = await Platform.open(existingDataDirOf(values));
+  const pool = new StorePool(existingDataDirOf(values));
   try {
     if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
     const keys = (await pool.use(slug, listKeys)).filter((k) => k.deletedAt === null);
@@ -101,20 +114,21 @@ async function list(argv: string[]) {
     await pool.close();
     await platform.close();
   }
-}
+});
 
-async function remove(argv: string[]) {
-  const { values, positionals: args } = parseCommand(argv, {});
-  const [slug, idText] = positionals(args, ["SLUG", "ID"], "storeapi keys delete SLUG ID");
-  if (!/^[1-9]\d{0,14}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not "${idText}"`);
-  const key = await withStore(dataDirOf(values), slug, (store, pool) =>
-    pool.use(slug, (db) => deleteKey(db, store, Number(idText), operator())).catch((error) => {
-      if (error instanceof KeyNotFoundError) throw new CliError(error.message);
-      throw error;
-    }),
-  );
-  if (values.json) return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
-  console.log(`deleted key ${key.id} "${key.name}" (${key.hint}) from ${slug}; the store owner has been emailed`);
-}
+const remove = command(
+  { name: "keys delete", args: ["SLUG", "ID"], summary: "Delete a key and queue a notice to the store owner.", flags: {} },
+  async ({ values, args: [slug, idText] }) => {
+    if (!/^[1-9]\d{0,14}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not "${idText}"`);
+    const key = await withStore(existingDataDirOf(values), slug, (store, pool) =>
+      pool.use(slug, (db) => deleteKey(db, store, Number(idText), operator())).catch((error) => {
+        if (error instanceof KeyNotFoundError) throw new CliError(error.message);
+        throw error;
+      }),
+    );
+    if (values.json) return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
+    console.log(`deleted key ${key.id} "${key.name}" (${key.hint}) from ${slug}; an email to the store owner is queued`);
+  },
+);
 
-export const keysCommand = (argv: string[]) => runSubcommand("keys", argv, { create, list, delete: remove });
+export const keysCommands = [create, list, remove];

@@ -1,16 +1,16 @@
 import { readFileSync } from "node:fs";
 import { FixtureError, loadFixture, type LoadSummary } from "../fixtures/load";
-import { dataDirOf, parseCommand, positionals, printJson } from "./args";
+import { command, dataDirOf, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError } from "./errors";
 
 /** Sections smaller than this load in a blink: no progress lines for them. */
 const PROGRESS_FROM = 10_000;
 
 /** Progress on stderr, at most a line a second, so stdout stays clean for --json. */
-function progressPrinter() {
+export function progressPrinter(from = PROGRESS_FROM) {
   let last = 0;
   return (what: string, done: number, total: number) => {
-    if (total < PROGRESS_FROM) return;
+    if (total < from) return;
     const now = Date.now();
     if (done !== total && now - last < 1000) return;
     last = now;
@@ -32,24 +32,38 @@ function readFixtureFile(path: string): unknown {
   }
 }
 
-export async function loadInto(dataDir: string, json: unknown, replace: boolean, quiet: boolean): Promise<LoadSummary> {
+export async function loadInto(
+  dataDir: string,
+  json: unknown,
+  { replace, quiet, platformDomain }: { replace: boolean; quiet: boolean; platformDomain: string },
+): Promise<LoadSummary> {
   try {
-    return await loadFixture(dataDir, json, { replace, progress: quiet ? undefined : progressPrinter() });
+    return await loadFixture(dataDir, json, { replace, platformDomain, progress: quiet ? undefined : progressPrinter() });
   } catch (error) {
     if (error instanceof FixtureError) throw new CliError(`fixture refused, nothing loaded: ${error.message}`);
     throw error;
   }
 }
 
-export async function loadCommand(argv: string[]): Promise<void> {
-  const { values, positionals: args } = parseCommand(argv, { replace: { type: "boolean" } });
-  const [file] = positionals(args, ["FILE"], "storeapi load FILE [--replace]");
-  const started = Date.now();
-  const summary = await loadInto(dataDirOf(values), readFixtureFile(file), values.replace ?? false, false);
-  if (values.json) return printJson(summary);
-  for (const s of summary.stores) {
-    const counts = Object.entries(s.counts).map(([k, n]) => `${n} ${k}`).join(", ");
-    console.log(`loaded ${s.slug} (${s.domain}, ${s.plan}): ${counts}`);
-  }
-  console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}
+export const loadCommand = command(
+  {
+    name: "load",
+    args: ["FILE"],
+    summary: "Load a fixture file into the data directory, all or nothing.",
+    flags: {
+      replace: { type: "boolean", help: "load over stores that already exist" },
+      "platform-domain": PLATFORM_DOMAIN_FLAG,
+    },
+  },
+  async ({ values, args: [file] }) => {
+    const started = Date.now();
+    const options = { replace: values.replace ?? false, quiet: false, platformDomain: platformDomainOf(values) };
+    const summary = await loadInto(dataDirOf(values), readFixtureFile(file), options);
+    if (values.json) return printJson(summary);
+    for (const s of summary.stores) {
+      const counts = Object.entries(s.counts).map(([k, n]) => `${n} ${k}`).join(", ");
+      console.log(`loaded ${s.slug} (${s.domain}, ${s.plan}): ${counts}`);
+    }
+    console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  },
+);

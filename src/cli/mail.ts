@@ -2,10 +2,8 @@ import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { listMail, type OutboxRow } from "../mail/outbox";
-import { dataDirOf, parseCommand, positionals, printJson, runSubcommand } from "./args";
+import { command, existingDataDirOf, printJson } from "./args";
 import { CliError } from "./errors";
-
-const USAGE = "storeapi mail list [--store SLUG]";
 
 /** One outbox row as `mail list --json` shows it (operations.md), plus when a queued row is next tried. */
 const toEntry = (store: string, row: OutboxRow) => ({
@@ -22,31 +20,36 @@ const toEntry = (store: string, row: OutboxRow) => ({
   nextAttemptAt: row.status === "queued" ? formatIsrael(row.next_attempt_at) : null,
 });
 
-async function list(argv: string[]) {
-  const { values, positionals: args } = parseCommand(argv, { store: { type: "string" } });
-  positionals(args, [], USAGE);
-  const dataDir = dataDirOf(values);
-  const platform = await Platform.open(dataDir);
-  const pool = new StorePool(dataDir);
-  try {
-    const stores = await platform.listStores();
-    if (values.store !== undefined && !stores.some((s) => s.slug === values.store)) throw new CliError(`no store "${values.store}"`);
-    const slugs = values.store !== undefined ? [values.store] : stores.map((s) => s.slug);
-    const entries = [];
-    for (const slug of slugs) {
-      for (const row of await pool.use(slug, listMail)) entries.push(toEntry(slug, row));
+const list = command(
+  {
+    name: "mail list",
+    summary: "Show the outbox: every email queued, sent or given up on.",
+    flags: { store: { type: "string", value: "SLUG", help: "only this store's mail" } },
+  },
+  async ({ values }) => {
+    const dataDir = existingDataDirOf(values);
+    const platform = await Platform.open(dataDir);
+    const pool = new StorePool(dataDir);
+    try {
+      const stores = await platform.listStores();
+      if (values.store !== undefined && !stores.some((s) => s.slug === values.store)) throw new CliError(`no store "${values.store}"`);
+      const slugs = values.store !== undefined ? [values.store] : stores.map((s) => s.slug);
+      const entries = [];
+      for (const slug of slugs) {
+        for (const row of await pool.use(slug, listMail)) entries.push(toEntry(slug, row));
+      }
+      if (values.json) return printJson(entries);
+      if (entries.length === 0) return console.log("the outbox is empty");
+      for (const e of entries) {
+        const when = e.status === "sent" ? `sent ${e.sentAt}` : e.status === "queued" ? `next try ${e.nextAttemptAt}` : "gave up";
+        const error = e.lastError ? `  last error: ${e.lastError}` : "";
+        console.log(`${e.store}#${e.id}  ${e.status.padEnd(6)} ${e.kind.padEnd(17)} to ${e.to}  "${e.subject}"  attempts ${e.attempts}, ${when}${error}`);
+      }
+    } finally {
+      await pool.close();
+      await platform.close();
     }
-    if (values.json) return printJson(entries);
-    if (entries.length === 0) return console.log("the outbox is empty");
-    for (const e of entries) {
-      const when = e.status === "sent" ? `sent ${e.sentAt}` : e.status === "queued" ? `next try ${e.nextAttemptAt}` : "gave up";
-      const error = e.lastError ? `  last error: ${e.lastError}` : "";
-      console.log(`${e.store}#${e.id}  ${e.status.padEnd(6)} ${e.kind.padEnd(17)} to ${e.to}  "${e.subject}"  attempts ${e.attempts}, ${when}${error}`);
-    }
-  } finally {
-    await pool.close();
-    await platform.close();
-  }
-}
+  },
+);
 
-export const mailCommand = (argv: string[]) => runSubcommand("mail", argv, { list });
+export const mailCommands = [list];

@@ -1,19 +1,34 @@
-import { parseServeConfig, SERVE_FLAGS, type ServeFlags } from "../config";
+import { envName, parseServeConfig, SERVE_FLAG_HELP, SERVE_FLAGS, type ServeConfig, type ServeFlags } from "../config";
 import { startServer, type RunningServer } from "../server";
-import { dataDirOf, parseCommand } from "./args";
-import { UsageError } from "./errors";
+import { command, dataDirOf, type FlagSpec } from "./args";
+import { CliError, UsageError } from "./errors";
 
+/** serve's (and demo's) flags: config.ts's list, with their help and environment variable. */
 export const SERVE_OPTIONS = Object.fromEntries(
-  SERVE_FLAGS.map((flag) => [flag, { type: flag === "allow-http" ? "boolean" : "string" }]),
-) as Record<(typeof SERVE_FLAGS)[number], { type: "string" | "boolean" }>;
+  SERVE_FLAGS.map((flag) => {
+    const { value, help = "" } = SERVE_FLAG_HELP[flag] ?? {};
+    return [flag, { type: flag === "allow-http" ? "boolean" : "string", value, help: `${help}; env ${envName(flag)}` }];
+  }),
+) as Record<(typeof SERVE_FLAGS)[number], FlagSpec>;
 
-export function serveConfigFrom(argv: string[]) {
-  const { values, positionals } = parseCommand(argv, SERVE_OPTIONS);
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+export function serveConfigFrom(values: ServeFlags, dataDir: string, defaults: ServeFlags = {}): ServeConfig {
   try {
-    return parseServeConfig(values as ServeFlags, dataDirOf(values));
+    return parseServeConfig({ ...defaults, ...values }, dataDir);
   } catch (error) {
     throw new UsageError((error as Error).message);
+  }
+}
+
+/** Starts the server; a busy address is one clear line, not an "unexpected failure". */
+export async function startServerOrExplain(config: ServeConfig): Promise<RunningServer> {
+  try {
+    return await startServer(config);
+  } catch (error) {
+    if ((error as { code?: string }).code === "EADDRINUSE") {
+      const host = config.hostname.includes(":") ? `[${config.hostname}]` : config.hostname;
+      throw new CliError(`address ${host}:${config.port} is already in use; stop what listens there or pick another --listen`);
+    }
+    throw error;
   }
 }
 
@@ -30,12 +45,18 @@ export function stopOnSignals(server: RunningServer): void {
   process.once("SIGINT", stop);
 }
 
-export async function serveCommand(argv: string[]): Promise<void> {
-  const config = serveConfigFrom(argv);
-  const server = await startServer(config);
-  // Before "listening": whoever waits for that line may signal at once.
-  stopOnSignals(server);
-  if (config.allowHttp) server.logger.warn("plain HTTP is allowed (--allow-http): for development only");
-  server.logger.info("listening", { url: server.url, dataDir: config.dataDir });
-  server.logger.flush();
-}
+export const serveCommand = command(
+  { name: "serve", summary: "Serve every store in the data directory until SIGTERM or SIGINT.", flags: SERVE_OPTIONS },
+  async ({ values }) => {
+    const config = serveConfigFrom(values, dataDirOf(values));
+    const server = await startServerOrExplain(config);
+    // Before "listening": whoever waits for that line may signal at once.
+    stopOnSignals(server);
+    if (config.allowHttp) server.logger.warn("plain HTTP is allowed (--allow-http): for development only");
+    const listening = { url: server.url, dataDir: config.dataDir, ...(server.metricsUrl && { metricsUrl: server.metricsUrl }) };
+    // With port 0 this line is the only way to learn the address: it is written whatever the log level.
+    if (config.port === 0) server.logger.always("listening", listening);
+    else server.logger.info("listening", listening);
+    server.logger.flush();
+  },
+);

@@ -1,23 +1,21 @@
 import { Platform, type NewStore, type Store } from "../db/platform";
 import { StorePool } from "../db/pool";
-import { DOMAIN_PATTERN, SLUG_PATTERN } from "../fixtures/load";
-import { isPlan, PLANS, type Plan } from "../plans";
-import { dataDirOf, onOff, parseCommand, positionals, printJson, runSubcommand } from "./args";
+import { domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../stores/rules";
+import { checkValue, command, type CommandSpec, dataDirOf, existingDataDirOf, onOff, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 
-const USAGE_ADD = "storeapi stores add SLUG --domain D --plan P --owner-email E [--name N]";
-const USAGE_SET =
-  "storeapi stores set SLUG [--plan P] [--domain D] [--manual-approval on/off] [--notify-status on/off] [--registration on/off]";
-
-function checkPlan(plan: string | undefined): Plan | undefined {
-  if (plan !== undefined && !isPlan(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(", ")}`);
-  return plan as Plan | undefined;
+/** A store's own domain, checked like a fixture's: a host name outside the platform domain. */
+function checkDomain(value: string | undefined, platformDomain: string): string | undefined {
+  if (value === undefined) return undefined;
+  const domain = checkValue(domainSchema, value, "--domain");
+  if (domainUnderPlatform(domain, platformDomain)) {
+    throw new UsageError(`--domain "${domain}" lies under the platform domain "${platformDomain}", where {slug}.${platformDomain} addresses live; use the store's own domain`);
+  }
+  return domain;
 }
 
-function checkDomain(domain: string | undefined): string | undefined {
-  if (domain !== undefined && !DOMAIN_PATTERN.test(domain)) throw new UsageError(`--domain "${domain}" is not a host name`);
-  return domain?.toLowerCase();
-}
+const optional = <T>(value: string | undefined, check: (value: string) => T): T | undefined =>
+  value === undefined ? undefined : check(value);
 
 const storeJson = (s: Store) => ({
   slug: s.slug,
@@ -37,69 +35,89 @@ async function withPlatform<T>(dataDir: string, fn: (platform: Platform) => Prom
   }
 }
 
-async function add(argv: string[]) {
-  const { values, positionals: args } = parseCommand(argv, {
-    domain: { type: "string" },
-    plan: { type: "string" },
-    "owner-email": { type: "string" },
-    name: { type: "string" },
-  });
-  const [slug] = positionals(args, ["SLUG"], USAGE_ADD);
-  if (!SLUG_PATTERN.test(slug)) throw new UsageError(`SLUG "${slug}" must be lower-case letters, digits and inner hyphens`);
-  for (const flag of ["domain", "plan", "owner-email"] as const) {
-    if (values[flag] === undefined) throw new UsageError(`missing --${flag}; usage: ${USAGE_ADD}`);
-  }
-  const store: NewStore = {
-    slug,
-    name: values.name ?? slug,
-    domain: checkDomain(values.domain) as string,
-    plan: checkPlan(values.plan) as Plan,
-    ownerEmail: values["owner-email"] as string,
-    settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
-  };
-  const dataDir = dataDirOf(values);
-  await withPlatform(dataDir, async (platform) => {
-    if (await platform.getStore(slug)) throw new CliError(`store "${slug}" already exists`);
-    if (await platform.domainTaken(store.domain)) throw new CliError(`domain "${store.domain}" already belongs to another store`);
-    const pool = new StorePool(dataDir);
-    await pool.use(slug, async () => {}); // creates and migrates stores/{slug}.db
-    await pool.close();
-    await platform.addStore(store);
-  });
-  if (values.json) printJson(storeJson({ ...store, keysVersion: 0, mailVersion: 0, createdAt: Date.now() }));
-  else console.log(`created store ${slug} at https://${store.domain}/api/v1 (plan ${store.plan})`);
-}
+const add = command(
+  {
+    name: "stores add",
+    args: ["SLUG"],
+    summary: "Create a store.",
+    flags: {
+      domain: { type: "string", value: "D", required: true, help: "the store's own host name, e.g. shop.example.com" },
+      plan: { type: "string", value: "P", required: true, help: "free, starter, growth, pro or enterprise" },
+      "owner-email": { type: "string", value: "E", required: true, help: "the owner's address: key notices go there" },
+      name: { type: "string", value: "N", help: "the store's name, 1 to 100 characters (default SLUG)" },
+      "platform-domain": PLATFORM_DOMAIN_FLAG,
+    },
+  },
+  async ({ values, args: [slug] }) => {
+    const store: NewStore = {
+      slug: checkValue(slugSchema, slug, "SLUG"),
+      name: optional(values.name, (name) => checkValue(storeNameSchema, name, "--name")) ?? slug,
+      domain: checkDomain(values.domain, platformDomainOf(values)) as string,
+      plan: checkValue(planSchema, values.plan as string, "--plan"),
+      ownerEmail: checkValue(ownerEmailSchema, values["owner-email"] as string, "--owner-email"),
+      settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
+    };
+    const dataDir = dataDirOf(values);
+    await withPlatform(dataDir, async (platform) => {
+      if (await platform.getStore(slug)) throw new CliError(`store "${slug}" already exists`);
+      if (await platform.domainTaken(store.domain)) throw new CliError(`domain "${store.domain}" already belongs to another store`);
+      const pool = new StorePool(dataDir);
+      await pool.use(slug, async () => {}); // creates and migrates stores/{slug}.db
+      await pool.close();
+      await platform.addStore(store);
+    });
+    if (values.json) printJson(storeJson({ ...store, keysVersion: 0, mailVersion: 0, createdAt: Date.now() }));
+    else console.log(`created store ${slug} at https://${store.domain}/api/v1 (plan ${store.plan})`);
+  },
+);
 
-async function set(argv: string[]) {
-  const { values, positionals: args } = parseCommand(argv, {
-    plan: { type: "string" },
-    domain: { type: "string" },
-    "manual-approval": { type: "string" },
-    "notify-status": { type: "string" },
-    registration: { type: "string" },
-    name: { type: "string" },
-    "owner-email": { type: "string" },
-  });
-  const [slug] = positionals(args, ["SLUG"], USAGE_SET);
-  const plan = checkPlan(values.plan);
-  const domain = checkDomain(values.domain);
-  const manual = onOff(values["manual-approval"], "manual-approval");
-  const notify = onOff(values["notify-status"], "notify-status");
-  const registration = onOff(values.registration, "registration");
-  const updated = await withPlatform(dataDirOf(values), async (platform) => {
+const SET = {
+  name: "stores set",
+  args: ["SLUG"],
+  summary: "Change a store. Give at least one thing to change.",
+  flags: {
+    plan: { type: "string", value: "P", help: "free, starter, growth, pro or enterprise" },
+    domain: { type: "string", value: "D", help: "the store's own host name" },
+    "manual-approval": { type: "string", value: "on/off", help: "new customers wait for approval" },
+    "notify-status": { type: "string", value: "on/off", help: "email customers when their order's status changes" },
+    registration: { type: "string", value: "on/off", help: "customers may register" },
+    name: { type: "string", value: "N", help: "the store's name, 1 to 100 characters" },
+    "owner-email": { type: "string", value: "E", help: "the owner's address" },
+    "platform-domain": PLATFORM_DOMAIN_FLAG,
+  },
+} satisfies CommandSpec;
+
+/** What `stores set` can change: every flag but the platform domain it checks against. */
+const SET_CHANGES = Object.keys(SET.flags).filter((flag) => flag !== "platform-domain").map((flag) => `--${flag}`);
+
+const set = command(SET, async ({ values, args: [slug] }) => {
+  const changes = {
+    name: optional(values.name, (name) => checkValue(storeNameSchema, name, "--name")),
+    ownerEmail: optional(values["owner-email"], (email) => checkValue(ownerEmailSchema, email, "--owner-email")),
+    plan: optional(values.plan, (plan) => checkValue(planSchema, plan, "--plan")),
+    domain: checkDomain(values.domain, platformDomainOf(values)),
+    manualCustomerApproval: onOff(values["manual-approval"], "manual-approval"),
+    notifyStatusChange: onOff(values["notify-status"], "notify-status"),
+    registration: onOff(values.registration, "registration"),
+  };
+  if (Object.values(changes).every((value) => value === undefined)) {
+    throw new UsageError(`nothing to change: give at least one of ${SET_CHANGES.join(", ")}`);
+  }
+  const updated = await withPlatform(existingDataDirOf(values), async (platform) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
+    const { domain } = changes;
     if (domain && (await platform.domainTaken(domain, slug))) throw new CliError(`domain "${domain}" already belongs to another store`);
     const next: Store = {
       ...store,
-      name: values.name ?? store.name,
-      ownerEmail: values["owner-email"] ?? store.ownerEmail,
-      plan: plan ?? store.plan,
+      name: changes.name ?? store.name,
+      ownerEmail: changes.ownerEmail ?? store.ownerEmail,
+      plan: changes.plan ?? store.plan,
       domain: domain ?? store.domain,
       settings: {
-        manualCustomerApproval: manual ?? store.settings.manualCustomerApproval,
-        notifyStatusChange: notify ?? store.settings.notifyStatusChange,
-        registration: registration ?? store.settings.registration,
+        manualCustomerApproval: changes.manualCustomerApproval ?? store.settings.manualCustomerApproval,
+        notifyStatusChange: changes.notifyStatusChange ?? store.settings.notifyStatusChange,
+        registration: changes.registration ?? store.settings.registration,
       },
     };
     await platform.updateStore(slug, next);
@@ -107,15 +125,13 @@ async function set(argv: string[]) {
   });
   if (values.json) printJson(storeJson(updated));
   else console.log(`updated store ${slug}`);
-}
+});
 
-async function list(argv: string[]) {
-  const { values, positionals: args } = parseCommand(argv, {});
-  positionals(args, [], "storeapi stores list");
-  const stores = await withPlatform(dataDirOf(values), (platform) => platform.listStores());
+const list = command({ name: "stores list", summary: "List the stores.", flags: {} }, async ({ values }) => {
+  const stores = await withPlatform(existingDataDirOf(values), (platform) => platform.listStores());
   if (values.json) return printJson(stores.map(storeJson));
   if (stores.length === 0) return console.log("no stores");
   for (const s of stores) console.log(`${s.slug.padEnd(20)} ${s.domain.padEnd(32)} ${s.plan}`);
-}
+});
 
-export const storesCommand = (argv: string[]) => runSubcommand("stores", argv, { add, set, list });
+export const storesCommands = [add, set, list];

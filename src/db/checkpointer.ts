@@ -2,6 +2,15 @@ import { reportToStderr, type ReportError } from "../log";
 import { runtime } from "../runtime/runtime";
 import type { CheckpointMessage } from "./checkpoint-worker";
 
+/** A WAL past this size is emptied by a checkpoint that briefly holds writers. */
+const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** `STOREAPI_TEST_WAL_LIMIT` (bytes) lets a test reach the limit quickly; not an operator setting. */
+export function walLimitBytes(): number {
+  const fromEnv = Number(process.env.STOREAPI_TEST_WAL_LIMIT);
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : WAL_LIMIT_BYTES;
+}
+
 /**
  * Runs WAL checkpoints on a Worker thread (src/db/checkpoint-worker.ts). A checkpoint
  * copies every page written since the last one and then fsyncs the database file; on the

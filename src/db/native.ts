@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import Database from "libsql";
 import type { Args, Db, Queryable, Row, RunResult } from "./driver";
 import { Mutex } from "./driver";
@@ -122,6 +123,25 @@ export class NativeDb implements Db {
   async checkpoint(): Promise<void> {
     await this.writes.run(async () => {
       this.writer.raw.exec("PRAGMA wal_checkpoint(PASSIVE)");
+    });
+  }
+
+  /** The WAL file's size in bytes (0 when there is none). */
+  walSize(): number {
+    try {
+      return statSync(`${this.path}-wal`).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  /**
+   * Moves the whole WAL into the database file and empties it. Holds this process's
+   * writers while it runs and waits (busy timeout) for other connections' transactions.
+   */
+  async truncateWal(): Promise<void> {
+    await this.writes.run(async () => {
+      this.writer.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     });
   }
 

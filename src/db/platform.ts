@@ -3,6 +3,7 @@ import type { Plan } from "../plans";
 import type { Db, Queryable, SqlValue } from "./driver";
 import { openDb } from "./open";
 import { platformMigrations } from "./schema";
+import { settleCrashedLoad } from "./staging";
 
 export interface StoreSettings {
   manualCustomerApproval: boolean;
@@ -85,8 +86,11 @@ export async function writeStore(q: Queryable, store: NewStore, now: number, rep
 export class Platform {
   private constructor(readonly db: Db) {}
 
+  /** Opens the registry; a load that crashed half way is finished or undone first. */
   static async open(dataDir: string): Promise<Platform> {
-    return new Platform(await openDb(`file:${join(dataDir, "platform.db")}`, platformMigrations));
+    const db = await openDb(`file:${join(dataDir, "platform.db")}`, platformMigrations);
+    await settleCrashedLoad(dataDir, db);
+    return new Platform(db);
   }
 
   async listStores(): Promise<Store[]> {

@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { Checkpointer } from "./checkpointer";
+import { ApiError } from "../errors";
+import { Checkpointer, walLimitBytes } from "./checkpointer";
 import type { Db } from "./driver";
 import { NativeDb } from "./native";
 import { openDb } from "./open";
@@ -54,8 +56,15 @@ export class StorePool {
   private checkpointTimer: ReturnType<typeof setInterval> | undefined;
   private checkpointer: Checkpointer | null = null;
   private closesSinceCollection = 0;
+  /** Acquires that had to open the database (for metrics). */
+  private missCount = 0;
   /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
   private mostRecent: string | undefined;
+  /**
+   * Whether a store's first use creates its database file. A server turns this off: a
+   * registered store whose file is missing is unavailable (503), never silently empty.
+   */
+  createMissing = true;
 
   constructor(
     readonly dataDir: string,
@@ -80,7 +89,12 @@ export class StorePool {
     if (open) return open;
     let entry = this.entries.get(slug);
     if (!entry) {
-      const db = openDb(`file:${storeDbPath(this.dataDir, slug)}`, storeMigrations);
+      this.missCount++;
+      const path = storeDbPath(this.dataDir, slug);
+      const db =
+        this.createMissing || existsSync(path)
+          ? openDb(`file:${path}`, storeMigrations)
+          : Promise.reject(new ApiError("store_unavailable", "This store is unavailable right now; try again later."));
       const created: Entry = { db, leases: 0 };
       db.then(
         (opened) => (created.open = opened),
@@ -123,6 +137,15 @@ export class StorePool {
     return this.entries.size;
   }
 
+  get misses(): number {
+    return this.missCount;
+  }
+
+  /** The stores whose database is open now (for metrics). */
+  openSlugs(): string[] {
+    return [...this.entries].filter(([, entry]) => entry.open).map(([slug]) => slug);
+  }
+
   private evictIdle(): void {
     if (this.entries.size <= this.maxOpen) return;
     for (const [slug, entry] of this.entries) {
@@ -156,9 +179,16 @@ export class StorePool {
   private async checkpointWritten(): Promise<void> {
     const settled = await Promise.allSettled([...this.entries.values()].map((e) => e.db));
     const paths: string[] = [];
+    const walLimit = walLimitBytes();
     for (const result of settled) {
       if (result.status !== "fulfilled") continue;
       const db = result.value;
+      // Under sustained writes passive checkpoints may never bring the WAL back to its
+      // start, so it grows without bound; past the limit one checkpoint empties it.
+      if (db instanceof NativeDb && db.walSize() > walLimit) {
+        db.truncateWal().catch(() => {});
+        continue;
+      }
       if (db instanceof NativeDb && this.checkpointer?.alive) {
         if (db.takeWritten()) paths.push(db.path);
       } else {

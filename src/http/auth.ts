@@ -21,6 +21,8 @@ const unauthorized = () =>
   new ApiError(
     "unauthorized",
     "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
+    {},
+    { "WWW-Authenticate": 'Bearer realm="storeapi"' },
   );
 
 const tooManyFailures = (seconds: number) =>

@@ -33,6 +33,11 @@ declare module "hono" {
 const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
+/**
+ * A 4xx answer longer than this is not kept, so a record cannot grow with what a client
+ * sends (with echoes cut to 100 characters none is this long); a retry is checked afresh.
+ */
+const MAX_KEPT_ERROR_CHARS = 4096;
 /** Expired records deleted per stored answer: bounded work, yet the table cannot grow without end. */
 const PURGE_BATCH = 100;
 
@@ -53,7 +58,7 @@ export function readIdempotencyKey(c: AppContext, rawBody: unknown): void {
   c.set("idempotency", { key, body: rawBody });
 }
 
-/** JSON with object keys sorted at every level and no whitespace. */
+/** JSON with object keys sorted at every level and no whitespace (bodies are at most `MAX_BODY_DEPTH` deep). */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
@@ -144,11 +149,13 @@ function once(c: AppContext, request: IdempotentRequest, execute: (scope: Scope,
   });
 }
 
-/** Stores a 4xx answer under the request's key (not 429: a retry may succeed), then throws it. */
+/** Stores a 4xx answer under the request's key (not 429: a retry may succeed; not an outsized one), then throws it. */
 async function rememberError(c: AppContext, scope: Scope, print: string, error: unknown): Promise<never> {
   if (keepsError(error)) {
     const stored = { fingerprint: print, status: error.status, body: errorBody(error) };
-    await c.var.db.transaction((tx) => storeAnswer(tx, scope, stored, c.var.deps.now()));
+    if (stored.body.length <= MAX_KEPT_ERROR_CHARS) {
+      await c.var.db.transaction((tx) => storeAnswer(tx, scope, stored, c.var.deps.now()));
+    }
   }
   throw error;
 }

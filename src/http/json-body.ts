@@ -1,13 +1,21 @@
-import { ApiError, invalidField } from "../errors";
+import { ApiError, ClientClosed, invalidField } from "../errors";
 import type { AppContext } from "./context";
 
 const MAX_BODY_BYTES = 1_048_576;
+/**
+ * Objects and arrays nested deeper than this are refused before anything walks the body,
+ * so no code on the request path recurses as deep as a client likes.
+ */
+export const MAX_BODY_DEPTH = 32;
 
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 const DECIMAL = /^\d+$/;
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
-/** POST/PATCH bodies: JSON only (415), parsable (400 invalid_json), an object (400 invalid_field), ≤ 1 MiB. */
+/**
+ * POST/PATCH bodies: JSON only (415), parsable (400 invalid_json), an object nested at most
+ * `MAX_BODY_DEPTH` levels (400 invalid_field), ≤ 1 MiB. A client that hangs up is `ClientClosed`.
+ */
 export async function readJsonBody(c: AppContext): Promise<Record<string, unknown>> {
   const type = c.req.header("content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) {
@@ -20,7 +28,14 @@ export async function readJsonBody(c: AppContext): Promise<Record<string, unknow
   // read in one piece; only a chunked one is streamed, counting bytes as they arrive (the
   // stream reader cost ~8% of a PATCH).
   const sized = length !== undefined && DECIMAL.test(length) && c.req.header("transfer-encoding") === undefined;
-  const bytes = sized ? new Uint8Array(await c.req.raw.arrayBuffer()) : await readLimited(c.req.raw.body, MAX_BODY_BYTES);
+  let bytes: Uint8Array;
+  try {
+    bytes = sized ? new Uint8Array(await c.req.raw.arrayBuffer()) : await readLimited(c.req.raw.body, MAX_BODY_BYTES);
+  } catch (error) {
+    // Our own 413 aside, a body that cannot be read is one the client stopped sending (Bun
+    // also aborts the request's signal; Deno's read fails with the signal untouched).
+    throw error instanceof ApiError ? error : new ClientClosed("the client closed the connection before sending its body");
+  }
   let body: unknown;
   try {
     body = JSON.parse(UTF8.decode(bytes));
@@ -30,7 +45,34 @@ export async function readJsonBody(c: AppContext): Promise<Record<string, unknow
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw invalidField("body", "The body must be a JSON object.");
   }
+  if (nestedDeeperThan(bytes, MAX_BODY_DEPTH)) {
+    throw invalidField("body", `The body is nested more than ${MAX_BODY_DEPTH} levels deep; send flatter JSON.`);
+  }
   return body as Record<string, unknown>;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+
+/** Whether valid JSON text nests objects and arrays more than `limit` levels deep (one pass, no recursion). */
+function nestedDeeperThan(json: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const byte = json[i];
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
+  }
+  return false;
 }
 
 /** Reads a body stream, stopping as soon as it passes `limit` bytes (chunked bodies have no length). */

@@ -1,15 +1,16 @@
 import * as v from "valibot";
-import { ApiError, invalidField, invalidParameter } from "../errors";
+import { ApiError, echo, invalidField, invalidParameter } from "../errors";
 import { searchParamsOf } from "./request-url";
 
 type Schema = v.GenericSchema;
 
 function describeIssue(issue: v.BaseIssue<unknown>, field: string, noun: "Field" | "Parameter"): string {
-  if (issue.type === "strict_object" || issue.type === "never") return `${noun} "${field}" is not allowed here.`;
+  // A strict object reports both a missing key (expected `"name"`) and an unknown one (expected "never").
+  if (issue.expected === "never" || issue.type === "never") return `${noun} "${field}" is not allowed here.`;
   if (issue.received === "undefined" && issue.kind === "schema") return `${noun} "${field}" is required.`;
   const custom = issue.message && !issue.message.startsWith("Invalid ") ? issue.message : null;
   if (custom) return `${noun} "${field}" ${custom}`;
-  return `${noun} "${field}" must be ${issue.expected ?? "valid"} (received ${issue.received}).`;
+  return `${noun} "${field}" must be ${issue.expected ?? "valid"} (received ${echo(issue.received)}).`;
 }
 
 /** The output of `schema` for `input`; the first problem is thrown as `fail(field, message)`. */
@@ -23,7 +24,7 @@ function validate<S extends Schema>(
   const result = v.safeParse(schema, input, { abortEarly: true });
   if (result.success) return result.output;
   const issue = result.issues[0];
-  const field = v.getDotPath(issue) ?? fallbackField;
+  const field = echo(v.getDotPath(issue) ?? fallbackField);
   throw fail(field, describeIssue(issue, field, noun));
 }
 
@@ -42,7 +43,7 @@ export function queryObject(url: string): Record<string, string> {
   if (!url.includes("?")) return result;
   const params = searchParamsOf(url);
   for (const [name, value] of params) {
-    if (name in result) throw invalidParameter(name, `Parameter "${name}" may be given only once.`);
+    if (name in result) throw invalidParameter(name, `Parameter "${echo(name)}" may be given only once.`);
     result[name] = value;
   }
   return result;

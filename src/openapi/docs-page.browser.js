@@ -259,12 +259,15 @@
   }
   /** @type {HTMLInputElement} */
   var keyInput;
+  /** @type {HTMLInputElement} */
+  var hostInput;
   /**
    * @param {string} path
    * @param {string} method
    * @param {Operation} op
+   * @param {string} id
    */
-  function tryIt(path, method, op) {
+  function tryIt(path, method, op, id) {
     var params = (op.parameters || []).map(param).filter(function (p) { return p.in !== "header" || p.name === "Idempotency-Key"; });
     /** @type {Record<string, HTMLInputElement>} */
     var inputs = {};
@@ -284,6 +287,16 @@
     var out = el("pre", { class: "hidden" });
     var send = el("button", { type: "button", text: "Send " + method.toUpperCase() });
     send.addEventListener("click", function () {
+      out.className = "";
+      var host = hostInput.value.trim();
+      if (!/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(host)) { out.textContent = "Enter your store's host above first (like shop1.example.com)."; return; }
+      if (host.toLowerCase() !== location.host.toLowerCase()) {
+        out.textContent = "";
+        var there = location.protocol + "//" + host + location.pathname + "#" + id;
+        out.appendChild(document.createTextNode("This page can only send requests to its own host. Open it on " + host + " and try there: "));
+        out.appendChild(el("a", { href: there, text: there }));
+        return;
+      }
       var url = path;
       /** @type {string[]} */
       var query = [];
@@ -300,7 +313,7 @@
       /** @type {RequestInit} */
       var init = { method: method.toUpperCase(), headers: headers };
       if (bodyInput) { headers["Content-Type"] = "application/json"; init.body = bodyInput.value; }
-      out.className = ""; out.textContent = method.toUpperCase() + " " + url + " …";
+      out.textContent = method.toUpperCase() + " " + url + " …";
       fetch(url, init).then(function (res) {
         return res.text().then(function (text) {
           var lines = [res.status + " " + res.statusText];
@@ -313,7 +326,7 @@
     });
     box.appendChild(send);
     box.appendChild(out);
-    return el("details", {}, [el("summary", { text: "Try it (sent to this host)" }), box]);
+    return el("details", {}, [el("summary", { text: "Try it (sent to the store host above)" }), box]);
   }
   /**
    * @param {string} path
@@ -337,7 +350,7 @@
     card.appendChild(el("h4", { text: "Responses" }));
     var responses = op.responses || {};
     Object.keys(responses).forEach(function (status) { card.appendChild(response(status, responses[status])); });
-    if (method !== "options") card.appendChild(tryIt(path, method, op));
+    if (method !== "options") card.appendChild(tryIt(path, method, op, id));
     return card;
   }
   var side = /** @type {HTMLElement} */ (document.getElementById("side")), main = /** @type {HTMLElement} */ (document.getElementById("main"));
@@ -347,7 +360,15 @@
   side.appendChild(filter);
   side.appendChild(el("a", { href: "openapi.json", text: "openapi.json" }));
   keyInput = el("input", { type: "password", placeholder: "svc_sk_… (kept in this page only)", autocomplete: "off" });
-  main.appendChild(el("div", { id: "keybar" }, [el("span", { text: "API key for Try it:" }), keyInput]));
+  var onStoreHost = document.body.getAttribute("data-store-host") === "yes";
+  hostInput = el("input", { type: "text", placeholder: "your store's host, like shop1.example.com", autocomplete: "off", id: "store-host" });
+  if (onStoreHost) hostInput.value = location.host;
+  main.appendChild(el("div", { id: "keybar" }, [el("span", { text: "Store host:" }), hostInput, el("span", { text: "API key:" }), keyInput]));
+  var note = /** @type {HTMLElement} */ (document.getElementById("hostnote"));
+  note.appendChild(document.createTextNode(onStoreHost
+    ? " This page is on the store host " + location.host + "."
+    : " This page's host (" + location.host + ") is not a store's: type your store's host above."));
+  main.appendChild(note);
   var intro = el("section", { class: "card intro", id: "overview" }, [el("h3", { text: "Overview" })]);
   intro.appendChild(markdown(doc.info.description));
   main.appendChild(intro);

@@ -1,8 +1,13 @@
 /**
  * The API reference page: one self-contained HTML document (inline style and script,
  * the OpenAPI document embedded), so it needs nothing from any other host. Its Content
- * Security Policy lets it talk only to the host that served it ("Try it"). The script
- * that renders the document is its own file, type-checked, embedded as text.
+ * Security Policy lets it talk only to the host that served it ("Try it").
+ *
+ * The Host header picks the store, and a page cannot send another host's requests (no
+ * CORS, `connect-src 'self'`), so Try it runs against the store host the user picks: the
+ * page's own host when it is a store's (prefilled), else Try it opens this page on the host
+ * typed in, where it can send. The script that renders the document is its own file,
+ * type-checked, embedded as text.
  */
 import SCRIPT from "./docs-page.browser.js" with { type: "text" };
 
@@ -58,7 +63,8 @@ pre{background:#0f172a;color:#e2e8f0;padding:10px 12px;border-radius:8px;overflo
 .try textarea{min-height:120px}
 button{margin-top:8px;background:#2456c6;color:#fff;border:0;border-radius:6px;padding:6px 14px;font-weight:600;cursor:pointer}
 #keybar{position:sticky;top:0;z-index:2;background:#f6f7f9;padding:8px 0 10px;display:flex;gap:8px;align-items:center;font-size:13px}
-#keybar input{flex:1;max-width:480px;padding:5px 8px;border:1px solid #cfd5dd;border-radius:6px;font:13px ui-monospace,monospace}
+#keybar input{flex:1;max-width:320px;padding:5px 8px;border:1px solid #cfd5dd;border-radius:6px;font:13px ui-monospace,monospace}
+#hostnote{font-size:13px;color:#4b5563;margin:0 0 14px}
 .intro p{margin:8px 0}
 .hidden{display:none}
 `;
@@ -66,7 +72,13 @@ button{margin-top:8px;background:#2456c6;color:#fff;border:0;border-radius:6px;p
 /** JSON inside a <script> element: `<` escaped so no `</script>` can end it early. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
 
-export function docsPage(document: unknown): string {
+/** The note beside Try it's host field (also in the page's HTML, for readers without the script). */
+export const HOST_NOTE =
+  "Try it sends each request to the store host you pick: the Host header picks the store. " +
+  "This page can only send requests to the host it was opened on (the API has no CORS), so for another host Try it offers a link to this page there.";
+
+/** `onStoreHost`: whether the page is served at a store's host (Try it's host is prefilled). */
+export function docsPage(document: unknown, { onStoreHost = false } = {}): string {
   const title = "Store Management API reference";
   return `<!doctype html>
 <html lang="en">
@@ -77,8 +89,9 @@ export function docsPage(document: unknown): string {
 <title>${title}</title>
 <style>${STYLE}</style>
 </head>
-<body>
+<body data-store-host="${onStoreHost ? "yes" : "no"}">
 <nav id="side"></nav>
+<p id="hostnote">${HOST_NOTE}</p>
 <main id="main"><noscript>This page needs JavaScript; the document itself is at <a href="openapi.json">openapi.json</a>.</noscript></main>
 <script type="application/json" id="openapi">${scriptJson(document)}</script>
 <script>${SCRIPT}</script>

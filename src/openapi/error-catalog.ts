@@ -107,6 +107,16 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     example: "Something went wrong on our side; try again later.",
     rateHeaders: "sometimes",
   },
+  service_unavailable: {
+    when: "`GET /healthz` only: the platform database cannot be read or the data directory is not writable (the message says which).",
+    example: "Unhealthy: the data directory is not writable.",
+    rateHeaders: "never",
+  },
+  store_unavailable: {
+    when: "The store's database file is missing on the server; the operator is told in the log.",
+    example: "This store is unavailable right now; try again later.",
+    rateHeaders: "never",
+  },
 };
 
 const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_STATUS, code);
@@ -123,6 +133,7 @@ const AUTHENTICATED: ErrorCode[] = [
   "insufficient_scope",
   "invalid_parameter",
   "server_error",
+  "store_unavailable",
 ];
 
 const WITH_BODY: ErrorCode[] = ["json_required", "payload_too_large", "invalid_json", "invalid_field"];

@@ -8,6 +8,10 @@ import type { Runtime } from "./runtime";
 export const bunRuntime: Runtime = {
   name: "bun",
 
+  get version() {
+    return `Bun ${Bun.version}`;
+  },
+
   serve({ hostname, port, tls, maxRequestBodySize, fetch }) {
     const secure = Boolean(tls);
     const server = Bun.serve({

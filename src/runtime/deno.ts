@@ -2,6 +2,7 @@ import type { Runtime } from "./runtime";
 
 /** The part of Deno's global this file uses (the project type-checks against Bun's types). */
 declare const Deno: {
+  version: { deno: string };
   serve(
     options: { hostname: string; port: number; cert?: string; key?: string; onListen(): void },
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
@@ -15,6 +16,10 @@ declare const Deno: {
  */
 export const denoRuntime: Runtime = {
   name: "deno",
+
+  get version() {
+    return `Deno ${Deno.version.deno}`;
+  },
 
   serve({ hostname, port, tls, fetch }) {
     const secure = Boolean(tls);

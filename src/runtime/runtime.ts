@@ -6,6 +6,8 @@
  */
 export interface Runtime {
   readonly name: "bun" | "deno";
+  /** The runtime and its version, e.g. "Bun 1.4.5", for `storeapi --version`. */
+  readonly version: string;
   /** Starts an HTTP(S) server listening at once; throws when the address is taken. */
   serve(options: ServeOptions): HttpServer;
   sleep(ms: number): Promise<void>;

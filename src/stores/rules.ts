@@ -1,0 +1,46 @@
+import * as v from "valibot";
+import { email, text } from "../http/schemas";
+import { PLANS } from "../plans";
+
+/**
+ * What a store record may hold, wherever it comes from: `stores add/set`, a fixture, the
+ * management API. Messages finish a sentence that starts with the field's name or path.
+ */
+
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const HOST_PATTERN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+
+export const slugSchema = v.pipe(v.string("must be a string."), v.regex(SLUG_PATTERN, "must be lower-case letters, digits and inner hyphens."));
+
+export const storeNameSchema = v.pipe(text(100), v.minLength(1, "must not be empty."));
+
+/**
+ * One address, nothing else: valibot's email pattern has no room for spaces, commas,
+ * angle brackets or CR/LF, so a value can never add a recipient or a header.
+ */
+export const ownerEmailSchema = email();
+
+export const planSchema = v.picklist(PLANS, `must be one of ${PLANS.join(", ")}.`);
+
+/** The last label all digits: `10.0.0.1`, and what URL parsers read as IPv4 (`1.2.3.010`). */
+const looksLikeIp = (host: string) => /(^|\.)\d+$/.test(host);
+
+/** A store's own host name, lower-cased: at least two labels, not an IP literal, no trailing dot. */
+export const domainSchema = v.pipe(
+  v.string("must be a string."),
+  v.check((s) => !s.endsWith("."), "must not end with a dot."),
+  v.regex(HOST_PATTERN, "must be a host name like shop.example.com."),
+  v.check((s) => !looksLikeIp(s), "must be a host name, not an IP address."),
+  v.check((s) => s.includes("."), "must be a host name with at least two labels, like shop.example.com."),
+  v.transform((s) => s.toLowerCase()),
+);
+
+/**
+ * Whether a store's own domain lies under the platform domain, where `{slug}.{platform}`
+ * addresses live: such a domain could take over another store's address, so it is refused.
+ */
+export function domainUnderPlatform(domain: string, platformDomain: string): boolean {
+  const name = domain.toLowerCase().replace(/\.$/, "");
+  const platform = platformDomain.toLowerCase().replace(/\.$/, "");
+  return name === platform || name.endsWith(`.${platform}`);
+}

@@ -1,0 +1,273 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadFixture } from "../src/fixtures/load";
+import { isOneCleanLine, storeapi } from "./cli-run";
+import { KEYS, send, tempDir, testStore } from "./helpers";
+import { spawnServer } from "./process";
+
+// What a first-time operator types, and what they read back (issue 13, items 9 and 10 and
+// "CLI messages"; issue 19, item 1).
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function freshData(): string {
+  const dir = tempDir("storeapi-cli-operator-");
+  dirs.push(dir);
+  return join(dir, "data");
+}
+
+const add = (data: string, slug: string, ...flags: string[]) =>
+  storeapi(["stores", "add", slug, "--domain", `${slug}.example.com`, "--plan", "growth", "--owner-email", `owner@${slug}.example.com`, ...flags, "--data", data]);
+
+describe("stores add/set: owner email, name and domain are checked like a fixture's", () => {
+  test("an owner email that is not exactly one address is exit 2 with one line, and nothing is stored", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    const cases: Array<[string[], string]> = [
+      [["stores", "add", "shop2", "--domain", "shop2.example.com", "--plan", "growth", "--owner-email", "a@x.com, bcc@evil.com"], '"a@x.com, bcc@evil.com"'],
+      [["stores", "add", "shop2", "--domain", "shop2.example.com", "--plan", "growth", "--owner-email", "a@x.com\r\nBcc: e@evil.com"], '"a@x.com\\r\\nBcc: e@evil.com"'],
+      [["stores", "set", "shop1", "--owner-email", "Owner <a@x.com>"], '"Owner <a@x.com>"'],
+      [["stores", "set", "shop1", "--owner-email", "a@x.com b@y.com"], '"a@x.com b@y.com"'],
+    ];
+    for (const [args, shown] of cases) {
+      const result = await storeapi([...args, "--data", data]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`storeapi: --owner-email ${shown} must be a valid email address.\n`);
+    }
+    const list = await storeapi(["stores", "list", "--json", "--data", data]);
+    expect(list.json.map((s: { slug: string; ownerEmail: string }) => [s.slug, s.ownerEmail])).toEqual([["shop1", "owner@shop1.example.com"]]);
+  });
+
+  test("--name is 1 to 100 characters", async () => {
+    const data = freshData();
+    const long = "n".repeat(101);
+    expect((await add(data, "shop1", "--name", long)).stderr).toBe(`storeapi: --name "${long}" must be at most 100 characters long.\n`);
+    expect((await add(data, "shop1", "--name", "")).stderr).toBe('storeapi: --name "" must not be empty.\n');
+    expect((await add(data, "shop1", "--name", "n".repeat(100))).code).toBe(0);
+    expect((await storeapi(["stores", "set", "shop1", "--name", long, "--data", data])).code).toBe(2);
+  });
+
+  test("an own domain under the platform domain, localhost, an IP literal or a trailing dot is refused", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    const domain = async (value: string, ...flags: string[]) => {
+      const result = await storeapi(["stores", "add", "shop2", "--domain", value, "--plan", "growth", "--owner-email", "o@shop2.example.com", ...flags, "--data", data]);
+      expect(result.code).toBe(2);
+      expect(isOneCleanLine(result.stderr)).toBe(true);
+      return result.stderr;
+    };
+    const under = (name: string, platform: string) =>
+      `storeapi: --domain "${name}" lies under the platform domain "${platform}", where {slug}.${platform} addresses live; use the store's own domain\n`;
+    expect(await domain("shop1.localhost")).toBe(under("shop1.localhost", "localhost"));
+    expect(await domain("X.Shop1.LocalHost")).toBe(under("x.shop1.localhost", "localhost"));
+    expect(await domain("shop1.stores.example.net", "--platform-domain", "stores.example.net")).toBe(under("shop1.stores.example.net", "stores.example.net"));
+    expect(await domain("stores.example.net", "--platform-domain", "stores.example.net")).toBe(under("stores.example.net", "stores.example.net"));
+    expect(await domain("localhost")).toBe('storeapi: --domain "localhost" must be a host name with at least two labels, like shop.example.com.\n');
+    expect(await domain("127.0.0.1")).toBe('storeapi: --domain "127.0.0.1" must be a host name, not an IP address.\n');
+    expect(await domain("shop2.example.com.")).toBe('storeapi: --domain "shop2.example.com." must not end with a dot.\n');
+    // stores set, and the platform domain from the environment, as serve reads it
+    const set = await storeapi(["stores", "set", "shop1", "--domain", "shop2.localhost", "--data", data]);
+    expect([set.code, set.stderr]).toEqual([2, under("shop2.localhost", "localhost")]);
+    const fromEnv = await storeapi(["stores", "set", "shop1", "--domain", "a.shops.example.org", "--data", data], {
+      env: { STOREAPI_PLATFORM_DOMAIN: "shops.example.org" },
+    });
+    expect([fromEnv.code, fromEnv.stderr]).toEqual([2, under("a.shops.example.org", "shops.example.org")]);
+    // the same name is fine when the platform domain is elsewhere
+    expect((await add(data, "shop3", "--domain", "shop3.localhost", "--platform-domain", "example.net")).code).toBe(0);
+    const list = await storeapi(["stores", "list", "--json", "--data", data]);
+    expect(list.json.map((s: { domain: string }) => s.domain)).toEqual(["shop1.example.com", "shop3.localhost"]);
+  });
+
+  test("stores set with nothing to change is exit 2 and says so", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    const result = await storeapi(["stores", "set", "shop1", "--data", data]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toBe(
+      "storeapi: nothing to change: give at least one of --plan, --domain, --manual-approval, --notify-status, --registration, --name, --owner-email\n",
+    );
+  });
+});
+
+describe("load: the same store rules", () => {
+  const loadStores = async (stores: unknown[], ...flags: string[]) => {
+    const data = freshData();
+    const file = join(data, "..", "fixture.json");
+    writeFileSync(file, JSON.stringify({ stores }));
+    return storeapi(["load", file, ...flags, "--data", data]);
+  };
+
+  test("an own domain under the platform domain is refused with its path", async () => {
+    const refused = await loadStores([testStore({ domain: "x.shop2.localhost" })]);
+    expect([refused.code, refused.stderr]).toEqual([
+      1,
+      'storeapi: fixture refused, nothing loaded: stores[0].domain: must not lie under the platform domain "localhost": {slug}.localhost addresses live there.\n',
+    ]);
+    const other = await loadStores([testStore({ domain: "shop1.shops.example.org" })], "--platform-domain", "shops.example.org");
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('stores[0].domain: must not lie under the platform domain "shops.example.org"');
+    expect((await loadStores([testStore({ domain: "shop1.localhost" })], "--platform-domain", "example.net")).code).toBe(0);
+  });
+
+  test("a trailing dot, an IP literal, a second owner address are refused with their path", async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ domain: "shop1.test." }, "stores[0].domain: must not end with a dot."],
+      [{ domain: "10.1.2.3" }, "stores[0].domain: must be a host name, not an IP address."],
+      [{ ownerEmail: "a@x.com, b@y.com" }, "stores[0].ownerEmail: must be a valid email address."],
+      [{ name: "" }, "stores[0].name: must not be empty."],
+    ];
+    for (const [overrides, message] of cases) {
+      const result = await loadStores([testStore(overrides)]);
+      expect([result.code, result.stderr]).toEqual([1, `storeapi: fixture refused, nothing loaded: ${message}\n`]);
+    }
+  });
+
+  test("an unknown field is named with its path and a sentence, not the validator's words", async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ colour: "red" }, "stores[0].colour"],
+      [{ settings: { registration: true, colour: "red" } }, "stores[0].settings.colour"],
+      [{ customers: [{ email: "a@b.example.com", colour: "red" }] }, "stores[0].customers[0].colour"],
+    ];
+    for (const [overrides, path] of cases) {
+      const result = await loadStores([testStore(overrides)]);
+      expect([result.code, result.stderr]).toEqual([
+        1,
+        `storeapi: fixture refused, nothing loaded: ${path}: is not a field here; remove it or check its spelling.\n`,
+      ]);
+    }
+  });
+});
+
+describe("keys create", () => {
+  test("a key with no permission at all is refused (exit 2); the notice is said to be queued", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    const none = await storeapi(["keys", "create", "shop1", "--name", "idle", "--data", data]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe("storeapi: a key needs at least one permission: give --products, --orders, --customers or --leads as read or write\n");
+    const allNone = await storeapi(["keys", "create", "shop1", "--name", "idle", "--orders", "none", "--leads", "none", "--data", data]);
+    expect(allNone.code).toBe(2);
+    expect((await storeapi(["keys", "list", "shop1", "--json", "--data", data])).json).toEqual([]);
+
+    const created = await storeapi(["keys", "create", "shop1", "--name", "erp", "--orders", "read", "--data", data]);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toEndWith("This is the only time the key is shown; store it now. An email to the store owner is queued.\n");
+    const deleted = await storeapi(["keys", "delete", "shop1", "1", "--data", data]);
+    expect(deleted.stdout).toMatch(/^deleted key 1 "erp" \(svc_sk_…\w{4}\) from shop1; an email to the store owner is queued\n$/);
+  });
+});
+
+describe("command-line messages", () => {
+  test("an unknown option or a missing value is one line in the operator's words", async () => {
+    const data = freshData();
+    const cases: Array<[string[], string]> = [
+      [["stores", "add", "shop1", "--colour", "red"], 'unknown option --colour for "storeapi stores add"; see storeapi stores add --help'],
+      [["stores", "list", "-x"], 'unknown option -x for "storeapi stores list"; see storeapi stores list --help'],
+      [["stores", "add", "shop1", "--plan", "growth", "--domain"], "--domain needs a value"],
+      [["stores", "add", "shop1", "--domain", "--plan", "growth"], "--domain needs a value"],
+      [["keys", "list", "shop1", "--json=yes"], "--json takes no value"],
+      [["serve", "--listen"], "--listen needs a value"],
+    ];
+    for (const [args, message] of cases) {
+      const result = await storeapi([...args, "--data", data]);
+      expect([args.join(" "), result.code, result.stderr]).toEqual([args.join(" "), 2, `storeapi: ${message}\n`]);
+    }
+  });
+
+  test("an environment variable's mistake names the variable", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    const result = await storeapi(["serve", "--data", data, "--listen", "127.0.0.1:0"], { env: { STOREAPI_RATE_LIMIT: "abc" } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('storeapi: STOREAPI_RATE_LIMIT must be a positive whole number, not "abc"\n');
+    const flag = await storeapi(["serve", "--data", data, "--listen", "127.0.0.1:0", "--rate-limit", "abc"]);
+    expect(flag.stderr).toBe('storeapi: --rate-limit must be a positive whole number, not "abc"\n');
+  });
+
+  test("a busy port is one clear line naming the address, exit 1", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
+    try {
+      const result = await storeapi(["serve", "--data", data, "--listen", `127.0.0.1:${taken.port}`, "--allow-http"]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(`storeapi: address 127.0.0.1:${taken.port} is already in use; stop what listens there or pick another --listen\n`);
+    } finally {
+      taken.stop(true);
+    }
+  });
+});
+
+describe("--version and --help", () => {
+  test("--version prints storeapi X.Y.Z from package.json, then the libSQL and Bun versions", async () => {
+    const { version } = JSON.parse(readFileSync(join(import.meta.dir, "..", "package.json"), "utf8"));
+    const result = await storeapi(["--version"]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines[0]).toBe(`storeapi ${version}`);
+    expect(lines[1]).toMatch(/^libSQL \d+\.\d+\.\d+ \(SQLite \d+\.\d+\.\d+\), Bun \d+\.\d+\.\d+/);
+    expect(lines.slice(2)).toEqual([""]);
+  });
+
+  // Every flag of operations.md, per command: each command's --help lists them all.
+  const FLAGS: Record<string, string[]> = {
+    serve: ["--listen HOST:PORT", "--tls-cert FILE", "--tls-key FILE", "--trust-proxy CIDRS", "--allow-http", "--platform-domain D",
+      "--rate-limit N", "--auth-failure-limit N", "--smtp URL", "--mail-dir DIR", "--mail-from ADDR", "--log-level L",
+      "--metrics-listen HOST:PORT"],
+    load: ["--replace", "--platform-domain D"],
+    "stores add": ["--domain D", "--plan P", "--owner-email E", "--name N", "--platform-domain D"],
+    "stores set": ["--plan P", "--domain D", "--manual-approval on/off", "--notify-status on/off", "--registration on/off", "--name N", "--owner-email E"],
+    "stores list": [],
+    "keys create": ["--name N", "--products P", "--orders P", "--customers P", "--leads P", "--expires never/30d/90d/1y"],
+    "keys list": [],
+    "keys delete": [],
+    "mail list": ["--store SLUG"],
+    openapi: [],
+    backup: [],
+  };
+  FLAGS.demo = FLAGS.serve;
+
+  test("every command's --help lists every flag it takes, and exits 0", async () => {
+    const results = await Promise.all(Object.keys(FLAGS).map((name) => storeapi([...name.split(" "), "--help"])));
+    for (const [i, [name, flags]] of Object.entries(FLAGS).entries()) {
+      const { code, stdout, stderr } = results[i];
+      expect([name, code, stderr]).toEqual([name, 0, ""]);
+      expect(stdout).toStartWith(`Usage: storeapi ${name}`);
+      const listed = [...stdout.matchAll(/^ {2}(--[a-z-]+(?: \S+)?)/gm)].map((m) => m[1]);
+      expect([name, listed]).toEqual([name, expect.arrayContaining([...flags, "--data DIR", "--json", "--help"])]);
+    }
+  });
+
+  test("a group's --help lists its commands; the overview names every command", async () => {
+    const keys = await storeapi(["keys", "--help"]);
+    expect(keys.code).toBe(0);
+    expect(keys.stdout).toContain("  keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]\n");
+    expect(keys.stdout).toContain("  keys delete SLUG ID\n");
+    expect(keys.stdout).not.toContain("stores add");
+    const overview = await storeapi(["--help"]);
+    for (const name of Object.keys(FLAGS)) expect(overview.stdout).toContain(`\n  ${name}`);
+  });
+});
+
+describe("Host with a trailing dot", () => {
+  test("shop1.test. and shop1.localhost. reach the same store as without the dot", async () => {
+    const data = freshData();
+    await loadFixture(data, { stores: [testStore({ products: [{ name: "Coffee", price: 10 }] })] });
+    const server = await spawnServer(data);
+    try {
+      for (const host of ["shop1.test", "shop1.test.", "SHOP1.TEST.:443", "shop1.localhost.", "shop1.localhost.:8080"]) {
+        const answer = await send(server.url, "/api/v1/products", { host, key: KEYS.all });
+        expect([host, answer.status, answer.json?.data?.[0]?.name]).toEqual([host, 200, "Coffee"]);
+      }
+      const nothing = await send(server.url, "/api/v1/products", { host: "shop1.test..", key: KEYS.all });
+      expect(nothing.status).toBe(404);
+    } finally {
+      await server.signal("SIGKILL");
+    }
+  });
+});
