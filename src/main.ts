@@ -14,6 +14,8 @@ import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
 import { SchemaTooNewError } from "./db/migrate";
 import { DataDirError } from "./db/data-dir";
+import { bunRuntime } from "./runtime/bun";
+import { type Runtime, useRuntime } from "./runtime/runtime";
 
 const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...hostKeysCommands, adminLinkCommand, ...mailCommands, openapiCommand, backupCommand];
 
@@ -83,7 +85,9 @@ export async function main(argv: string[]): Promise<number> {
 /** Resolves once everything written to stdout so far has been handed to the OS (pipes are async). */
 const stdoutFlushed = () => new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
 
-if (import.meta.main) {
+/** Runs the command line on the chosen runtime (this file is Bun's entry, src/main-deno.ts Deno's). */
+export async function runMain(choice: Runtime): Promise<void> {
+  useRuntime(choice);
   // Data files hold customer data and secrets: everything this process creates is owner only.
   process.umask(0o077);
   const code = await main(process.argv.slice(2));
@@ -93,3 +97,5 @@ if (import.meta.main) {
     process.exit(code);
   }
 }
+
+if (import.meta.main) await runMain(bunRuntime);

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { StorePool } from "./db/pool";
 import type { AuthFailures } from "./http/auth-failures";
+import { runtime } from "./runtime/runtime";
 
 /** How many stores `storeapi_store_wal_bytes` lists: the largest WAL files. */
 const LARGEST_WALS = 10;
@@ -151,9 +152,10 @@ async function largestWals(dir: string): Promise<{ store: string; bytes: number 
 
 /** Serves `GET /metrics` on its own address; nothing else is there. */
 export function serveMetrics(metrics: Metrics, hostname: string, port: number) {
-  return Bun.serve({
+  return runtime().serve({
     hostname,
     port,
+    maxRequestBodySize: 64 * 1024,
     fetch: async (request) => {
       const { pathname } = new URL(request.url);
       if (pathname !== "/metrics") return new Response("not found: metrics are at /metrics\n", { status: 404 });

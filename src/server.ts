@@ -18,6 +18,7 @@ import { MailWorker } from "./mail/worker";
 import { Metrics, serveMetrics } from "./metrics";
 import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
+import { runtime } from "./runtime/runtime";
 
 export interface RunningServer {
   url: string;
@@ -120,19 +121,13 @@ async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLoc
   };
   const app = createApp(deps);
   const tls = config.tls ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") } : undefined;
-  const server = Bun.serve({
+  const server = runtime().serve({
     hostname: config.hostname,
     port: config.port,
     tls,
     // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
     maxRequestBodySize: 64 * 1024 * 1024,
-    fetch: (request, srv) =>
-      app.fetch(request, {
-        get peerIp() {
-          return srv.requestIP(request)?.address ?? "unknown";
-        },
-        tls: Boolean(tls),
-      }),
+    fetch: app.fetch,
   });
   const metricsServer = metrics && config.metrics ? serveMetrics(metrics, config.metrics.hostname, config.metrics.port) : null;
   const mailScanned = mail.start();
@@ -144,8 +139,8 @@ async function serveLocked(config: ServeConfig, logger: Logger, lock: DataDirLoc
   let stopping: Promise<void> | undefined;
   return {
     url: `${scheme}://${hostPort(config.hostname, server.port)}`,
-    metricsUrl: metricsServer ? `http://${hostPort(metricsServer.hostname ?? "", metricsServer.port)}/metrics` : null,
-    port: server.port ?? config.port,
+    metricsUrl: metricsServer && config.metrics ? `http://${hostPort(config.metrics.hostname, metricsServer.port)}/metrics` : null,
+    port: server.port,
     logger,
     openFilesLimit: openFiles?.soft ?? null,
     maxOpenStores,

@@ -4,9 +4,11 @@ import { join } from "node:path";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import Ajv2020 from "ajv/dist/2020";
 import { ERROR_STATUS, MANAGE_ONLY_CODES } from "../src/errors";
+import { Window } from "happy-dom";
 import { openApiDocument } from "../src/openapi";
 import { buildOpenApi, openApiPath } from "../src/openapi/document";
 import { docsPage, HOST_NOTE } from "../src/openapi/docs-page";
+import SCRIPT from "../src/openapi/docs-page.browser.js" with { type: "text" };
 import { apiRoutes } from "../src/routes";
 import { expectDocumented, validatorAt } from "./contract";
 
@@ -202,6 +204,22 @@ describe("reference page", () => {
     expect(JSON.parse(embedded?.[1] ?? "")).toEqual(doc);
     const hostile = docsPage({ info: { title: "</script><script>alert(1)</script>" } });
     expect(hostile).not.toContain("</script><script>alert(1)");
+  });
+
+  test("its script is docs-page.browser.js as written, and renders every operation with a link and a Try it form", () => {
+    expect(page).toContain(`<script>${SCRIPT}</script>`);
+    expect(SCRIPT).not.toMatch(/<\/script/i);
+    const window = new Window({ settings: { disableJavaScriptEvaluation: true } });
+    window.document.write(page);
+    new Function("document", "fetch", "location", SCRIPT)(window.document, () => Promise.reject(new Error("no network here")), window.location);
+    const all = (selector: string) => [...window.document.querySelectorAll(selector)].map((node) => node.textContent);
+    const operations = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+      Object.keys(item).filter((method) => method !== "options").map((method) => `${method.toUpperCase()}${path}`),
+    );
+    expect(all("#main section.card h3").sort()).toEqual(["Overview", ...operations].sort());
+    expect(all("#side a[href^='#op-']").length).toBe(operations.length);
+    expect(all("#main section.card details > summary").filter((text) => text === "Try it (sent to the store host above)").length).toBe(operations.length);
+    window.close();
   });
 });
 

@@ -20,6 +20,9 @@ export function storeapiCommand(): string[] {
   return bin ? [bin] : [BUN, join(ROOT, "src/main.ts")];
 }
 
+/** Whether the server under test runs on Deno (scripts/storeapi-deno): see the README on what differs. */
+export const serverRunsOnDeno = (): boolean => (process.env.STOREAPI_BIN ?? "").endsWith("storeapi-deno");
+
 /** Runs a CLI command to completion. */
 export async function runCli(args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn([...storeapiCommand(), ...args], {
@@ -38,11 +41,17 @@ export async function runCli(args: string[], env: Record<string, string> = {}) {
 
 /**
  * Starts `storeapi serve` as its own process on a free loopback port and waits for its
- * "listening" log line (bounded: fails after 30 s, room for a loaded machine).
+ * "listening" log line (bounded: fails after 30 s, room for a loaded machine). Plain HTTP
+ * is allowed unless told not.
  */
-export async function spawnServer(dataDir: string, flags: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function spawnServer(
+  dataDir: string,
+  flags: string[] = [],
+  env: Record<string, string> = {},
+  { allowHttp = true } = {},
+): Promise<ServerProcess> {
   const proc = Bun.spawn(
-    [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", "info", ...flags],
+    [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", ...(allowHttp ? ["--allow-http"] : []), "--log-level", "info", ...flags],
     { stdout: "pipe", stderr: "pipe", stdin: "ignore", env: { ...process.env, ...env } },
   );
   const reader = proc.stdout.getReader();

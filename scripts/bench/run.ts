@@ -10,6 +10,8 @@
  * 3. starts ./storeapi, a raw Bun.serve and a bare Hono + libsql app (scripts/bench/anchor.ts)
  *    on one core, and drives them from the other with wrk (autocannon if wrk is missing),
  *    interleaving anchor and real scenario round by round;
+ *    The same sources under Deno (scripts/storeapi-deno, on the same data) answer GET one order
+ *    and PATCH as a ratio to the compiled binary, each round's pair back to back;
  * 4. times single 500-item batches, touches all small stores and reads the server's RSS;
  * 5. prints the table and writes bench/results.md.
  * --only runs just the named scenarios with their anchors (no results file); --profile ID runs only that scenario (and its anchor) against `bun --cpu-prof-md src/main.ts`
@@ -91,7 +93,7 @@ const LOAD_CPU = cores >= 2 ? "1" : null;
 /** --inline-checkpoints: the server checkpoints on its request thread (the A/B of the checkpoint worker). */
 const SERVER_ENV: Record<string, string> = flags["inline-checkpoints"] ? { STOREAPI_CHECKPOINTS: "inline" } : {};
 
-type Target3 = "real" | "hono" | "static";
+type Target3 = "real" | "hono" | "static" | "deno";
 
 interface Scenario {
   id: string;
@@ -196,6 +198,7 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
     { id: "healthz", label: "GET /healthz", target: "real", spec: get("/healthz"), connections: c, anchor: "static" },
     { id: "a-point", label: "anchor: point read", target: "hono", spec: get(`${API}/orders/{id}`, orders), connections: c },
     { id: "get-order", label: "GET /orders/{id}", target: "real", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "a-point" },
+    { id: "deno-get-order", label: "GET /orders/{id} under Deno", target: "deno", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "get-order" },
     { id: "a-list", label: "anchor: keyset list of 50", target: "hono", spec: get(`${API}/orders?limit=50`), connections: c },
     { id: "list-1", label: "GET /orders?limit=50 (page 1)", target: "real", spec: get(`${API}/orders?limit=50`), connections: c, anchor: "a-list", check: listCheck(orders) },
     {
@@ -211,6 +214,7 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
     { id: "products", label: "GET /products?limit=50", target: "real", spec: get(`${API}/products?limit=50`), connections: c, anchor: "a-products", check: listCheck() },
     { id: "a-update", label: "anchor: single-row UPDATE", target: "hono", spec: patch, connections: c },
     { id: "patch", label: "PATCH /orders/{id}", target: "real", spec: patch, connections: c, anchor: "a-update" },
+    { id: "deno-patch", label: "PATCH /orders/{id} under Deno", target: "deno", spec: patch, connections: c, anchor: "patch" },
     { id: "a-insert", label: "anchor: INSERT customer", target: "hono", spec: customer, connections: c },
     { id: "customers", label: "POST /customers (Idempotency-Key)", target: "real", spec: customer, connections: c, anchor: "a-insert" },
     { id: "a-batch", label: "anchor: 500 UPDATEs in one transaction", target: "hono", spec: batch, connections: batchConnections },
@@ -247,14 +251,20 @@ function manyStoreScenarios(data: BenchData): Scenario[] {
   ];
 }
 
+type Running = Spawned & { url: string };
+
 interface Servers {
-  real: Spawned & { url: string };
-  hono: Spawned & { url: string };
-  static: Spawned & { url: string };
+  real: Running;
+  hono: Running;
+  static: Running;
+  /** Started only when a Deno scenario is chosen. */
+  deno?: Running;
 }
 
-async function startServers(command: string[], data: BenchData): Promise<Servers> {
-  for (const name of ["server.log", "anchor.log"]) writeFileSync(join(TMP, name), "");
+const SERVER_LOGS = ["server.log", "deno.log"];
+
+async function startServers(command: string[], data: BenchData, withDeno: boolean): Promise<Servers> {
+  for (const name of [...SERVER_LOGS, "anchor.log"]) writeFileSync(join(TMP, name), "");
   const start = async (cmd: string[], port: number, health: string, logName: string, env: Record<string, string> = {}) => {
     const spawned = spawnPinned(cmd, SERVER_CPU, join(TMP, logName), env);
     const url = `http://127.0.0.1:${port}`;
@@ -262,11 +272,13 @@ async function startServers(command: string[], data: BenchData): Promise<Servers
     return { ...spawned, url };
   };
   const anchor = join(import.meta.dir, "anchor.ts");
-  const [realPort, honoPort, staticPort] = [freePort(), freePort(), freePort()];
+  const [realPort, honoPort, staticPort, denoPort] = [freePort(), freePort(), freePort(), freePort()];
+  const deno = [join(ROOT, "scripts/storeapi-deno"), ...serveArgs(data.dir, denoPort)];
   return {
     real: await start([...command, ...serveArgs(data.dir, realPort)], realPort, "/healthz", "server.log", SERVER_ENV),
     hono: await start([process.execPath, anchor, "hono", String(honoPort), storeDbPath(data.dir, BIG.slug)], honoPort, `${API}/orders/1`, "anchor.log"),
     static: await start([process.execPath, anchor, "static", String(staticPort)], staticPort, "/", "anchor.log"),
+    deno: withDeno ? await start(deno, denoPort, "/healthz", "deno.log", SERVER_ENV) : undefined,
   };
 }
 
@@ -274,7 +286,9 @@ async function startServers(command: string[], data: BenchData): Promise<Servers
 async function preflight(list: Scenario[], servers: Servers, nonce: string): Promise<Map<string, string>> {
   const skipped = new Map<string, string>();
   for (const scenario of list) {
-    const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce };
+    const server = servers[scenario.target];
+    if (!server) continue;
+    const spec = { ...scenario.spec, baseUrl: server.url, nonce };
     try {
       const answer = await sendOnce(spec, 1, `${nonce}-preflight-${scenario.id}`);
       const problem =
@@ -295,7 +309,7 @@ async function measureRounds(tool: Tool, list: Scenario[], servers: Servers, ski
   for (let round = 1; round <= settings.rounds; round++) {
     for (const scenario of list) {
       if (skipped.has(scenario.id)) continue;
-      const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce: `${nonce}${scenario.id}r${round}` };
+      const spec = { ...scenario.spec, baseUrl: (servers[scenario.target] as Running).url, nonce: `${nonce}${scenario.id}r${round}` };
       const options = { connections: scenario.connections, cpu: LOAD_CPU };
       await runLoad(tool, { ...spec, nonce: `${spec.nonce}w` }, { ...options, seconds: settings.warmup });
       const result = await runLoad(tool, spec, { ...options, seconds: settings.seconds });
@@ -347,7 +361,7 @@ async function timeSingles(list: Scenario[], id: string, servers: Servers, nonce
   if (!scenario) return [];
   const times: number[] = [];
   for (let i = 0; i < settings.batchTimings; i++) {
-    const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce };
+    const spec = { ...scenario.spec, baseUrl: (servers[scenario.target] as Running).url, nonce };
     const started = performance.now();
     const answer = await sendOnce(spec, i + 1, `${nonce}-single-${i}`);
     const elapsed = performance.now() - started;
@@ -435,11 +449,6 @@ async function main(): Promise<void> {
   log(`cold start ×${settings.coldStarts}`);
   const coldStarts = flags.profile || flags.only ? [] : await measureColdStart(binary.command, data.dir);
 
-  log("starting the server and the anchors");
-  const servers = await startServers(binary.command, data);
-  const settleMs = await waitUntilIdle(servers.real.pid);
-  log(`server idle ${(settleMs / 1000).toFixed(1)} s after its first answer (start-up scan of every store's outbox)`);
-  const afterStart = await memoryOf(servers.real.pid);
   const deep = deepCursor(data);
   const all = scenarios(data, deep);
   const wanted = flags.profile ?? flags.only;
@@ -447,6 +456,13 @@ async function main(): Promise<void> {
   if (wanted && chosen.length === 0) throw new Error(`no scenario "${wanted}"; choose from ${all.map((s) => s.id).join(", ")}`);
   const anchors = new Set(chosen.map((s) => s.anchor));
   const list = all.filter((s) => chosen.includes(s) || anchors.has(s.id));
+
+  log("starting the server and the anchors");
+  const servers = await startServers(binary.command, data, list.some((s) => s.target === "deno"));
+  const settleMs = await waitUntilIdle(servers.real.pid);
+  log(`server idle ${(settleMs / 1000).toFixed(1)} s after its first answer (start-up scan of every store's outbox)`);
+  if (servers.deno) log(`Deno server idle ${((await waitUntilIdle(servers.deno.pid)) / 1000).toFixed(1)} s after its start-up scan`);
+  const afterStart = await memoryOf(servers.real.pid);
   const skipped = await preflight(list, servers, nonce);
   if (list.some((s) => (s.spec.stores?.count ?? 0) > 1)) {
     // Otherwise a round over 10,000 stores measures each store's first open, not the pool.
@@ -467,10 +483,12 @@ async function main(): Promise<void> {
   const after = await memoryOf(servers.real.pid);
   if (touchFailures) notes.push(`${touchFailures} of the small-store requests did not answer 200`);
 
-  await Promise.all([stop(servers.real), stop(servers.hono), stop(servers.static)]);
-  const serverErrors = (await Bun.file(join(TMP, "server.log")).text()).split("\n").filter((l) => l.includes('"level":"error"'));
-  if (serverErrors.length) {
-    notes.push(`the server logged ${serverErrors.length} errors (bench/tmp/server.log); first: ${serverErrors[0].slice(0, 300)}`);
+  await Promise.all([stop(servers.real), stop(servers.hono), stop(servers.static), servers.deno && stop(servers.deno)]);
+  for (const name of SERVER_LOGS) {
+    const serverErrors = (await Bun.file(join(TMP, name)).text()).split("\n").filter((l) => l.includes('"level":"error"'));
+    if (serverErrors.length) {
+      notes.push(`the server logged ${serverErrors.length} errors (bench/tmp/${name}); first: ${serverErrors[0].slice(0, 300)}`);
+    }
   }
 
   const summaries = summarize(list, results, skipped);
@@ -485,6 +503,7 @@ async function main(): Promise<void> {
       `load generator: ${tool === "wrk" ? "wrk -t1 with scripts/bench/wrk.lua" : "autocannon"}; ${settings.rounds} round(s) of ${settings.seconds} s per scenario after ${settings.warmup} s warm-up, anchor and real interleaved`,
       `data: one store with ${data.sizes.orders.toLocaleString("en")} orders, ${data.sizes.products.toLocaleString("en")} products, ${data.sizes.customers.toLocaleString("en")} customers; ${data.sizes.smallStores.toLocaleString("en")} small stores${data.generatedIn === null ? " (reused)" : ` (generated in ${data.generatedIn.toFixed(0)} s)`}`,
       "anchors: scripts/bench/anchor.ts on the same database file, `libsql` binding, prepared statements, WAL, synchronous=NORMAL",
+      "under Deno: scripts/storeapi-deno serve (the same flags and data), its ratio is to the compiled binary's scenario in the same round",
     ],
     scenarios: summaries,
     extras: [

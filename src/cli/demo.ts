@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import demoFixture from "../../fixtures/demo.json";
+import demoFixture from "../../fixtures/demo.json" with { type: "json" };
 import { command, printJson } from "./args";
 import { CliError } from "./errors";
 import { loadInto } from "./load";

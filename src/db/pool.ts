@@ -7,6 +7,7 @@ import { unreleasedConnections } from "./native";
 import { openDb } from "./open";
 import { storeMigrations } from "./migrations";
 import type { ReportError } from "../log";
+import { runtime } from "../runtime/runtime";
 
 interface Entry {
   db: Promise<Db>;
@@ -195,7 +196,7 @@ export class StorePool {
     this.collectionPending = true;
     setTimeout(() => {
       this.collectionPending = false;
-      Bun.gc(true);
+      runtime().collectGarbage();
     }, 0);
   }
 

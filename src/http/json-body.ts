@@ -48,7 +48,9 @@ async function readJson(c: AppContext): Promise<unknown> {
   try {
     bytes = sized ? new Uint8Array(await c.req.raw.arrayBuffer()) : await readLimited(c.req.raw.body, MAX_BODY_BYTES);
   } catch (error) {
-    throw c.req.raw.signal.aborted ? new ClientClosed("the client closed the connection before sending its body") : error;
+    // Our own 413 aside, a body that cannot be read is one the client stopped sending (Bun
+    // also aborts the request's signal; Deno's read fails with the signal untouched).
+    throw error instanceof ApiError ? error : new ClientClosed("the client closed the connection before sending its body");
   }
   let body: unknown;
   try {

@@ -3,6 +3,7 @@ import type { Platform, Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
 import { errorFields, type Logger } from "../log";
 import type { StoreRegistry } from "../registry";
+import { runtime } from "../runtime/runtime";
 import { DEFAULT_RETRY, retryDelay, type RetryPolicy } from "./backoff";
 import { Outage } from "./outage";
 import { claimMail, dueMail, markFailed, markRetry, markSent, nextDueAt, releaseOrphanedClaims, type OutboxRow } from "./outbox";
@@ -173,7 +174,7 @@ export class MailWorker {
       }
       // A macrotask yield per store: the reads finish synchronously, and without it a scan of
       // 10,000 stores held the event loop (no request, timer or collection) for ~15 s at start.
-      await Bun.sleep(0);
+      await runtime().sleep(0);
       try {
         const startedAt = this.now();
         const due = await this.options.pool.use(slug, async (db) => {
