@@ -27,8 +27,8 @@ export const adminLinkCommand = command(
       const link = await pool.use(slug, (db) => createSignInLink(db, origin ?? `https://${store.domain}`));
       const result = { url: link.url, token: link.token, expiresAt: formatIsrael(link.expiresAt) };
       if (values.json) return printJson(result);
-      console.log(result.url);
-      console.log(`One use, valid until ${result.expiresAt}.`);
+      console.log(result.url); // alone on stdout, so a script can take it as it is
+      console.error(`One use, valid until ${result.expiresAt}.`);
     } finally {
       await pool.close();
       await platform.close();
