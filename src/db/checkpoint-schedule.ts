@@ -33,7 +33,7 @@ export class CheckpointSchedule {
       const db = result.value;
       // Under sustained writes passive checkpoints may never bring the WAL back to its
       // start, so it grows without bound; past the limit one checkpoint empties it.
-      if (db instanceof NativeDb && db.walSize() > walLimit) {
+      if (db.walSize() > walLimit) {
         db.truncateWal().catch(() => {});
         continue;
       }
@@ -50,6 +50,11 @@ export class CheckpointSchedule {
    * Before the pool closes a database: the thread closes its own connection to it, after
    * checkpointing what was written when the close itself does not (an eviction).
    */
+  /** Whether this schedule checkpoints `db` on its thread (else its close must do it). */
+  handles(db: Db): boolean {
+    return db instanceof NativeDb && Boolean(this.checkpointer?.alive);
+  }
+
   closing(db: Db, closeCheckpoints: boolean): void {
     if (!(db instanceof NativeDb) || !this.checkpointer) return;
     if (!closeCheckpoints && db.takeWritten()) this.checkpointer.checkpoint([db.path]);

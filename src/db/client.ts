@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
 import type { Args, Db, Queryable, Row, RunResult } from "./driver";
 import { Mutex } from "./driver";
@@ -30,11 +31,13 @@ export class ClientDb implements Db {
   private queries: Queryable;
   private writes = new Mutex();
   private isFile: boolean;
+  private readonly walPath: string | null;
 
   constructor(url: string) {
     this.client = createClient({ url, intMode: "number" });
     this.queries = adapt(this.client);
     this.isFile = url.startsWith("file:");
+    this.walPath = this.isFile ? `${url.slice("file:".length)}-wal` : null;
   }
 
   async init(): Promise<this> {
@@ -79,6 +82,20 @@ export class ClientDb implements Db {
   async checkpoint(): Promise<void> {
     if (!this.isFile) return;
     await this.writes.run(() => this.client.execute("PRAGMA wal_checkpoint(PASSIVE)"));
+  }
+
+  walSize(): number {
+    if (!this.walPath) return 0;
+    try {
+      return statSync(this.walPath).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  async truncateWal(): Promise<void> {
+    if (!this.isFile) return;
+    await this.writes.run(() => this.client.execute("PRAGMA wal_checkpoint(TRUNCATE)"));
   }
 
   async close(checkpoint = true): Promise<void> {

@@ -179,11 +179,11 @@ export class StorePool {
       if (this.entries.size <= this.maxOpen) break;
       if (entry.leases > 0) continue;
       this.entries.delete(slug);
-      entry.db.then((db) => this.closeDb(db, false)).catch(() => {});
+      entry.db.then((db) => this.closeDb(db, !this.checkpoints?.handles(db))).catch(() => {});
     }
   }
 
-  /** An eviction leaves the WAL to the checkpoint thread; the pool's own close folds it in. */
+  /** An eviction leaves the WAL to the checkpoint thread when it has one; other closes fold it in. */
   private async closeDb(db: Db, checkpoint: boolean): Promise<void> {
     this.checkpoints?.closing(db, checkpoint);
     await db.close(checkpoint);
