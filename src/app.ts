@@ -1,9 +1,10 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import * as v from "valibot";
+import { adminApp } from "./admin/app";
 import type { StorePool } from "./db/pool";
 import { ApiError, ClientClosed, echo, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
-import { authenticate } from "./http/auth";
+import { authenticate } from "./http/middleware/auth";
 import { chain } from "./http/chain";
 import type { CidrList } from "./http/cidr";
 import type { AppContext, AppEnv } from "./http/context";
@@ -12,14 +13,15 @@ import { readJsonBody } from "./http/json-body";
 import { requestPath, searchParamsOf } from "./http/request-url";
 import type { RateLimiter } from "./http/rate-limit";
 import { jsonAnswer, ok } from "./http/respond";
-import { rateLimit } from "./http/rate-limit-middleware";
-import { requestId } from "./http/request-id";
-import { storeByHost } from "./http/store-by-host";
-import { transport } from "./http/transport";
+import { rateLimit } from "./http/middleware/rate-limit";
+import { requestId } from "./http/middleware/request-id";
+import { storeByHost } from "./http/middleware/store-by-host";
+import { clientIp, transport } from "./http/middleware/transport";
 import { parseBody, parseParams, queryObject } from "./http/validate";
 import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
 import type { KeyUsage } from "./keys/usage";
+import { type ManageDeps, mountManage } from "./manage/app";
 import type { StoreRegistry } from "./registry";
 import { accessFor, API_PREFIX, type RouteDef } from "./routes/define";
 import { apiRoutes } from "./routes";
@@ -27,6 +29,8 @@ import { apiRoutes } from "./routes";
 export interface RequestLog {
   time: string;
   requestId: string;
+  /** The client's address, through trusted proxies (`--trust-proxy`). */
+  ip: string;
   store: string | null;
   keyId: number | null;
   method: string;
@@ -50,13 +54,24 @@ export interface AppDeps {
   cursorSecret: string;
   /** The OpenAPI document and the HTML page built from it. */
   openapi: () => unknown;
-  docsHtml: () => string;
+  /** `onStoreHost`: whether the request's Host is a store's. */
+  docsHtml: (onStoreHost: boolean) => string;
   /** Writes one request line; absent when those are not logged, so no line is even built. */
   log?: (entry: RequestLog) => void;
   logError: (requestId: string, error: unknown) => void;
   /** Tells the mail worker a store has new mail (call after the transaction commits). */
   onMailQueued: (slug: string) => void;
+  /** Call inside the transaction, before queuing mail: marks the store for the next start. */
+  beforeMailQueued: (slug: string) => Promise<void>;
+  /** After the server itself changed a store's keys (the admin screen): reload them, deliver the notice. */
+  keysChanged: (slug: string) => Promise<void>;
   now: () => number;
+  /** The host's management API (/manage/v1); absent, it is not served (404 like any other path). */
+  manage?: ManageDeps;
+  /** Records each answered request for metrics: the matched route pattern, status, seconds. */
+  observe?: (routePath: string, status: number, seconds: number) => void;
+  /** Why `/healthz` should answer 503 (the last background probe's finding), or null. */
+  healthProblem?: () => ApiError | null;
 }
 
 declare module "hono" {
@@ -74,7 +89,7 @@ interface RoutePath {
  * Which methods the app answers for a concrete path (literal routes win over `:param`
  * ones). The route patterns are compiled once, when the app is built.
  */
-function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
+export function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
   const patterns = routes.map((r) => ({ ...r, pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`) }));
   return (path) => {
     const matching = patterns.filter((r) => r.pattern.test(path));
@@ -83,7 +98,7 @@ function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
   };
 }
 
-const methodNotAllowed = (allow: string[]) =>
+export const methodNotAllowed = (allow: string[]) =>
   new ApiError("method_not_allowed", `This path accepts only ${allow.join(", ")}.`, {}, { Allow: allow.join(", ") });
 
 /**
@@ -114,11 +129,18 @@ function checkScope(c: AppContext, route: RouteDef): void {
 
 const noQuery = v.strictObject({});
 
+/** What mountRoutes needs of a route (the store API's and the management API's alike). */
+export type MountableRoute = Omit<RouteDef, "method" | "area"> & {
+  method: string;
+  /** How the body is read when not the usual JSON object (GET and DELETE read none). */
+  readBody?: (c: AppContext) => Promise<unknown>;
+};
+
 /** One route's own work: scope, JSON body, then params → query → Idempotency-Key → body validation, then the handler. */
-function routeHandler(route: RouteDef): (c: AppContext) => Promise<Response> {
+function routeHandler<R extends MountableRoute>(route: R, authorize: (c: AppContext, route: R) => void): (c: AppContext) => Promise<Response> {
   return async (c) => {
-    checkScope(c, route);
-    const rawBody = route.method === "GET" ? undefined : await readJsonBody(c);
+    authorize(c, route);
+    const rawBody = route.method === "GET" || route.method === "DELETE" ? undefined : await (route.readBody ?? readJsonBody)(c);
     const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
     const query = parseParams(route.query ?? noQuery, queryObject(c.req.url));
     if (route.idempotent) readIdempotencyKey(c, rawBody);
@@ -149,7 +171,7 @@ function withHeadLength(c: AppContext, response: Response): Response | Promise<R
 }
 
 /** The last step of a chain: its answer becomes the response (the steps before return nothing). */
-const answer =
+export const answer =
   (respond: (c: AppContext) => Response | Promise<Response>): MiddlewareHandler<AppEnv> =>
   async (c) => {
     const response = await respond(c);
@@ -160,14 +182,20 @@ const answer =
  * One handler per path: the checks, then the route for the method, or 405. A request that
  * matches a single handler is run by Hono without its middleware composition.
  */
-function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[], checks: MiddlewareHandler<AppEnv>[]): void {
-  const byPath = new Map<string, RouteDef[]>();
+export function mountRoutes<R extends MountableRoute>(
+  app: Hono<AppEnv>,
+  prefix: string,
+  routes: R[],
+  checks: MiddlewareHandler<AppEnv>[],
+  authorize: (c: AppContext, route: R) => void,
+): void {
+  const byPath = new Map<string, R[]>();
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   // Literal paths first, so /products/batch is not taken for /products/:id.
   const paths = [...byPath.keys()].sort((a, b) => Number(a.includes(":")) - Number(b.includes(":")));
   for (const path of paths) {
     const group = byPath.get(path) ?? [];
-    const byMethod = new Map<string, (c: AppContext) => Promise<Response>>(group.map((r) => [r.method, routeHandler(r)]));
+    const byMethod = new Map<string, (c: AppContext) => Promise<Response>>(group.map((r) => [r.method, routeHandler(r, authorize)]));
     const allow = group.map((r) => r.method).sort();
     const forMethod = (c: AppContext) => {
       // Hono answers HEAD with the GET route.
@@ -175,17 +203,27 @@ function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[], checks: MiddlewareHa
       if (!handler) throw methodNotAllowed(allow);
       return handler(c);
     };
-    app.all(`${API_PREFIX}${path}`, chain(...checks, answer(forMethod)));
+    app.all(`${prefix}${path}`, chain(...checks, answer(forMethod)));
   }
 }
 
-function requestLog(log: (entry: RequestLog) => void, now: () => number): MiddlewareHandler<AppEnv> {
+function observeRequests(observe: NonNullable<AppDeps["observe"]>): MiddlewareHandler<AppEnv> {
+  return async function observeMiddleware(c, next) {
+    const started = performance.now();
+    await next();
+    observe(c.req.routePath, c.res.status, (performance.now() - started) / 1000);
+  };
+}
+
+function requestLog(log: (entry: RequestLog) => void, now: () => number, trustProxy: CidrList | null): MiddlewareHandler<AppEnv> {
   return async function requestLogMiddleware(c, next) {
     const started = performance.now();
     await next();
     log({
       time: new Date(now()).toISOString(),
       requestId: c.get("requestId"),
+      // Resolved by the transport step; a request answered before it (key_in_url) resolves it here.
+      ip: c.get("clientIp")?.() ?? clientIp(c.env?.peerIp ?? "unknown", c.req.header("x-forwarded-for"), trustProxy),
       store: c.get("store")?.slug ?? null,
       keyId: c.get("key")?.id ?? null,
       method: c.req.method,
@@ -228,13 +266,14 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     }
     return next();
   };
+  if (deps.observe) app.use(observeRequests(deps.observe));
   const identify = [provideDeps, requestId()];
   // The request log must see every rendered answer, errors included, so when it is on it
   // is Hono middleware for every path, after the request id, and the chains start after it.
   const front = deps.log ? [keyInUrl] : [...identify, keyInUrl];
   if (deps.log) {
     app.use(chain(...identify));
-    app.use(requestLog(deps.log, deps.now));
+    app.use(requestLog(deps.log, deps.now, deps.trustProxy));
   }
   // After frontDoorPaths only paths under /api/v1/ and /healthz remain.
   const checks = [
@@ -246,14 +285,20 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     rateLimit(deps.rateLimiter, deps.now),
   ];
 
-  app.get("/healthz", chain(...front, answer((c) => ok(c, { status: "ok" }))));
+  const health = (c: AppContext) => {
+    const problem = deps.healthProblem?.();
+    if (problem) throw problem;
+    return ok(c, { status: "ok" });
+  };
+  app.get("/healthz", chain(...front, answer(health)));
+  if (deps.manage) mountManage(app, deps, deps.manage, front);
   let openApiText: string | undefined; // ~230 KB: serialised on first request, not on every one
   const openApi = (c: AppContext) => {
     openApiText ??= JSON.stringify(deps.openapi());
     return jsonAnswer(c, openApiText);
   };
   app.get(`${API_PREFIX}/openapi.json`, chain(...front, answer(openApi)));
-  app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml()))));
+  app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml(deps.registry.resolveHost(c.req.header("host")) !== undefined)))));
   // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
   for (const { path } of publicRoutes) {
     app.all(
@@ -263,7 +308,19 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
       }),
     );
   }
-  mountRoutes(app, routes, checks);
+  mountRoutes(app, API_PREFIX, routes, checks, checkScope);
+  // The store admin's screen is its own app of HTML pages (src/admin/, management-api.md §3).
+  const admin = adminApp(deps);
+  const toAdmin = (c: AppContext) => {
+    // With the request log on, the id is made before routing: the screen answers with the same one.
+    const id = c.get("requestId");
+    if (!id) return admin.fetch(c.req.raw, c.env);
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("X-Request-Id", id);
+    return admin.fetch(new Request(c.req.raw, { headers }), c.env);
+  };
+  app.all("/api/admin", toAdmin);
+  app.all("/api/admin/*", toAdmin);
   const noRoute = chain(...checks, (c) => {
     throw new ApiError("not_found", `There is no endpoint at ${echo(c.req.path)}.`);
   });

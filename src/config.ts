@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import type { Location } from "./db/location";
+import { DEFAULT_HOUSEKEEPING, type HousekeepingPolicy } from "./housekeeping";
 import { CidrList } from "./http/cidr";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { parseSmtpUrl } from "./mail/transports/smtp";
@@ -15,11 +16,18 @@ export interface ServeConfig {
   allowHttp: boolean;
   platformDomain: string;
   rateLimit: number;
+  /** Requests per minute per host key on the management API. */
+  manageRateLimit: number;
   authFailureLimit: number;
   smtp: string | null;
   mailDir: string | null;
   mailFrom: string;
   logLevel: LogLevel;
+  housekeeping: HousekeepingPolicy;
+  /** `--metrics-listen`: where Prometheus scrapes `/metrics`, apart from the API. */
+  metrics: { hostname: string; port: number } | null;
+  /** null: sized from the open-files limit at start. */
+  maxOpenStores: number | null;
 }
 
 /** Flag values as given on the command line (strings/booleans), before validation. */
@@ -33,11 +41,17 @@ export const SERVE_FLAGS = [
   "allow-http",
   "platform-domain",
   "rate-limit",
+  "manage-rate-limit",
   "auth-failure-limit",
   "smtp",
   "mail-dir",
   "mail-from",
   "log-level",
+  "keep-sent-mail-days",
+  "purge-batch",
+  "purge-every-minutes",
+  "metrics-listen",
+  "max-open-stores",
 ] as const;
 
 /** Each serve flag's placeholder and help line (operations.md), for `storeapi serve --help`. */
@@ -49,11 +63,17 @@ export const SERVE_FLAG_HELP: Record<(typeof SERVE_FLAGS)[number], { value?: str
   "allow-http": { help: "accept plain HTTP (development only)" },
   "platform-domain": { value: "D", help: "alternative store addresses are {slug}.D (default localhost)" },
   "rate-limit": { value: "N", help: "requests per minute per key (default 120)" },
+  "manage-rate-limit": { value: "N", help: "management API requests per minute per host key (default 600)" },
   "auth-failure-limit": { value: "N", help: "failed keys per IP per 10 minutes before a block (default 20)" },
   smtp: { value: "URL", help: "deliver mail through smtp://user:pass@host:port or smtps://…" },
   "mail-dir": { value: "DIR", help: "write each delivered email as an .eml file in DIR" },
   "mail-from": { value: "ADDR", help: "sender address (default no-reply@{platform-domain})" },
   "log-level": { value: "L", help: `${LOG_LEVELS.join(", ")} (default info)` },
+  "keep-sent-mail-days": { value: "N", help: "purge sent mail older than N days (default 30)" },
+  "purge-batch": { value: "N", help: "rows deleted per statement by the housekeeping sweep (default 500)" },
+  "purge-every-minutes": { value: "N", help: "minutes between housekeeping sweeps (default 60)" },
+  "metrics-listen": { value: "HOST:PORT", help: "serve Prometheus metrics at /metrics on this separate address" },
+  "max-open-stores": { value: "N", help: "store databases kept open at once (default sized from the open-files limit)" },
 };
 
 export const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
@@ -82,9 +102,16 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
     return Number(value);
   };
 
-  const listen = str("listen") ?? "127.0.0.1:8080";
-  const listenMatch = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen);
-  if (!listenMatch || Number(listenMatch[2]) > 65535) problems.push(`${source("listen")} must be HOST:PORT, not "${listen}"`);
+  const address = (flag: string, value: string) => {
+    const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
+    if (!match || Number(match[2]) > 65535) {
+      problems.push(`${source(flag)} must be HOST:PORT, not "${value}"`);
+      return null;
+    }
+    return { hostname: match[1].replace(/^\[|\]$/g, ""), port: Number(match[2]) };
+  };
+  const listen = address("listen", str("listen") ?? "127.0.0.1:8080");
+  const metricsListen = str("metrics-listen");
 
   const cert = str("tls-cert");
   const key = str("tls-key");
@@ -118,18 +145,26 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
   const platformDomain = (str("platform-domain") ?? "localhost").toLowerCase();
   const config: ServeConfig = {
     dataDir,
-    hostname: listenMatch ? listenMatch[1].replace(/^\[|\]$/g, "") : "127.0.0.1",
-    port: listenMatch ? Number(listenMatch[2]) : 8080,
+    hostname: listen?.hostname ?? "127.0.0.1",
+    port: listen?.port ?? 8080,
     tls: cert && key ? { cert, key } : null,
     trustProxy,
     allowHttp: asBool(pick(flags, "allow-http", env)),
     platformDomain,
     rateLimit: positiveInt("rate-limit", 120),
+    manageRateLimit: positiveInt("manage-rate-limit", 600),
     authFailureLimit: positiveInt("auth-failure-limit", 20),
     smtp,
     mailDir: str("mail-dir") ?? null,
     mailFrom: str("mail-from") ?? `no-reply@${platformDomain}`,
     logLevel,
+    housekeeping: {
+      keepSentMailDays: positiveInt("keep-sent-mail-days", DEFAULT_HOUSEKEEPING.keepSentMailDays),
+      batch: positiveInt("purge-batch", DEFAULT_HOUSEKEEPING.batch),
+      everyMinutes: positiveInt("purge-every-minutes", DEFAULT_HOUSEKEEPING.everyMinutes),
+    },
+    metrics: metricsListen === undefined ? null : address("metrics-listen", metricsListen),
+    maxOpenStores: str("max-open-stores") === undefined ? null : positiveInt("max-open-stores", 0),
   };
   if (problems.length) throw new Error(problems.join("; "));
   return config;

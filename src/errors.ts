@@ -14,14 +14,32 @@ export const ERROR_STATUS = {
   email_taken: 409,
   plan_limit: 409,
   registration_disabled: 409,
+  slug_taken: 409,
+  domain_taken: 409,
+  status_in_use: 409,
+  number_taken: 409,
+  customer_locked: 409,
+  key_inactive: 409,
   payload_too_large: 413,
   json_required: 415,
   rate_limited: 429,
   too_many_failures: 429,
   server_error: 500,
+  service_unavailable: 503,
+  store_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Codes only the management API answers (management-api.md §2); the store API's document leaves them out. */
+export const MANAGE_ONLY_CODES: readonly ErrorCode[] = [
+  "slug_taken",
+  "domain_taken",
+  "status_in_use",
+  "number_taken",
+  "customer_locked",
+  "key_inactive",
+];
 
 /** Extra members an error body may carry beside `code` and `message`. */
 export interface ErrorExtras {

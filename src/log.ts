@@ -28,6 +28,12 @@ export class Logger {
     this.write("info", { time: new Date().toISOString(), msg, ...fields });
   }
 
+  /** An info line written whatever the level (the address a server chose for port 0). */
+  always(msg: string, fields: Record<string, unknown> = {}): void {
+    this.buffer.push(JSON.stringify({ level: "info", time: new Date().toISOString(), msg, ...fields }));
+    this.flush();
+  }
+
   warn(msg: string, fields: Record<string, unknown> = {}): void {
     this.write("warn", { time: new Date().toISOString(), msg, ...fields });
   }

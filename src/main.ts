@@ -1,8 +1,10 @@
 #!/usr/bin/env bun
+import { adminLinkCommand } from "./cli/admin-link";
+import { backupCommand } from "./cli/backup";
 import { type Command, HelpRequested, orList, usageLine } from "./cli/args";
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
-import { LibsqlAdminError } from "./db/location";
+import { hostKeysCommands } from "./cli/host-keys";
 import { keysCommands } from "./cli/keys";
 import { loadCommand } from "./cli/load";
 import { mailCommands } from "./cli/mail";
@@ -11,8 +13,13 @@ import { openapiCommand } from "./cli/openapi";
 import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
+import { SchemaTooNewError } from "./db/migrate";
+import { DataDirError } from "./db/data-dir";
+import { LibsqlAdminError } from "./db/location";
+import { bunRuntime } from "./runtime/bun";
+import { type Runtime, useRuntime } from "./runtime/runtime";
 
-const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...mailCommands, migrateCommand, openapiCommand];
+const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...hostKeysCommands, adminLinkCommand, ...mailCommands, openapiCommand, backupCommand, migrateCommand];
 
 /** A command's line in the overview: its full usage, or `[flags]` when it has too many to list there. */
 function overviewLine({ spec }: Command): string {
@@ -68,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof CliError || error instanceof LibsqlAdminError) {
+    if (error instanceof CliError || error instanceof SchemaTooNewError || error instanceof DataDirError || error instanceof LibsqlAdminError) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
     }
@@ -80,7 +87,11 @@ export async function main(argv: string[]): Promise<number> {
 /** Resolves once everything written to stdout so far has been handed to the OS (pipes are async). */
 const stdoutFlushed = () => new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
 
-if (import.meta.main) {
+/** Runs the command line on the chosen runtime (this file is Bun's entry, src/main-deno.ts Deno's). */
+export async function runMain(choice: Runtime): Promise<void> {
+  useRuntime(choice);
+  // Data files hold customer data and secrets: everything this process creates is owner only.
+  process.umask(0o077);
   const code = await main(process.argv.slice(2));
   await stdoutFlushed();
   // serve and demo keep running until a signal; the others exit with their status.
@@ -88,3 +99,5 @@ if (import.meta.main) {
     process.exit(code);
   }
 }
+
+if (import.meta.main) await runMain(bunRuntime);

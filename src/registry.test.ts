@@ -51,3 +51,25 @@ describe("StoreRegistry reload", () => {
     }
   });
 });
+
+describe("StoreRegistry.load", () => {
+  test("a slow load started first never overwrites a later one (loads run in order)", async () => {
+    const store = (slug: string) => ({ slug, name: slug, domain: `${slug}.test`, plan: "growth", ownerEmail: "o@x.test", settings, keysVersion: 0, mailVersion: 0, createdAt: 0 });
+    const answers = [
+      { delayMs: 50, stores: [store("old")] },
+      { delayMs: 0, stores: [store("old"), store("new")] },
+    ];
+    let calls = 0;
+    const fake = {
+      dataVersion: async () => 1,
+      listStores: async () => {
+        const answer = answers[Math.min(calls++, answers.length - 1)];
+        await Bun.sleep(answer.delayMs);
+        return answer.stores;
+      },
+    } as unknown as Platform;
+    const fresh = new StoreRegistry(fake, "localhost");
+    await Promise.all([fresh.load(), fresh.load()]);
+    expect(fresh.get("new")?.slug).toBe("new");
+  });
+});

@@ -12,6 +12,8 @@ export class StoreRegistry {
   private lastVersion = -1;
   private timer: ReturnType<typeof setInterval> | undefined;
   private listeners: Array<(previous: Store | undefined, next: Store) => void> = [];
+  private reloadHooks: Array<() => Promise<void>> = [];
+  private loading: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly platform: Platform,
@@ -19,7 +21,17 @@ export class StoreRegistry {
     private readonly reportError: ReportError = reportToStderr,
   ) {}
 
-  async load(): Promise<void> {
+  /**
+   * Re-reads the registry. Loads run one after another: one that started before a write
+   * (the poll) can never finish after, and overwrite, one started after it (the writer's).
+   */
+  load(): Promise<void> {
+    const next = this.loading.then(() => this.read());
+    this.loading = next.catch(() => {});
+    return next;
+  }
+
+  private async read(): Promise<void> {
     this.lastVersion = await this.platform.dataVersion();
     const stores = await this.platform.listStores();
     const previous = this.bySlug;
@@ -28,6 +40,12 @@ export class StoreRegistry {
     for (const store of stores) {
       for (const listener of this.listeners) listener(previous.get(store.slug), store);
     }
+    for (const hook of this.reloadHooks) await hook();
+  }
+
+  /** Runs on every reload, i.e. whenever platform.db changed (e.g. to re-read the host keys). */
+  onReload(hook: () => Promise<void>): void {
+    this.reloadHooks.push(hook);
   }
 
   /** Called after each reload for every store, with its previous state (if any). */

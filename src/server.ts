@@ -1,23 +1,35 @@
 import { readFileSync } from "node:fs";
 import { createApp, type AppDeps } from "./app";
 import type { ServeConfig } from "./config";
-import { FileLocation } from "./db/location";
+import { DataDirLock, makeDataDirPrivate, requireDataDir } from "./db/data-dir";
+import { FileLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
-import { StorePool } from "./db/pool";
+import { raiseOpenFilesLimit } from "./db/open-files";
+import { defaultMaxOpenStores, StorePool, storeDbPath } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
+import { HealthProbe } from "./health";
+import { Housekeeper } from "./housekeeping";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
+import { HostKeyCache } from "./manage/host-keys";
 import { errorFields, Logger, type ReportError } from "./log";
 import { MailWorker } from "./mail/worker";
+import { Metrics, serveMetrics } from "./metrics";
 import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
+import { runtime } from "./runtime/runtime";
 
 export interface RunningServer {
   url: string;
+  /** Where `/metrics` is served (`--metrics-listen`), or null. */
+  metricsUrl: string | null;
   port: number;
   logger: Logger;
+  /** The open-files limit in force (null where it could not be read) and the store pool's size. */
+  openFilesLimit: number | null;
+  maxOpenStores: number;
   /** Graceful stop: no new connections, requests in flight finish, mail flushed (within `STOP_GRACE_MS`), databases closed. */
   stop(): Promise<void>;
 }
@@ -35,27 +47,66 @@ async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> 
   clearTimeout(timer);
 }
 
+/**
+ * One log line per registered store whose database is missing: those stores answer 503.
+ * On a libSQL server only when it has the admin API to ask (one request per store).
+ */
+async function reportMissingStores(registry: StoreRegistry, location: Location, logger: Logger): Promise<void> {
+  for (const store of registry.all()) {
+    if (await location.storeExists(store.slug)) continue;
+    const where = location instanceof FileLocation ? { path: storeDbPath(location.dataDir, store.slug) } : { namespace: storeNamespace(store.slug) };
+    logger.error("store database file is missing; the store answers 503", { store: store.slug, ...where });
+  }
+}
+
 export async function startServer(config: ServeConfig, logger = new Logger(config.logLevel)): Promise<RunningServer> {
   const location = config.location ?? new FileLocation(config.dataDir);
+  // A lock and file modes guard a data directory; on a libSQL server there is none of ours.
+  if (location.remote) return serveFrom(config, location, logger, null);
+  requireDataDir(config.dataDir);
+  // One server per data directory: two would each keep their own idempotency records,
+  // rate limits and mail queue state for the same stores.
+  const lock = DataDirLock.forServer(config.dataDir);
+  try {
+    makeDataDirPrivate(config.dataDir);
+    return await serveFrom(config, location, logger, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function serveFrom(config: ServeConfig, location: Location, logger: Logger, lock: DataDirLock | null): Promise<RunningServer> {
   const platform = await Platform.open(location);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
+  const health = new HealthProbe(config.dataDir, reportError, location.remote ? platform.db : null);
+  await health.start();
   const registry = new StoreRegistry(platform, config.platformDomain, reportError);
+  const hostKeys = new HostKeyCache(platform.db);
+  registry.onReload(() => hostKeys.load());
   await registry.load();
   registry.watch();
-  const pool = new StorePool(location);
+  const openFiles = await raiseOpenFilesLimit();
+  // 1024: the usual soft limit, when it cannot be read.
+  const maxOpenStores = config.maxOpenStores ?? defaultMaxOpenStores(openFiles?.soft ?? 1024);
+  const pool = new StorePool(location, maxOpenStores);
+  pool.createMissing = false;
+  await reportMissingStores(registry, location, logger);
   pool.startCheckpoints(1000, reportError);
-  const mail = new MailWorker({ pool, registry, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
+  const mail = new MailWorker({ pool, registry, markers: platform, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
   registry.onStoreChange((previous, next) => {
     if (!previous || previous.mailVersion !== next.mailVersion) mail.notify(next.slug);
   });
 
+  const authFailures = new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: config.authFailureLimit });
+  const metrics = config.metrics ? new Metrics({ pool, authFailures, now: Date.now }) : null;
   const deps: AppDeps = {
     registry,
     pool,
     keys: new KeyCache(pool),
     usage: new KeyUsage(pool, reportError),
     rateLimiter: new RateLimiter(config.rateLimit),
-    authFailures: new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: config.authFailureLimit }),
+    authFailures,
     allowHttp: config.allowHttp,
     trustProxy: config.trustProxy,
     idempotencyQueue: new KeyedQueue(),
@@ -65,40 +116,55 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
     log: logger.enabled("info") ? (entry) => logger.write("info", entry as unknown as Record<string, unknown>) : undefined,
     logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
+    beforeMailQueued: (slug) => mail.markQueued(slug),
+    // The bump reaches this server's registry at once (a reload), other processes by their poll.
+    keysChanged: async (slug) => {
+      await platform.bumpKeysAndMail(slug);
+      await registry.load();
+    },
     now: Date.now,
+    manage: { platform, hostKeys, rateLimiter: new RateLimiter(config.manageRateLimit), storeFiles: new KeyedQueue() },
+    healthProblem: () => health.problem,
+    observe: metrics ? (route, status, seconds) => metrics.observe(route, status, seconds) : undefined,
   };
   const app = createApp(deps);
   const tls = config.tls ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") } : undefined;
-  const server = Bun.serve({
+  const server = runtime().serve({
     hostname: config.hostname,
     port: config.port,
     tls,
     // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
     maxRequestBodySize: 64 * 1024 * 1024,
-    fetch: (request, srv) =>
-      app.fetch(request, {
-        get peerIp() {
-          return srv.requestIP(request)?.address ?? "unknown";
-        },
-        tls: Boolean(tls),
-      }),
+    fetch: app.fetch,
   });
-  mail.start();
+  const metricsServer = metrics && config.metrics ? serveMetrics(metrics, config.metrics.hostname, config.metrics.port) : null;
+  const mailScanned = mail.start();
+  const housekeeper = new Housekeeper({ pool, registry, logger, now: Date.now }, config.housekeeping);
+  // After the mail scan, so start-up opens only the stores with queued mail first.
+  void mailScanned.then(() => housekeeper.start());
   const scheme = tls ? "https" : "http";
+  const hostPort = (hostname: string, port: number | undefined) => `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   let stopping: Promise<void> | undefined;
   return {
-    url: `${scheme}://${config.hostname.includes(":") ? `[${config.hostname}]` : config.hostname}:${server.port}`,
-    port: server.port ?? config.port,
+    url: `${scheme}://${hostPort(config.hostname, server.port)}`,
+    metricsUrl: metricsServer && config.metrics ? `http://${hostPort(config.metrics.hostname, metricsServer.port)}/metrics` : null,
+    port: server.port,
     logger,
+    openFilesLimit: openFiles?.soft ?? null,
+    maxOpenStores,
     stop: () =>
       (stopping ??= (async () => {
         const deadline = Date.now() + STOP_GRACE_MS;
         await waitAtMost(server.stop(), STOP_GRACE_MS);
         await server.stop(true);
+        await metricsServer?.stop();
+        health.stop();
+        await housekeeper.stop();
         registry.stop();
         await mail.stop(Math.max(0, deadline - Date.now()));
         await pool.close();
         await platform.close();
+        lock?.release();
         logger.flush();
       })()),
   };

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/load/load";
 import { isOneCleanLine, storeapi } from "./cli-run";
 import { KEYS, send, tempDir, testStore } from "./helpers";
 import { spawnServer } from "./process";
@@ -218,7 +218,8 @@ describe("--version and --help", () => {
   // Every flag of operations.md, per command: each command's --help lists them all.
   const FLAGS: Record<string, string[]> = {
     serve: ["--listen HOST:PORT", "--tls-cert FILE", "--tls-key FILE", "--trust-proxy CIDRS", "--allow-http", "--platform-domain D",
-      "--rate-limit N", "--auth-failure-limit N", "--smtp URL", "--mail-dir DIR", "--mail-from ADDR", "--log-level L"],
+      "--rate-limit N", "--auth-failure-limit N", "--smtp URL", "--mail-dir DIR", "--mail-from ADDR", "--log-level L",
+      "--metrics-listen HOST:PORT", "--max-open-stores N", "--manage-rate-limit N"],
     load: ["--replace", "--platform-domain D"],
     "stores add": ["--domain D", "--plan P", "--owner-email E", "--name N", "--platform-domain D"],
     "stores set": ["--plan P", "--domain D", "--manual-approval on/off", "--notify-status on/off", "--registration on/off", "--name N", "--owner-email E"],
@@ -228,6 +229,7 @@ describe("--version and --help", () => {
     "keys delete": [],
     "mail list": ["--store SLUG"],
     openapi: [],
+    backup: [],
   };
   FLAGS.demo = FLAGS.serve;
 

@@ -8,6 +8,7 @@ import {
   ALL_WRITE,
   KEYS,
   otherStore,
+  send,
   startTestServer,
   statusAndCode as err,
   testStore,
@@ -15,6 +16,7 @@ import {
   type RequestOptions,
   type TestServer,
 } from "./helpers";
+import { serverRunsOnDeno } from "./process";
 
 /**
  * A conformance audit of the running server against api-contract.md, section by section;
@@ -877,9 +879,14 @@ describe("§6 idempotency", () => {
       const answer = await write("/api/v1/products", { method: "POST", body: { name: `K${++n}`, price: 1 }, headers: { "Idempotency-Key": key } });
       expect(answer.status).toBe(201);
     }
-    for (const key of ["", "a".repeat(256), "a b", "a\tb", "é", "\x7f"]) {
+    for (const key of ["", "a".repeat(256), "a b", "a\tb", "é", ...(serverRunsOnDeno() ? [] : ["\x7f"])]) {
       const answer = await write("/api/v1/products", { method: "POST", body: { name: "K", price: 1 }, headers: { "Idempotency-Key": key } });
       expect(answer.json.error).toMatchObject({ code: "invalid_parameter", field: "Idempotency-Key" });
+    }
+    if (serverRunsOnDeno()) {
+      // Deno's HTTP parser refuses a DEL in any header before the app sees it: a bare 400 (README, Deno).
+      const answer = await send(server.url, "/api/v1/products", { method: "POST", host: "writes.test", key: WKEY, body: { name: "K", price: 1 }, headers: { "Idempotency-Key": "\x7f" } });
+      expect([answer.status, answer.text]).toEqual([400, ""]);
     }
   });
 

@@ -113,7 +113,7 @@ function checkBody(where: string, content: Record<string, Json> | undefined, ans
 
 /** An answer to a path or method the document does not list: an error envelope whose code fits its status. */
 function checkUndocumented(where: string, answer: ApiAnswer): void {
-  const validate = validatorAt("undocumented", { $ref: "#/components/schemas/Error" });
+  const validate = validatorAt("undocumented", { $ref: "#/components/schemas/ApiError" });
   if (!validate(answer.json)) fail(where, `an undocumented path or method must answer the error envelope: ${ajv.errorsText(validate.errors)}.`, answer);
   const code = (answer.json as Json).error.code as keyof typeof ERROR_STATUS;
   if (ERROR_STATUS[code] !== answer.status) fail(where, `code ${code} belongs to status ${ERROR_STATUS[code]}, not ${answer.status}.`, answer);

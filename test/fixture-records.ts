@@ -1,4 +1,4 @@
-import { validateFixture } from "../src/fixtures/load";
+import { validateFixture } from "../src/load/load";
 
 /** Checks of one fixture section's records, in a one-store fixture (slug "a"), at now = 1000. */
 

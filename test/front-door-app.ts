@@ -3,7 +3,7 @@ import * as v from "valibot";
 import { createApp, type AppDeps } from "../src/app";
 import { Platform } from "../src/db/platform";
 import { StorePool } from "../src/db/pool";
-import { loadFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/load/load";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "../src/http/auth-failures";
 import { CidrList } from "../src/http/cidr";
 import { KeyedQueue } from "../src/http/idempotency";
@@ -99,6 +99,8 @@ export async function startInProcess(options: InProcessOptions, defaultKey: stri
     log: () => {},
     logError: () => {},
     onMailQueued: () => {},
+    beforeMailQueued: async () => {},
+    keysChanged: async () => {},
     now: () => clock.now,
   };
   const app = createApp(deps, options.routes ?? syntheticRoutes);

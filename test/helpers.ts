@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseServeConfig, type ServeFlags } from "../src/config";
-import { loadFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/load/load";
 import { Logger } from "../src/log";
-import { startServer, type RunningServer } from "../src/server";
+import { startServer } from "../src/server";
 import { expectDocumented } from "./contract";
+import { spawnServer } from "./process";
 import { libsqlLocationFor, TEST_LIBSQL } from "./sqld";
 
 /** Pinned keys of the standard test fixture (`svc_sk_` + 40 alphanumerics). */
@@ -78,7 +79,6 @@ export interface RequestOptions {
 export interface TestServer {
   url: string;
   dataDir: string;
-  server: RunningServer;
   request(path: string, options?: RequestOptions): Promise<ApiAnswer>;
   stop(): Promise<void>;
 }
@@ -114,7 +114,8 @@ export async function readAnswer(response: Response): Promise<ApiAnswer> {
 
 /**
  * Loads a fixture into a fresh temp data dir and starts the real server on a loopback
- * port (plain HTTP allowed unless flags say otherwise).
+ * port (plain HTTP allowed unless flags say otherwise): in this process, or as its own
+ * process when STOREAPI_BIN names a binary to test (test/process.ts).
  */
 export async function startTestServer(
   options: { stores?: unknown[]; flags?: ServeFlags; dataDir?: string } = {},
@@ -126,11 +127,12 @@ export async function startTestServer(
     ...parseServeConfig({ listen: "127.0.0.1:0", "allow-http": true, "log-level": "silent", ...options.flags }, dataDir, {}),
     location,
   };
-  const server = await startServer(config, new Logger(process.env.TEST_LOG === "1" ? "info" : "silent"));
+  const server = process.env.STOREAPI_BIN
+    ? await spawnedServer(dataDir, options.flags ?? {})
+    : await startServer(config, new Logger(process.env.TEST_LOG === "1" ? "info" : "silent"));
   return {
     url: server.url,
     dataDir,
-    server,
     // Every answer a black-box test receives is checked against the OpenAPI document.
     request: async (path, requestOptions) => {
       const answer = await send(server.url, path, requestOptions);
@@ -142,6 +144,14 @@ export async function startTestServer(
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** `storeapi serve` as a process with the same flags; stopped with SIGTERM. */
+async function spawnedServer(dataDir: string, flags: ServeFlags) {
+  const { "allow-http": allowHttp = true, ...rest } = flags;
+  const args = Object.entries(rest).flatMap(([flag, value]) => (value === true ? [`--${flag}`] : value ? [`--${flag}`, value] : []));
+  const server = await spawnServer(dataDir, args, {}, { allowHttp: allowHttp !== false });
+  return { url: server.url, stop: () => server.signal("SIGTERM").then(() => {}) };
 }
 
 /** `"<status> <error code>"`, or `"<status> ok"` for a success: one value to compare. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { loadFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/load/load";
 import { startTestServer, tempDir, testStore, type TestServer } from "./helpers";
 import { storeapi } from "./cli-run";
 import { eventually, parseAddress, startSmtp, type SmtpPeer } from "./mail-support";

@@ -34,6 +34,11 @@ describe("answers match the OpenAPI document", () => {
     expect(docs.status).toBe(200);
     expect(docs.headers.get("content-type")).toStartWith("text/html");
     expect(docs.text).toContain('<script type="application/json" id="openapi">');
+    // Try it's store host is prefilled only where the page's own host is a store's.
+    expect(docs.text).toContain('<body data-store-host="yes">');
+    const elsewhere = await request(`${API}/docs`, { host: "127.0.0.1:8080", key: null });
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.text).toContain('<body data-store-host="no">');
   });
 
   test("key in the URL, OPTIONS and unknown paths", async () => {

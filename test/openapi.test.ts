@@ -3,10 +3,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import Ajv2020 from "ajv/dist/2020";
-import { ERROR_STATUS } from "../src/errors";
+import { ERROR_STATUS, MANAGE_ONLY_CODES } from "../src/errors";
+import { Window } from "happy-dom";
 import { openApiDocument } from "../src/openapi";
 import { buildOpenApi, openApiPath } from "../src/openapi/document";
-import { docsPage } from "../src/openapi/docs-page";
+import { docsPage, HOST_NOTE } from "../src/openapi/docs-page";
+import SCRIPT from "../src/openapi/docs-page.browser.js" with { type: "text" };
 import { apiRoutes } from "../src/routes";
 import { expectDocumented, validatorAt } from "./contract";
 
@@ -37,7 +39,7 @@ describe("OpenAPI document", () => {
       expect(op.summary).toBe(route.summary);
     }
     const documented = operations()
-      .filter(({ method, op }) => method !== "options" && !op.tags.includes("Service"))
+      .filter(({ op }) => !op.tags.includes("Service"))
       .map(({ path, method }) => `${method.toUpperCase()} ${path}`)
       .sort();
     expect(documented).toEqual(apiRoutes.map((r) => `${r.method} ${openApiPath(r.path)}`).sort());
@@ -54,7 +56,6 @@ describe("OpenAPI document", () => {
     for (const { path, op } of operations()) {
       const declared = (op.parameters ?? []).filter((p: Json) => p.in === "path").map((p: Json) => p.name);
       const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
-      if (op.operationId.startsWith("options")) continue;
       expect(declared.sort(), path).toEqual(inPath.sort());
     }
   });
@@ -94,7 +95,11 @@ describe("OpenAPI document", () => {
       }
     }
     expect(seen).toBeGreaterThan(0);
-    expect([...doc.components.schemas.Error.properties.error.properties.code.enum].sort()).toEqual(Object.keys(ERROR_STATUS).sort());
+    expect([...doc.components.schemas.ApiError.properties.error.properties.code.enum].sort()).toEqual(
+      Object.keys(ERROR_STATUS)
+        .filter((code) => !(MANAGE_ONLY_CODES as string[]).includes(code))
+        .sort(),
+    );
   });
 
   test("authenticated operations need a key and name their permission; service paths need none", () => {
@@ -104,7 +109,9 @@ describe("OpenAPI document", () => {
     for (const route of apiRoutes) {
       const op = doc.paths[openApiPath(route.path)][route.method.toLowerCase()];
       const permission = `${route.area}:${route.method === "GET" ? "read" : "write"}`;
-      expect(op.security).toEqual([{ bearerAuth: [permission] }, { apiKeyHeader: [permission] }]);
+      expect(op.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+      expect(op["x-permission"]).toBe(permission);
+      expect(op.description).toBe(`Needs the \`${permission}\` permission.`);
       const success = op.responses[route.method === "POST" && /^\/[^/]+$/.test(route.path) ? "201" : "200"];
       for (const name of ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) {
         expect(success.headers[name].required, `${route.method} ${route.path} ${name}`).toBe(true);
@@ -113,6 +120,44 @@ describe("OpenAPI document", () => {
       expect(headerParams.includes("#/components/parameters/IdempotencyKey")).toBe(Boolean(route.idempotent));
     }
     for (const path of ["/healthz", "/api/v1/openapi.json", "/api/v1/docs"]) expect(doc.paths[path].get.security).toEqual([]);
+  });
+
+  test("says for generators what JSON Schema can say (issue 16)", () => {
+    const consts: Json[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) return node.forEach(walk);
+      if (!node || typeof node !== "object") return;
+      if ("const" in node) consts.push(node as Json);
+      Object.values(node).forEach(walk);
+    };
+    walk(doc);
+    expect(consts.length).toBeGreaterThan(10);
+    expect(consts.filter((c) => typeof c.type !== "string")).toEqual([]);
+    expect(doc.components.schemas.Error).toBeUndefined();
+    expect(JSON.stringify(doc.servers)).not.toContain("shop1");
+    const orders = doc.paths["/api/v1/orders"].get;
+    const query = Object.fromEntries(orders.parameters.filter((p: Json) => p.in === "query").map((p: Json) => [p.name, p.schema]));
+    expect(query.limit).toEqual({ type: "integer", minimum: 1, maximum: 100, default: 50 });
+    expect(query.status).toMatchObject({ type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+    expect(query.paid).toEqual({ type: "boolean" });
+    const list = orders.responses["200"].content["application/json"].schema;
+    expect(list.oneOf).toBeUndefined();
+    expect(list.properties.nextCursor.type).toEqual(["string", "null"]);
+    for (const { path, op } of operations()) {
+      for (const p of op.parameters.filter((p: Json) => p.in === "path")) {
+        expect([p.example, p.schema.type, p.schema.minimum], path).toEqual([1, "integer", 1]);
+      }
+    }
+    for (const route of apiRoutes.filter((r) => r.method === "PATCH")) {
+      const body = doc.paths[openApiPath(route.path)].patch.requestBody.content["application/json"].schema;
+      expect(body.minProperties, route.path).toBe(1);
+    }
+    const batch = doc.paths["/api/v1/products/batch"].post;
+    const items = batch.requestBody.content["application/json"].schema.properties.items;
+    expect(items.items.anyOf.map((item: Json) => item.required)).toEqual([["id"], ["internalSku"], ["sku"]]);
+    expect(items.items.anyOf[0].properties.price).toMatchObject({ type: "number", minimum: 0, maximum: 1_000_000_000 });
+    const result = batch.responses["200"].content["application/json"].schema.properties.data.properties.results.items.anyOf[1];
+    expect(result.properties.error.properties.code.enum).toEqual(["invalid_field", "nothing_to_update", "not_found"]);
   });
 
   test("the checked-in copy is up to date", () => {
@@ -143,12 +188,38 @@ describe("reference page", () => {
     expect(page).toContain(`content="default-src 'none'`);
   });
 
+  test("says how Try it picks the store host, and whether the page's own host is one", () => {
+    expect(page).toContain('<body data-store-host="no">');
+    expect(page).toContain(`<p id="hostnote">${HOST_NOTE}</p>`);
+    expect(HOST_NOTE).toContain("Try it sends each request to the store host you pick");
+    expect(docsPage(doc, { onStoreHost: true })).toContain('<body data-store-host="yes">');
+    const script = /<script>([^]*?)<\/script>/.exec(page)?.[1] ?? "";
+    expect(script).toContain('id: "store-host"');
+    expect(() => new Function(script)).not.toThrow();
+  });
+
   test("embeds the document so that no text in it can close the script element", () => {
     const embedded = /<script type="application\/json" id="openapi">([^]*?)<\/script>/.exec(page);
     expect(embedded).not.toBeNull();
     expect(JSON.parse(embedded?.[1] ?? "")).toEqual(doc);
     const hostile = docsPage({ info: { title: "</script><script>alert(1)</script>" } });
     expect(hostile).not.toContain("</script><script>alert(1)");
+  });
+
+  test("its script is docs-page.browser.js as written, and renders every operation with a link and a Try it form", () => {
+    expect(page).toContain(`<script>${SCRIPT}</script>`);
+    expect(SCRIPT).not.toMatch(/<\/script/i);
+    const window = new Window({ settings: { disableJavaScriptEvaluation: true } });
+    window.document.write(page);
+    new Function("document", "fetch", "location", SCRIPT)(window.document, () => Promise.reject(new Error("no network here")), window.location);
+    const all = (selector: string) => [...window.document.querySelectorAll(selector)].map((node) => node.textContent);
+    const operations = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+      Object.keys(item).filter((method) => method !== "options").map((method) => `${method.toUpperCase()}${path}`),
+    );
+    expect(all("#main section.card h3").sort()).toEqual(["Overview", ...operations].sort());
+    expect(all("#side a[href^='#op-']").length).toBe(operations.length);
+    expect(all("#main section.card details > summary").filter((text) => text === "Try it (sent to the store host above)").length).toBe(operations.length);
+    window.close();
   });
 });
 

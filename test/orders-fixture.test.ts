@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
-import { loadFixture } from "../src/fixtures/load";
+import { loadFixture } from "../src/load/load";
 import { FIXTURE_NOW, oneStoreFixture, refusalOf } from "./fixture-records";
 import { tempDir } from "./helpers";
 

@@ -21,6 +21,9 @@ export function storeapiCommand(): string[] {
   return bin ? [bin] : [BUN, join(ROOT, "src/main.ts")];
 }
 
+/** Whether the server under test runs on Deno (scripts/storeapi-deno): see the README on what differs. */
+export const serverRunsOnDeno = (): boolean => (process.env.STOREAPI_BIN ?? "").endsWith("storeapi-deno");
+
 /** Runs a CLI command to completion. */
 export async function runCli(args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn([...storeapiCommand(), ...args, ...(await libsqlFlagsFor(args))], {
@@ -39,13 +42,19 @@ export async function runCli(args: string[], env: Record<string, string> = {}) {
 
 /**
  * Starts `storeapi serve` as its own process on a free loopback port and waits for its
- * "listening" log line (bounded: fails after 30 s, room for a loaded machine).
+ * "listening" log line (bounded: fails after 30 s, room for a loaded machine). Plain HTTP
+ * is allowed unless told not.
  */
-export async function spawnServer(dataDir: string, flags: string[] = []): Promise<ServerProcess> {
+export async function spawnServer(
+  dataDir: string,
+  flags: string[] = [],
+  env: Record<string, string> = {},
+  { allowHttp = true } = {},
+): Promise<ServerProcess> {
   const libsql = TEST_LIBSQL ? (await sqldFor(dataDir)).flags : [];
   const proc = Bun.spawn(
-    [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", "info", ...libsql, ...flags],
-    { stdout: "pipe", stderr: "pipe", stdin: "ignore" },
+    [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", ...(allowHttp ? ["--allow-http"] : []), "--log-level", "info", ...libsql, ...flags],
+    { stdout: "pipe", stderr: "pipe", stdin: "ignore", env: { ...process.env, ...env } },
   );
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
@@ -81,4 +90,25 @@ export async function spawnServer(dataDir: string, flags: string[] = []): Promis
     stderr: () => new Response(proc.stderr).text(),
     stdout: () => buffered,
   };
+}
+
+/**
+ * Starts `storeapi ARGS` and reads its stdout until `until` appears (or it ends); killed
+ * after 60 s. `rest()` reads on to the end (signal the process first).
+ */
+export async function spawnUntil(args: string[], until: string) {
+  const child = Bun.spawn([...storeapiCommand(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+  const reader = child.stdout.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const readUntil = async (done: () => boolean) => {
+    while (!done()) {
+      const chunk = await reader.read();
+      if (chunk.done) return;
+      text += decoder.decode(chunk.value);
+    }
+  };
+  await readUntil(() => text.includes(until));
+  const head = text;
+  return { child, text: head, rest: async () => (await readUntil(() => false), text.slice(head.length)) };
 }

@@ -18,6 +18,9 @@ const spec: LoadSpec = {
   host: env.BENCH_HOST,
   key: env.BENCH_KEY,
   nonce: env.BENCH_NONCE ?? "0",
+  stores: env.BENCH_STORES
+    ? { count: Number(env.BENCH_STORES), spread: env.BENCH_SPREAD === "zipf" ? "zipf" : "uniform" }
+    : undefined,
 };
 let counter = 0;
 

@@ -1,6 +1,6 @@
 /**
  * Bench fixtures, written straight into a data directory the server can serve: the schema
- * comes from src/db/schema.ts through openDb (so the files are what the server expects),
+ * comes from src/db/migrations.ts through openDb (so the files are what the server expects),
  * the bulk rows go through the `libsql` binding in big transactions with prepared
  * statements (the JSON fixture loader would take far too long for 1,000,000 orders).
  *
@@ -15,8 +15,8 @@ import Database from "libsql";
 import { openDb } from "../../src/db/open";
 import { Platform } from "../../src/db/platform";
 import { storeDbPath } from "../../src/db/pool";
-import { platformMigrations, storeMigrations } from "../../src/db/schema";
-import { insertKey } from "../../src/keys/store";
+import { platformMigrations, storeMigrations } from "../../src/db/migrations";
+import { insertKey } from "../../src/keys/repository";
 
 export interface BenchSizes {
   orders: number;

@@ -17,6 +17,8 @@ export interface LoadSpec {
   host?: string;
   key?: string;
   batch?: number;
+  /** Spread requests over small stores 1..stores (wrk only): their Host and key per request. */
+  stores?: { count: number; spread: "uniform" | "zipf" };
   nonce: string;
 }
 
@@ -53,6 +55,10 @@ function specEnv(spec: LoadSpec): Record<string, string> {
   };
   if (spec.host) env.BENCH_HOST = spec.host;
   if (spec.key) env.BENCH_KEY = spec.key;
+  if (spec.stores) {
+    env.BENCH_STORES = String(spec.stores.count);
+    env.BENCH_SPREAD = spec.stores.spread;
+  }
   return env;
 }
 

@@ -3,6 +3,7 @@
  * the bench's preflight sends one of each to check a scenario answers 2xx before it is
  * measured. wrk.lua makes the same requests in Lua.
  */
+import { smallDomain, smallKey } from "./generate";
 import type { LoadSpec } from "./load";
 
 export interface BenchRequest {
@@ -14,11 +15,44 @@ export interface BenchRequest {
 
 const randomId = (maxId: number) => 1 + Math.floor(Math.random() * maxId);
 
+const zipfTables = new Map<number, Float64Array>();
+
+/** Cumulative Zipf (s = 1) weights over 1..count, built once per count. */
+function zipfTable(count: number): Float64Array {
+  let table = zipfTables.get(count);
+  if (table) return table;
+  table = new Float64Array(count);
+  let total = 0;
+  for (let n = 1; n <= count; n++) table[n - 1] = total += 1 / n;
+  for (let i = 0; i < count; i++) table[i] /= total;
+  zipfTables.set(count, table);
+  return table;
+}
+
+/** A small store number in 1..count, uniform or Zipf-skewed (store 1 the hottest). */
+function pickStore({ count, spread }: NonNullable<LoadSpec["stores"]>): number {
+  if (spread === "uniform") return randomId(count);
+  const table = zipfTable(count);
+  const u = Math.random();
+  let [lo, hi] = [0, count - 1];
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (table[mid] < u) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo + 1;
+}
+
 /** The `counter`-th request of a spec (counter from 1), with `unique` making creates distinct. */
 export function makeRequest(spec: LoadSpec, counter: number, unique: string): BenchRequest {
   const headers: Record<string, string> = {};
   if (spec.host) headers.host = spec.host;
   if (spec.key) headers.authorization = `Bearer ${spec.key}`;
+  if (spec.stores) {
+    const n = pickStore(spec.stores);
+    headers.host = smallDomain(n);
+    headers.authorization = `Bearer ${smallKey(n)}`;
+  }
   if (spec.method !== "GET") headers["content-type"] = "application/json";
   let body: string | undefined;
   if (spec.kind === "patch_order") body = JSON.stringify({ status: counter % 2 === 0 ? 3 : 7 });

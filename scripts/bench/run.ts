@@ -10,6 +10,8 @@
  * 3. starts ./storeapi, a raw Bun.serve and a bare Hono + libsql app (scripts/bench/anchor.ts)
  *    on one core, and drives them from the other with wrk (autocannon if wrk is missing),
  *    interleaving anchor and real scenario round by round;
+ *    The same sources under Deno (scripts/storeapi-deno, on the same data) answer GET one order
+ *    and PATCH as a ratio to the compiled binary, each round's pair back to back;
  * 4. times single 500-item batches, touches all small stores and reads the server's RSS;
  * 5. prints the table and writes bench/results.md.
  * --only runs just the named scenarios with their anchors (no results file); --profile ID runs only that scenario (and its anchor) against `bun --cpu-prof-md src/main.ts`
@@ -92,7 +94,7 @@ const LOAD_CPU = cores >= 2 ? "1" : null;
 /** --inline-checkpoints: the server checkpoints on its request thread (the A/B of the checkpoint worker). */
 const SERVER_ENV: Record<string, string> = flags["inline-checkpoints"] ? { STOREAPI_CHECKPOINTS: "inline" } : {};
 
-type Target3 = "real" | "hono" | "static" | "libsql";
+type Target3 = "real" | "hono" | "static" | "deno" | "libsql";
 
 interface Scenario {
   id: string;
@@ -197,6 +199,7 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
     { id: "healthz", label: "GET /healthz", target: "real", spec: get("/healthz"), connections: c, anchor: "static" },
     { id: "a-point", label: "anchor: point read", target: "hono", spec: get(`${API}/orders/{id}`, orders), connections: c },
     { id: "get-order", label: "GET /orders/{id}", target: "real", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "a-point" },
+    { id: "deno-get-order", label: "GET /orders/{id} under Deno", target: "deno", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "get-order" },
     { id: "a-list", label: "anchor: keyset list of 50", target: "hono", spec: get(`${API}/orders?limit=50`), connections: c },
     { id: "list-1", label: "GET /orders?limit=50 (page 1)", target: "real", spec: get(`${API}/orders?limit=50`), connections: c, anchor: "a-list", check: listCheck(orders) },
     {
@@ -214,24 +217,60 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
     { id: "patch", label: "PATCH /orders/{id}", target: "real", spec: patch, connections: c, anchor: "a-update" },
     { id: "get-order-libsql", label: "GET /orders/{id} on a libSQL server", target: "libsql", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "get-order" },
     { id: "patch-libsql", label: "PATCH /orders/{id} on a libSQL server", target: "libsql", spec: patch, connections: c, anchor: "patch" },
+    { id: "deno-patch", label: "PATCH /orders/{id} under Deno", target: "deno", spec: patch, connections: c, anchor: "patch" },
     { id: "a-insert", label: "anchor: INSERT customer", target: "hono", spec: customer, connections: c },
     { id: "customers", label: "POST /customers (Idempotency-Key)", target: "real", spec: customer, connections: c, anchor: "a-insert" },
     { id: "a-batch", label: "anchor: 500 UPDATEs in one transaction", target: "hono", spec: batch, connections: batchConnections },
     { id: "batch", label: "POST /products/batch (500 items)", target: "real", spec: batch, connections: batchConnections, anchor: "a-batch" },
+    ...manyStoreScenarios(data),
   ];
 }
 
-interface Servers {
-  real: Spawned & { url: string };
-  /** The same binary with the big store on sqld (scripts/bench/libsql.ts). */
-  libsql: Spawned & { url: string };
-  sqld: Spawned;
-  hono: Spawned & { url: string };
-  static: Spawned & { url: string };
+/**
+ * Issue 15: the same request spread over many small stores, each divided by that request
+ * on one small store (same server, same run). Small stores have 5 orders each.
+ */
+function manyStoreScenarios(data: BenchData): Scenario[] {
+  const c = settings.connections;
+  const total = data.sizes.smallStores;
+  const spread = (count: number, how: "uniform" | "zipf") => ({ count: Math.min(count, total), spread: how });
+  const getOne = { method: "GET" as const, path: `${API}/orders/{id}`, kind: "fixed" as const, maxId: 5 };
+  const patchOne = { ...getOne, method: "PATCH" as const, kind: "patch_order" as const };
+  const many = (id: string, label: string, base: Scenario["spec"], stores: LoadSpec["stores"], anchor: string): Scenario => ({
+    id,
+    label,
+    target: "real",
+    spec: { ...base, stores },
+    connections: c,
+    anchor,
+  });
+  return [
+    { id: "one-get", label: "one store: GET /orders/{id}", target: "real", spec: { ...getOne, stores: spread(1, "uniform") }, connections: c },
+    many("get-2k", "GET /orders/{id} over 2,000 stores", getOne, spread(2_000, "uniform"), "one-get"),
+    many("get-10k", "GET /orders/{id} over 10,000 stores", getOne, spread(10_000, "uniform"), "one-get"),
+    many("get-zipf", "GET /orders/{id}, Zipf over 10,000 stores", getOne, spread(10_000, "zipf"), "one-get"),
+    { id: "one-patch", label: "one store: PATCH /orders/{id}", target: "real", spec: { ...patchOne, stores: spread(1, "uniform") }, connections: c },
+    many("patch-2k", "PATCH /orders/{id} over 2,000 stores", patchOne, spread(2_000, "uniform"), "one-patch"),
+  ];
 }
 
-async function startServers(command: string[], data: BenchData): Promise<Servers> {
-  for (const name of ["server.log", "anchor.log", "libsql.log"]) writeFileSync(join(TMP, name), "");
+type Running = Spawned & { url: string };
+
+interface Servers {
+  real: Running;
+  hono: Running;
+  static: Running;
+  /** Started only when a Deno scenario is chosen. */
+  deno?: Running;
+  /** The same binary with the big store on sqld (scripts/bench/libsql.ts), only when a libSQL scenario is chosen. */
+  libsql?: Running;
+  sqld?: Spawned;
+}
+
+const SERVER_LOGS = ["server.log", "deno.log", "libsql.log"];
+
+async function startServers(command: string[], data: BenchData, withDeno: boolean, withLibsql: boolean): Promise<Servers> {
+  for (const name of [...SERVER_LOGS, "anchor.log"]) writeFileSync(join(TMP, name), "");
   const start = async (cmd: string[], port: number, health: string, logName: string, env: Record<string, string> = {}) => {
     const spawned = spawnPinned(cmd, SERVER_CPU, join(TMP, logName), env);
     const url = `http://127.0.0.1:${port}`;
@@ -239,14 +278,16 @@ async function startServers(command: string[], data: BenchData): Promise<Servers
     return { ...spawned, url };
   };
   const anchor = join(import.meta.dir, "anchor.ts");
-  const [realPort, honoPort, staticPort, libsqlPort] = [freePort(), freePort(), freePort(), freePort()];
-  const copy = await startLibsqlCopy(data, join(TMP, "sqld"), SERVER_CPU, join(TMP, "libsql.log"));
+  const [realPort, honoPort, staticPort, denoPort, libsqlPort] = [freePort(), freePort(), freePort(), freePort(), freePort()];
+  const deno = [join(ROOT, "scripts/storeapi-deno"), ...serveArgs(data.dir, denoPort)];
+  const copy = withLibsql ? await startLibsqlCopy(data, join(TMP, "sqld"), SERVER_CPU, join(TMP, "libsql.log")) : undefined;
   return {
     real: await start([...command, ...serveArgs(data.dir, realPort)], realPort, "/healthz", "server.log", SERVER_ENV),
-    libsql: await start([...command, ...serveArgs(join(TMP, "libsql-data"), libsqlPort), ...copy.flags], libsqlPort, "/healthz", "libsql.log"),
-    sqld: copy.sqld,
     hono: await start([process.execPath, anchor, "hono", String(honoPort), storeDbPath(data.dir, BIG.slug)], honoPort, `${API}/orders/1`, "anchor.log"),
     static: await start([process.execPath, anchor, "static", String(staticPort)], staticPort, "/", "anchor.log"),
+    deno: withDeno ? await start(deno, denoPort, "/healthz", "deno.log", SERVER_ENV) : undefined,
+    libsql: copy ? await start([...command, ...serveArgs(join(TMP, "libsql-data"), libsqlPort), ...copy.flags], libsqlPort, "/healthz", "libsql.log") : undefined,
+    sqld: copy?.sqld,
   };
 }
 
@@ -254,7 +295,9 @@ async function startServers(command: string[], data: BenchData): Promise<Servers
 async function preflight(list: Scenario[], servers: Servers, nonce: string): Promise<Map<string, string>> {
   const skipped = new Map<string, string>();
   for (const scenario of list) {
-    const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce };
+    const server = servers[scenario.target];
+    if (!server) continue;
+    const spec = { ...scenario.spec, baseUrl: server.url, nonce };
     try {
       const answer = await sendOnce(spec, 1, `${nonce}-preflight-${scenario.id}`);
       const problem =
@@ -275,7 +318,7 @@ async function measureRounds(tool: Tool, list: Scenario[], servers: Servers, ski
   for (let round = 1; round <= settings.rounds; round++) {
     for (const scenario of list) {
       if (skipped.has(scenario.id)) continue;
-      const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce: `${nonce}${scenario.id}r${round}` };
+      const spec = { ...scenario.spec, baseUrl: (servers[scenario.target] as Running).url, nonce: `${nonce}${scenario.id}r${round}` };
       const options = { connections: scenario.connections, cpu: LOAD_CPU };
       await runLoad(tool, { ...spec, nonce: `${spec.nonce}w` }, { ...options, seconds: settings.warmup });
       const result = await runLoad(tool, spec, { ...options, seconds: settings.seconds });
@@ -291,11 +334,18 @@ async function measureRounds(tool: Tool, list: Scenario[], servers: Servers, ski
 function summarize(list: Scenario[], results: Map<string, LoadResult[]>, skipped: Map<string, string>): ScenarioSummary[] {
   const byId = new Map(list.map((s) => [s.id, s]));
   return list.map((s) => {
-    const runs = results.get(s.id) ?? [];
+    const allRuns = results.get(s.id) ?? [];
     const anchor = s.anchor ? byId.get(s.anchor) : undefined;
-    const anchorRuns = s.anchor ? (results.get(s.anchor) ?? []) : [];
+    const allAnchorRuns = s.anchor ? (results.get(s.anchor) ?? []) : [];
+    // A round in which the scenario or its anchor answered errors is reported, never counted.
+    const clean = allRuns.map((r, i) => r.errors === 0 && (allAnchorRuns[i]?.errors ?? 0) === 0);
+    const runs = allRuns.filter((_, i) => clean[i]);
+    const anchorRuns = s.anchor ? allAnchorRuns.filter((_, i) => clean[i]) : allAnchorRuns.filter((r) => r.errors === 0);
+    const discarded = clean.filter((ok) => !ok).length;
     const ratios = runs.map((r, i) => (anchorRuns[i] ? r.rps / anchorRuns[i].rps : Number.NaN));
-    const reason = skipped.get(s.id) ?? (runs.length === 0 ? "not measured" : undefined);
+    const reason =
+      skipped.get(s.id) ??
+      (runs.length === 0 ? (discarded ? `all ${discarded} round(s) had errors` : "not measured") : undefined);
     return {
       id: s.id,
       label: s.label,
@@ -305,7 +355,7 @@ function summarize(list: Scenario[], results: Map<string, LoadResult[]>, skipped
       rps: median(runs.map((r) => r.rps)),
       p50Ms: median(runs.map((r) => r.p50Ms)),
       p99Ms: median(runs.map((r) => r.p99Ms)),
-      errors: runs.reduce((n, r) => n + r.errors, 0),
+      errors: allRuns.reduce((n, r) => n + r.errors, 0),
       anchorLabel: anchor?.label.replace(/^anchor: /, ""),
       anchorRps: anchorRuns.length ? median(anchorRuns.map((r) => r.rps)) : undefined,
       ratio: anchorRuns.length && runs.length ? median(ratios) : undefined,
@@ -320,7 +370,7 @@ async function timeSingles(list: Scenario[], id: string, servers: Servers, nonce
   if (!scenario) return [];
   const times: number[] = [];
   for (let i = 0; i < settings.batchTimings; i++) {
-    const spec = { ...scenario.spec, baseUrl: servers[scenario.target].url, nonce };
+    const spec = { ...scenario.spec, baseUrl: (servers[scenario.target] as Running).url, nonce };
     const started = performance.now();
     const answer = await sendOnce(spec, i + 1, `${nonce}-single-${i}`);
     const elapsed = performance.now() - started;
@@ -410,11 +460,6 @@ async function main(): Promise<void> {
   log(`cold start ×${settings.coldStarts}`);
   const coldStarts = flags.profile || flags.only ? [] : await measureColdStart(binary.command, data.dir);
 
-  log("starting the server and the anchors");
-  const servers = await startServers(binary.command, data);
-  const settleMs = await waitUntilIdle(servers.real.pid);
-  log(`server idle ${(settleMs / 1000).toFixed(1)} s after its first answer (start-up scan of every store's outbox)`);
-  const afterStart = await memoryOf(servers.real.pid);
   const deep = deepCursor(data);
   const all = scenarios(data, deep);
   const wanted = flags.profile ?? flags.only;
@@ -422,7 +467,19 @@ async function main(): Promise<void> {
   if (wanted && chosen.length === 0) throw new Error(`no scenario "${wanted}"; choose from ${all.map((s) => s.id).join(", ")}`);
   const anchors = new Set(chosen.map((s) => s.anchor));
   const list = all.filter((s) => chosen.includes(s) || anchors.has(s.id));
+
+  log("starting the server and the anchors");
+  const servers = await startServers(binary.command, data, list.some((s) => s.target === "deno"), list.some((s) => s.target === "libsql"));
+  const settleMs = await waitUntilIdle(servers.real.pid);
+  log(`server idle ${(settleMs / 1000).toFixed(1)} s after its first answer (start-up scan of every store's outbox)`);
+  if (servers.deno) log(`Deno server idle ${((await waitUntilIdle(servers.deno.pid)) / 1000).toFixed(1)} s after its start-up scan`);
+  const afterStart = await memoryOf(servers.real.pid);
   const skipped = await preflight(list, servers, nonce);
+  if (list.some((s) => (s.spec.stores?.count ?? 0) > 1)) {
+    // Otherwise a round over 10,000 stores measures each store's first open, not the pool.
+    log(`warming: one request to each of ${data.sizes.smallStores.toLocaleString("en")} small stores`);
+    await touchSmallStores(data, servers.real.url);
+  }
   const results = await measureRounds(tool, list, servers, skipped, nonce);
 
   log("timing single 500-item batches");
@@ -437,11 +494,13 @@ async function main(): Promise<void> {
   const after = await memoryOf(servers.real.pid);
   if (touchFailures) notes.push(`${touchFailures} of the small-store requests did not answer 200`);
 
-  await Promise.all([stop(servers.real), stop(servers.hono), stop(servers.static), stop(servers.libsql)]);
-  await stop(servers.sqld);
-  const serverErrors = (await Bun.file(join(TMP, "server.log")).text()).split("\n").filter((l) => l.includes('"level":"error"'));
-  if (serverErrors.length) {
-    notes.push(`the server logged ${serverErrors.length} errors (bench/tmp/server.log); first: ${serverErrors[0].slice(0, 300)}`);
+  await Promise.all([stop(servers.real), stop(servers.hono), stop(servers.static), servers.deno && stop(servers.deno), servers.libsql && stop(servers.libsql)]);
+  if (servers.sqld) await stop(servers.sqld);
+  for (const name of SERVER_LOGS) {
+    const serverErrors = (await Bun.file(join(TMP, name)).text()).split("\n").filter((l) => l.includes('"level":"error"'));
+    if (serverErrors.length) {
+      notes.push(`the server logged ${serverErrors.length} errors (bench/tmp/${name}); first: ${serverErrors[0].slice(0, 300)}`);
+    }
   }
 
   const summaries = summarize(list, results, skipped);
@@ -456,6 +515,7 @@ async function main(): Promise<void> {
       `load generator: ${tool === "wrk" ? "wrk -t1 with scripts/bench/wrk.lua" : "autocannon"}; ${settings.rounds} round(s) of ${settings.seconds} s per scenario after ${settings.warmup} s warm-up, anchor and real interleaved`,
       `data: one store with ${data.sizes.orders.toLocaleString("en")} orders, ${data.sizes.products.toLocaleString("en")} products, ${data.sizes.customers.toLocaleString("en")} customers; ${data.sizes.smallStores.toLocaleString("en")} small stores${data.generatedIn === null ? " (reused)" : ` (generated in ${data.generatedIn.toFixed(0)} s)`}`,
       "anchors: scripts/bench/anchor.ts on the same database file, `libsql` binding, prepared statements, WAL, synchronous=NORMAL",
+      "under Deno: scripts/storeapi-deno serve (the same flags and data), its ratio is to the compiled binary's scenario in the same round",
     ],
     scenarios: summaries,
     extras: [

@@ -6,6 +6,8 @@
 --   BENCH_MAX_ID                 ids are drawn from 1..BENCH_MAX_ID
 --   BENCH_BATCH                  items per product batch
 --   BENCH_NONCE                  makes emails and Idempotency-Keys unique across runs
+--   BENCH_STORES, BENCH_SPREAD   each request to one of the small stores 1..BENCH_STORES
+--                                (its Host and key), drawn "uniform" or "zipf" (s = 1)
 
 local host = os.getenv("BENCH_HOST")
 local key = os.getenv("BENCH_KEY")
@@ -15,6 +17,8 @@ local kind = os.getenv("BENCH_KIND") or "fixed"
 local max_id = tonumber(os.getenv("BENCH_MAX_ID") or "1")
 local batch = tonumber(os.getenv("BENCH_BATCH") or "500")
 local nonce = os.getenv("BENCH_NONCE") or "0"
+local stores = tonumber(os.getenv("BENCH_STORES") or "0")
+local spread = os.getenv("BENCH_SPREAD") or "uniform"
 
 local thread_count = 0
 function setup(thread)
@@ -25,8 +29,32 @@ end
 local counter = 0
 local random_path = string.find(path, "{id}", 1, true) ~= nil
 
+-- Zipf (s = 1) over 1..stores: cumulative weights, searched by bisection per request.
+local zipf_cdf = nil
+
+local function build_zipf()
+  zipf_cdf = {}
+  local total = 0
+  for n = 1, stores do
+    total = total + 1 / n
+    zipf_cdf[n] = total
+  end
+  for n = 1, stores do zipf_cdf[n] = zipf_cdf[n] / total end
+end
+
+local function pick_store()
+  if spread ~= "zipf" then return math.random(1, stores) end
+  local u, lo, hi = math.random(), 1, stores
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if zipf_cdf[mid] < u then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
 function init(args)
   math.randomseed(os.time() * 1000 + (thread_id or 0))
+  if stores > 0 and spread == "zipf" then build_zipf() end
 end
 
 local function headers()
@@ -54,6 +82,12 @@ function request()
   local h = headers()
   local p = path
   if random_path then p = string.gsub(path, "{id}", random_id()) end
+  if stores > 0 then
+    -- scripts/bench/generate.ts: smallDomain(n) and smallKey(n)
+    local n = pick_store()
+    h["Host"] = string.format("s%05d.bench.test", n)
+    h["Authorization"] = string.format("Bearer svc_sk_benchSmall%030d", n)
+  end
   local body = nil
   if kind == "patch_order" then
     if counter % 2 == 0 then body = '{"status":3}' else body = '{"status":7}' end

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import * as v from "valibot";
+import { requireDataDir } from "../db/data-dir";
 import { FileLocation, LibsqlLocation, type Location } from "../db/location";
 import { UsageError } from "./errors";
 
@@ -144,6 +145,20 @@ export function locationOf(values: LocationFlags, env = process.env): Location {
 
 export function platformDomainOf(values: { "platform-domain"?: string }): string {
   return (values["platform-domain"] ?? process.env.STOREAPI_PLATFORM_DOMAIN ?? "localhost").toLowerCase();
+}
+
+/** The data directory of a command that only works on existing data: never creates one. */
+export function existingDataDirOf(values: { data?: string }): string {
+  const dataDir = dataDirOf(values);
+  requireDataDir(dataDir);
+  return dataDir;
+}
+
+/** `locationOf` for a command that only works on existing data: on files, the directory must exist. */
+export function existingLocationOf(values: LocationFlags): Location {
+  const location = locationOf(values);
+  if (!location.remote) requireDataDir(dataDirOf(values));
+  return location;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import demoFixture from "../../fixtures/demo.json";
+import demoFixture from "../../fixtures/demo.json" with { type: "json" };
 import { command, locationOf, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 import { loadInto } from "./load";
@@ -39,7 +39,7 @@ function freshDemoDir(dir: string): void {
   writeFileSync(join(dir, MARKER), "created by storeapi demo; emptied on every demo start\n");
 }
 
-function printIntro(stores: DemoStore[], base: string, port: number): void {
+function printIntro(stores: DemoStore[], base: string, port: number, mailDir: string | null): void {
   console.log("storeapi demo: these stores are loaded from fixtures/demo.json\n");
   for (const store of stores) {
     console.log(`  ${store.slug}  ${store.name ?? ""}  (plan ${store.plan})  http://${store.slug}.localhost:${port}/api/v1`);
@@ -59,6 +59,7 @@ function printIntro(stores: DemoStore[], base: string, port: number): void {
       `-H "Content-Type: application/json" -d '{"status":${statusId},"trackingNumber":"RR123456789IL","notifyCustomer":true}'`,
   );
   console.log(`  curl -s ${base.replace("127.0.0.1", `${free?.slug}.localhost`)}/api/v1/products -H "X-Api-Key: ${freeKey}"`);
+  if (mailDir) console.log(`\nEmails the demo sends are written to ${mailDir}/ (one .eml file each).`);
   console.log(`\nReference: ${base}/api/v1/docs   Stop with Ctrl-C.\n`);
 }
 
@@ -71,7 +72,9 @@ export const demoCommand = command(
   async ({ values }) => {
     if (locationOf(values).remote) throw new UsageError("demo keeps its data in files under --data; drop --libsql-url");
     const dataDir = values.data ?? "./demo-data";
-    const config = serveConfigFrom(values, dataDir, { "allow-http": true, "log-level": "warn" });
+    // Its emails go to files the user can open, unless SMTP or another directory is given.
+    const mailDir = values.smtp || process.env.STOREAPI_SMTP ? {} : { "mail-dir": join(dataDir, "mail") };
+    const config = serveConfigFrom(values, dataDir, { "allow-http": true, "log-level": "warn", ...mailDir });
     // Only a valid command line empties the demo directory.
     freshDemoDir(dataDir);
     await loadInto(dataDir, demoFixture, { replace: false, quiet: true, platformDomain: config.platformDomain });
@@ -80,6 +83,6 @@ export const demoCommand = command(
     const stores = (demoFixture as { stores: DemoStore[] }).stores;
     const summary = stores.map(({ slug, name, domain, plan, keys }) => ({ slug, name, domain, plan, keys }));
     if (values.json) printJson({ url: server.url, dataDir, stores: summary });
-    else printIntro(stores, server.url, server.port);
+    else printIntro(stores, server.url, server.port, config.mailDir);
   },
 );

@@ -1,6 +1,6 @@
-import type { Location } from "../db/location";
 import { readFileSync } from "node:fs";
-import { FixtureError, loadFixture, type LoadSummary } from "../fixtures/load";
+import type { Location } from "../db/location";
+import { FixtureError, loadFixture, type LoadSummary } from "../load/load";
 import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError } from "./errors";
 
@@ -8,10 +8,10 @@ import { CliError } from "./errors";
 const PROGRESS_FROM = 10_000;
 
 /** Progress on stderr, at most a line a second, so stdout stays clean for --json. */
-function progressPrinter() {
+export function progressPrinter(from = PROGRESS_FROM) {
   let last = 0;
   return (what: string, done: number, total: number) => {
-    if (total < PROGRESS_FROM) return;
+    if (total < from) return;
     const now = Date.now();
     if (done !== total && now - last < 1000) return;
     last = now;

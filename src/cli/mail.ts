@@ -3,7 +3,7 @@ import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { listMail, type OutboxRow } from "../mail/outbox";
-import { command, locationOf, printJson } from "./args";
+import { command, existingLocationOf, printJson } from "./args";
 import { CliError } from "./errors";
 
 /** One outbox row as `mail list --json` shows it (operations.md), plus when a queued row is next tried. */
@@ -28,7 +28,7 @@ const list = command(
     flags: { store: { type: "string", value: "SLUG", help: "only this store's mail" } },
   },
   async ({ values }) => {
-    const location = locationOf(values);
+    const location = existingLocationOf(values);
     const platform = await Platform.open(location);
     const pool = new StorePool(location);
     try {

@@ -53,7 +53,16 @@ export const serveCommand = command(
     // Before "listening": whoever waits for that line may signal at once.
     stopOnSignals(server);
     if (config.allowHttp) server.logger.warn("plain HTTP is allowed (--allow-http): for development only");
-    server.logger.info("listening", { url: server.url, dataDir: config.location.describe });
+    const listening = {
+      url: server.url,
+      dataDir: config.location.describe,
+      openFilesLimit: server.openFilesLimit,
+      maxOpenStores: server.maxOpenStores,
+      ...(server.metricsUrl && { metricsUrl: server.metricsUrl }),
+    };
+    // With port 0 this line is the only way to learn the address: it is written whatever the log level.
+    if (config.port === 0) server.logger.always("listening", listening);
+    else server.logger.info("listening", listening);
     server.logger.flush();
   },
 );

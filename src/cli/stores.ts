@@ -1,7 +1,7 @@
 import type { Location } from "../db/location";
 import { Platform, type NewStore, type Store } from "../db/platform";
 import { domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../stores/rules";
-import { checkValue, command, type CommandSpec, locationOf, onOff, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
+import { checkValue, command, type CommandSpec, existingLocationOf, locationOf, onOff, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 
 /** A store's own domain, checked like a fixture's: a host name outside the platform domain. */
@@ -102,7 +102,7 @@ const set = command(SET, async ({ values, args: [slug] }) => {
   if (Object.values(changes).every((value) => value === undefined)) {
     throw new UsageError(`nothing to change: give at least one of ${SET_CHANGES.join(", ")}`);
   }
-  const updated = await withPlatform(locationOf(values), async (platform) => {
+  const updated = await withPlatform(existingLocationOf(values), async (platform) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
     const { domain } = changes;
@@ -127,7 +127,7 @@ const set = command(SET, async ({ values, args: [slug] }) => {
 });
 
 const list = command({ name: "stores list", summary: "List the stores.", flags: {} }, async ({ values }) => {
-  const stores = await withPlatform(locationOf(values), (platform) => platform.listStores());
+  const stores = await withPlatform(existingLocationOf(values), (platform) => platform.listStores());
   if (values.json) return printJson(stores.map(storeJson));
   if (stores.length === 0) return console.log("no stores");
   for (const s of stores) console.log(`${s.slug.padEnd(20)} ${s.domain.padEnd(32)} ${s.plan}`);

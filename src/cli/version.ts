@@ -1,14 +1,15 @@
 import Database from "libsql";
 // JSON imports are embedded by `bun build --compile`: the binary reports what it was built from.
-import libsqlPackage from "../../node_modules/libsql/package.json";
-import storeapiPackage from "../../package.json";
+import libsqlPackage from "../../node_modules/libsql/package.json" with { type: "json" };
+import storeapiPackage from "../../package.json" with { type: "json" };
+import { runtime } from "../runtime/runtime";
 
-/** `storeapi X.Y.Z`, then the libSQL (and its SQLite) and Bun versions it runs on. */
+/** `storeapi X.Y.Z`, then the libSQL (and its SQLite) and runtime versions it runs on. */
 export function versionText(): string {
   const db = new Database(":memory:");
   try {
     const { version: sqlite } = db.prepare("SELECT sqlite_version() AS version").get() as { version: string };
-    return `storeapi ${storeapiPackage.version}\nlibSQL ${libsqlPackage.version} (SQLite ${sqlite}), Bun ${Bun.version}\n`;
+    return `storeapi ${storeapiPackage.version}\nlibSQL ${libsqlPackage.version} (SQLite ${sqlite}), ${runtime().version}\n`;
   } finally {
     db.close();
   }

@@ -1,12 +1,22 @@
 import { reportToStderr, type ReportError } from "../log";
+import { runtime } from "../runtime/runtime";
 import type { CheckpointMessage } from "./checkpoint-worker";
+
+/** A WAL past this size is emptied by a checkpoint that briefly holds writers. */
+const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** `STOREAPI_TEST_WAL_LIMIT` (bytes) lets a test reach the limit quickly; not an operator setting. */
+export function walLimitBytes(): number {
+  const fromEnv = Number(process.env.STOREAPI_TEST_WAL_LIMIT);
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : WAL_LIMIT_BYTES;
+}
 
 /**
  * Runs WAL checkpoints on a Worker thread (src/db/checkpoint-worker.ts). A checkpoint
  * copies every page written since the last one and then fsyncs the database file; on the
  * request thread that blocked the event loop for tens of milliseconds under steady writes
  * and made the write p99. In the compiled binary the worker is a second entry point of
- * the build (scripts/build.ts), found under the bundle's root.
+ * the build (scripts/build.ts); the runtime edge finds it.
  */
 export class Checkpointer {
   private worker: Worker | null;
@@ -28,13 +38,8 @@ export class Checkpointer {
   static start(reportError: ReportError = reportToStderr): Checkpointer | null {
     // Diagnostic switch for the bench's A/B of where checkpoints run; not an operator setting.
     if (process.env.STOREAPI_CHECKPOINTS === "inline") return null;
-    const compiled = import.meta.url.includes("$bunfs");
-    const url = compiled
-      ? new URL("./db/checkpoint-worker.ts", import.meta.url).href
-      : new URL("./checkpoint-worker.ts", import.meta.url).href;
     try {
-      // smol: a small heap, the thread only relays pragmas; ref false: it never keeps the process alive.
-      return new Checkpointer(new Worker(url, { smol: true, ref: false }), reportError);
+      return new Checkpointer(runtime().startWorker("db/checkpoint-worker.ts"), reportError);
     } catch (error) {
       reportError("checkpoint worker not started", error);
       return null;
@@ -69,7 +74,7 @@ export class Checkpointer {
       });
     });
     worker.postMessage({ type: "stop" } satisfies CheckpointMessage);
-    await Promise.race([stopped, Bun.sleep(2000)]);
+    await Promise.race([stopped, runtime().sleep(2000)]);
     worker.terminate();
   }
 }

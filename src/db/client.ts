@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { createClient, type Client, type Config, type InStatement, type Transaction } from "@libsql/client";
 import type { Args, Db, Queryable, Row, RunResult } from "./driver";
 import { Mutex } from "./driver";
@@ -30,12 +31,14 @@ export class ClientDb implements Db {
   private queries: Queryable;
   private writes = new Mutex();
   private isFile: boolean;
+  private readonly walPath: string | null;
 
   /** `options`: what else @libsql/client needs to reach a server (auth token, a namespace's `fetch`). */
   constructor(url: string, options: Omit<Config, "url" | "intMode"> = {}) {
     this.client = createClient({ ...options, url, intMode: "number" });
     this.queries = adapt(this.client);
     this.isFile = url.startsWith("file:");
+    this.walPath = this.isFile ? `${url.slice("file:".length)}-wal` : null;
   }
 
   async init(): Promise<this> {
@@ -82,9 +85,23 @@ export class ClientDb implements Db {
     await this.writes.run(() => this.client.execute("PRAGMA wal_checkpoint(PASSIVE)"));
   }
 
-  async close(): Promise<void> {
+  walSize(): number {
+    if (!this.walPath) return 0;
+    try {
+      return statSync(this.walPath).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  async truncateWal(): Promise<void> {
+    if (!this.isFile) return;
+    await this.writes.run(() => this.client.execute("PRAGMA wal_checkpoint(TRUNCATE)"));
+  }
+
+  async close(checkpoint = true): Promise<void> {
     await this.writes.run(async () => {
-      if (this.isFile) await this.client.execute("PRAGMA wal_checkpoint(TRUNCATE)").catch(() => {});
+      if (this.isFile && checkpoint) await this.client.execute("PRAGMA wal_checkpoint(TRUNCATE)").catch(() => {});
       this.client.close();
     });
   }

@@ -1,10 +1,10 @@
-import type { Db, Queryable, SqlValue } from "./driver";
+import type { Queryable, SqlValue } from "./driver";
 
 /** Rows read and written per statement while copying (200 rows of ≤ 40 columns stay under SQLite's 32,766 parameters). */
 const BATCH = 200;
 
 /** The tables a copy carries: every table but SQLite's own. */
-async function tablesOf(db: Db): Promise<string[]> {
+async function tablesOf(db: Queryable): Promise<string[]> {
   const rows = await db.all<{ name: string }>(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
   );
@@ -19,7 +19,7 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * of any size never sits in memory at once. `replace` overwrites rows with the same key.
  * Returns the number of rows copied per table.
  */
-export async function copyRows(from: Db, to: Queryable, replace = false): Promise<Record<string, number>> {
+export async function copyRows(from: Queryable, to: Queryable, replace = false): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of await tablesOf(from)) {
     counts[table] = 0;

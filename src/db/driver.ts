@@ -26,7 +26,15 @@ export interface Db extends Queryable {
   exec(sql: string): Promise<void>;
   /** Moves the WAL into the database file without blocking readers. */
   checkpoint(): Promise<void>;
-  close(): Promise<void>;
+  /** Bytes in the WAL file now (0 for a database that is not a local file). */
+  walSize(): number;
+  /** Moves the whole WAL into the database file and empties it, briefly holding writers. */
+  truncateWal(): Promise<void>;
+  /**
+   * Closes, first moving the WAL into the database file unless `checkpoint` is false (the
+   * pool's evictions: the WAL stays valid and is folded in later).
+   */
+  close(checkpoint?: boolean): Promise<void>;
 }
 
 /** A FIFO lock: one holder at a time, waiters served in order. */

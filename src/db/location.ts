@@ -2,9 +2,9 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ClientDb } from "./client";
 import type { Db } from "./driver";
-import { migrate } from "./migrate";
+import { migrate, type Migration } from "./migrate";
 import { openDb } from "./open";
-import { platformMigrations, storeMigrations } from "./schema";
+import { platformMigrations, storeMigrations } from "./migrations";
 
 /**
  * Where the databases live: files under a data directory, or namespaces on a libSQL
@@ -17,8 +17,8 @@ export interface Location {
   readonly remote: boolean;
   /** The registry, created and migrated on first use. */
   openPlatform(): Promise<Db>;
-  /** A store's database, migrated; on files it is created if missing. */
-  openStore(slug: string): Promise<Db>;
+  /** A store's database, brought up to date by `migrations`; on files it is created if missing. */
+  openStore(slug: string, migrations?: Migration[]): Promise<Db>;
   /** Makes an empty store database (on a server, its namespace), replacing any leftover one. */
   createStore(slug: string): Promise<void>;
   deleteStore(slug: string): Promise<void>;
@@ -38,8 +38,8 @@ export class FileLocation implements Location {
   openPlatform() {
     return openDb(`file:${join(this.dataDir, "platform.db")}`, platformMigrations);
   }
-  openStore(slug: string) {
-    return openDb(`file:${storeDbPath(this.dataDir, slug)}`, storeMigrations);
+  openStore(slug: string, migrations = storeMigrations) {
+    return openDb(`file:${storeDbPath(this.dataDir, slug)}`, migrations);
   }
   async createStore(slug: string) {
     await this.deleteStore(slug);
@@ -97,8 +97,8 @@ export class LibsqlLocation implements Location {
     if (this.server.adminUrl && !(await this.namespaceExists(PLATFORM_NAMESPACE))) await this.admin("POST", PLATFORM_NAMESPACE, "/create");
     return this.open(PLATFORM_NAMESPACE, platformMigrations);
   }
-  openStore(slug: string) {
-    return this.open(storeNamespace(slug), storeMigrations);
+  openStore(slug: string, migrations = storeMigrations) {
+    return this.open(storeNamespace(slug), migrations);
   }
   async createStore(slug: string) {
     await this.deleteStore(slug);
@@ -108,11 +108,12 @@ export class LibsqlLocation implements Location {
   async deleteStore(slug: string) {
     if (await this.storeExists(slug)) await this.admin("DELETE", storeNamespace(slug), "");
   }
-  storeExists(slug: string) {
-    return this.namespaceExists(storeNamespace(slug));
+  /** Without the admin API (a serving node) there is no asking: a missing namespace fails on first use instead. */
+  async storeExists(slug: string) {
+    return this.server.adminUrl ? this.namespaceExists(storeNamespace(slug)) : true;
   }
 
-  private async open(namespace: string, migrations: typeof storeMigrations): Promise<Db> {
+  private async open(namespace: string, migrations: Migration[]): Promise<Db> {
     const { url, authToken } = this.server;
     const db = new ClientDb(url, { authToken: authToken ?? undefined, fetch: namespaceFetch(namespace, url) });
     try {

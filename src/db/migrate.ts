@@ -6,8 +6,22 @@ export interface Migration {
   sql: string;
 }
 
+/** A database written by a newer storeapi: running on a schema this binary does not know could corrupt it. */
+export class SchemaTooNewError extends Error {
+  constructor(found: number, known: number) {
+    super(
+      `this database has schema version ${found} but this storeapi knows versions up to ${known}: ` +
+        "it was written by a newer storeapi; run that version (or restore a backup taken before the upgrade)",
+    );
+  }
+}
+
+/** Brings the schema up to date; with no migrations given (known current) reads nothing. */
 export async function migrate(db: Db, migrations: Migration[]): Promise<void> {
+  if (migrations.length === 0) return;
   const current = (await db.get<{ user_version: number }>("PRAGMA user_version"))?.user_version ?? 0;
+  const known = Math.max(0, ...migrations.map((m) => m.version));
+  if (current > known) throw new SchemaTooNewError(current, known);
   const pending = migrations.filter((m) => m.version > current).sort((a, b) => a.version - b.version);
   for (const migration of pending) {
     await db.transaction(async (tx) => {

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import Database from "libsql";
 import type { Args, Db, Queryable, Row, RunResult } from "./driver";
 import { Mutex } from "./driver";
@@ -9,6 +10,15 @@ interface Statement {
 }
 
 const STATEMENT_CACHE_SIZE = 200;
+
+/** Descriptors each open connection holds: the database, its WAL and its shared-memory file. */
+export const DESCRIPTORS_PER_CONNECTION = 3;
+
+let unreleased = 0;
+const released = new FinalizationRegistry<undefined>(() => unreleased--);
+
+/** Connections closed whose descriptors wait for the collector (see `Connection.close`). */
+export const unreleasedConnections = () => unreleased;
 
 /** One connection with a prepared-statement cache (LRU by insertion order). */
 class Connection implements Queryable {
@@ -28,9 +38,17 @@ class Connection implements Queryable {
     return statement;
   }
 
+  /**
+   * Closes the connection. The binding keeps its file descriptors (database, WAL, shm)
+   * until every statement prepared on it is garbage-collected: it has no finalize. The
+   * cache is dropped here, so the statements go with the next collection, whichever
+   * comes first; `unreleasedConnections` counts the ones still waiting.
+   */
   close(): void {
     this.statements.clear();
     this.raw.close();
+    unreleased++;
+    released.register(this.raw, undefined);
   }
 
   allSync<T>(sql: string, args: Args = []): T[] {
@@ -67,18 +85,28 @@ function openConnection(path: string): Connection {
 /**
  * `file:` databases through the `libsql` native binding. Reads use their own
  * connection so they never see another request's open transaction; writes go
- * through a second connection, one transaction at a time.
+ * through a second connection, one transaction at a time, opened on the first write
+ * (a store that is only read holds one connection's descriptors).
  */
 export class NativeDb implements Db {
   private reader: Connection;
-  private writer: Connection;
+  private writerConnection: Connection | undefined;
   private writes = new Mutex();
   /** Whether anything was written since the pool last asked (see `takeWritten`). */
   private written = false;
 
   constructor(readonly path: string) {
-    this.writer = openConnection(path);
     this.reader = openConnection(path);
+  }
+
+  private get writer(): Connection {
+    this.writerConnection ??= openConnection(this.path);
+    return this.writerConnection;
+  }
+
+  /** Connections open now (each holds `DESCRIPTORS_PER_CONNECTION`). */
+  get connections(): number {
+    return this.writerConnection ? 2 : 1;
   }
 
   all<T = Row>(sql: string, args?: Args) {
@@ -121,24 +149,45 @@ export class NativeDb implements Db {
 
   async checkpoint(): Promise<void> {
     await this.writes.run(async () => {
-      this.writer.raw.exec("PRAGMA wal_checkpoint(PASSIVE)");
+      this.reader.raw.exec("PRAGMA wal_checkpoint(PASSIVE)");
+    });
+  }
+
+  /** The WAL file's size in bytes (0 when there is none). */
+  walSize(): number {
+    try {
+      return statSync(`${this.path}-wal`).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  /**
+   * Moves the whole WAL into the database file and empties it. Holds this process's
+   * writers while it runs and waits (busy timeout) for other connections' transactions.
+   */
+  async truncateWal(): Promise<void> {
+    await this.writes.run(async () => {
+      this.writer.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     });
   }
 
   /**
-   * Checkpoints everything into the database file first: the binding may keep a closed
-   * connection alive until its statements are collected, so the file must not rely on
-   * the WAL being folded in at close.
+   * The binding may keep a closed connection alive until its statements are collected,
+   * so whoever reads the file next (a copy, a replace) must not rely on the WAL being
+   * folded in at close: it is checkpointed first unless `checkpoint` is false.
    */
-  async close(): Promise<void> {
+  async close(checkpoint = true): Promise<void> {
     await this.writes.run(async () => {
-      try {
-        this.writer.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      } catch {
-        // a reader elsewhere holds the WAL; it stays valid and is folded in later
+      if (checkpoint) {
+        try {
+          this.reader.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch {
+          // a reader elsewhere holds the WAL; it stays valid and is folded in later
+        }
       }
       this.reader.close();
-      this.writer.close();
+      this.writerConnection?.close();
     });
   }
 }

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ClientDb } from "./client";
 import type { Db } from "./driver";
-import { migrate, type Migration } from "./migrate";
+import { migrate, SchemaTooNewError, type Migration } from "./migrate";
 import { NativeDb } from "./native";
 
 export type DriverName = "native" | "client";
@@ -22,6 +22,12 @@ export async function openDb(url: string, migrations: Migration[], driver = driv
   } else {
     db = await new ClientDb(url).init();
   }
-  await migrate(db, migrations);
+  try {
+    await migrate(db, migrations);
+  } catch (error) {
+    await db.close();
+    if (error instanceof SchemaTooNewError && url.startsWith("file:")) error.message = `${url.slice(5)}: ${error.message}`;
+    throw error;
+  }
   return db;
 }

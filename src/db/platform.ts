@@ -1,6 +1,7 @@
 import type { Plan } from "../plans";
 import type { Db, Queryable, SqlValue } from "./driver";
 import { FileLocation, type Location } from "./location";
+import { settleCrashedLoad } from "./staging";
 
 export interface StoreSettings {
   manualCustomerApproval: boolean;
@@ -88,10 +89,15 @@ export class Platform {
     readonly location: Location,
   ) {}
 
-  /** `where`: a data directory, or any `Location` (a libSQL server). */
+  /**
+   * Opens the registry (`where`: a data directory, or any `Location`, e.g. a libSQL
+   * server); in files, a load that crashed half way is finished or undone first.
+   */
   static async open(where: string | Location): Promise<Platform> {
     const location = typeof where === "string" ? new FileLocation(where) : where;
-    return new Platform(await location.openPlatform(), location);
+    const db = await location.openPlatform();
+    if (location instanceof FileLocation) await settleCrashedLoad(location.dataDir, db);
+    return new Platform(db, location);
   }
 
   async listStores(): Promise<Store[]> {
@@ -124,11 +130,33 @@ export class Platform {
     );
   }
 
+  async removeStore(slug: string): Promise<void> {
+    await this.db.run("DELETE FROM stores WHERE slug = ?", [slug]);
+  }
+
   /** After a key change: a running server reloads the store's keys and delivers the owner's notice. */
   async bumpKeysAndMail(slug: string): Promise<void> {
     await this.db.run("UPDATE stores SET keys_version = keys_version + 1, mail_version = mail_version + 1 WHERE slug = ?", [
       slug,
     ]);
+  }
+
+  /** Before queuing mail in a store's outbox: its outbox is looked at on the next start. */
+  async markMailQueued(slug: string): Promise<void> {
+    await this.db.run("INSERT OR IGNORE INTO mail_queued (slug) VALUES (?)", [slug]);
+  }
+
+  async storesWithQueuedMail(): Promise<string[]> {
+    const rows = await this.db.all<{ slug: string }>("SELECT slug FROM mail_queued ORDER BY slug");
+    return rows.map((row) => row.slug);
+  }
+
+  /** After a clean stop, for stores whose outbox holds nothing queued. */
+  async clearMailQueued(slugs: string[]): Promise<void> {
+    if (slugs.length === 0) return;
+    await this.db.transaction(async (tx) => {
+      for (const slug of slugs) await tx.run("DELETE FROM mail_queued WHERE slug = ?", [slug]);
+    });
   }
 
   /**

@@ -1,8 +1,11 @@
-import { Checkpointer } from "./checkpointer";
+import { ApiError } from "../errors";
+import { CheckpointSchedule } from "./checkpoint-schedule";
 import type { Db } from "./driver";
 import { FileLocation, type Location } from "./location";
-import { NativeDb } from "./native";
+import { unreleasedConnections } from "./native";
+import { storeMigrations } from "./migrations";
 import type { ReportError } from "../log";
+import { runtime } from "../runtime/runtime";
 
 interface Entry {
   db: Promise<Db>;
@@ -17,14 +20,28 @@ export interface Lease {
 }
 
 /**
- * The `libsql` binding frees a closed connection's file descriptors (database, WAL, shm)
- * only when its prepared statements are garbage-collected: it has no finalize, and the
- * collector does not count descriptors as memory pressure. A server cycling through
- * thousands of stores ran out of descriptors ("Unable to open connection … : 14", found
- * by the bench with 10,000 stores), so a full collection runs after this many closes
- * (~25 ms each, off the request that caused it).
+ * Descriptors an open store may hold: two connections (reads, writes) of three files each
+ * (database, WAL, shm). `defaultMaxOpenStores` gives half the open-files limit to open
+ * stores and leaves the other half to closed connections waiting for the collector.
  */
-const CLOSES_PER_COLLECTION = 64;
+const DESCRIPTORS_PER_STORE = 6;
+/** Descriptors kept for everything else: sockets, platform.db, the checkpoint thread. */
+const RESERVED_DESCRIPTORS = 1024;
+
+/**
+ * Past this, open stores cost more memory than reopening them costs time: an open store
+ * read and written holds ~280 KB (measured: 862 MB RSS with 1,581 such stores open).
+ */
+const MAX_DEFAULT_OPEN_STORES = 1_024;
+/** Closed connections left to the collector at most (memory, like descriptors, is invisible to it). */
+const MAX_UNCOLLECTED = 512;
+
+/** The pool size that fits the process's open-files limit (see `DESCRIPTORS_PER_STORE`). */
+export function defaultMaxOpenStores(openFilesLimit: number): number {
+  const budget = Math.max(openFilesLimit - RESERVED_DESCRIPTORS, 0) / 2;
+  const fits = Math.floor(budget / DESCRIPTORS_PER_STORE);
+  return Math.min(Math.max(fits, 16), MAX_DEFAULT_OPEN_STORES);
+}
 
 /** A lease already counted in `entry.leases`; releasing it twice counts once. */
 function leaseOf(entry: Entry, db: Db): Lease {
@@ -45,23 +62,51 @@ export { storeDbPath } from "./location";
  * Open store databases, at most `maxOpen` idle ones (least recently used closed first),
  * so a server with 10,000 stores does not hold 10,000 handles. A database in use by a
  * request (leased) is never closed under it.
+ *
+ * Opening is cheap: one connection (the writer opens on the first write), and the schema
+ * version is read only the first time this process opens a store. Closing runs no
+ * checkpoint. The binding frees a closed connection's descriptors only when its
+ * statements are collected (src/db/native.ts); the collector does not count descriptors
+ * as memory pressure, so when closed connections waiting for it could use up the half
+ * of the descriptors set aside for them (or hold too much memory), a full collection is
+ * asked for: at 10,000 stores in rotation about once per 512 closes.
  */
 export class StorePool {
   private entries = new Map<string, Entry>();
-  private checkpointTimer: ReturnType<typeof setInterval> | undefined;
-  private checkpointer: Checkpointer | null = null;
-  private closesSinceCollection = 0;
+  private checkpoints: CheckpointSchedule | null = null;
+  private collectionPending = false;
+  /** Stores whose schema this process has seen current: reopening them reads no version. */
+  private current = new Set<string>();
   /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
   private mostRecent: string | undefined;
+  private missCount = 0;
+  /**
+   * Whether a store's first use creates its database file. A server turns this off: a
+   * registered store whose file is missing is unavailable (503), never silently empty.
+   */
+  createMissing = true;
 
   readonly location: Location;
 
   /** `where`: a data directory, or any `Location` (a libSQL server). */
   constructor(
     where: string | Location,
-    private readonly maxOpen = 256,
+    readonly maxOpen = 256,
   ) {
     this.location = typeof where === "string" ? new FileLocation(where) : where;
+  }
+
+  /** Requests that found their store closed, since start: each opened its database. */
+  get misses(): number {
+    return this.missCount;
+  }
+
+  /** Opens a store's database; a server's pool refuses one that does not exist (503). */
+  private async openStore(slug: string, migrations: typeof storeMigrations): Promise<Db> {
+    if (!this.createMissing && !(await this.location.storeExists(slug))) {
+      throw new ApiError("store_unavailable", "This store is unavailable right now; try again later.");
+    }
+    return this.location.openStore(slug, migrations);
   }
 
   /**
@@ -82,10 +127,15 @@ export class StorePool {
     if (open) return open;
     let entry = this.entries.get(slug);
     if (!entry) {
-      const db = this.location.openStore(slug);
+      const migrations = this.current.has(slug) ? [] : storeMigrations;
+      const db = this.openStore(slug, migrations);
+      this.missCount++;
       const created: Entry = { db, leases: 0 };
       db.then(
-        (opened) => (created.open = opened),
+        (opened) => {
+          created.open = opened;
+          this.current.add(slug);
+        },
         () => this.entries.delete(slug),
       );
       entry = created;
@@ -125,57 +175,57 @@ export class StorePool {
     return this.entries.size;
   }
 
+  /** The stores whose database is open now (for metrics). */
+  openSlugs(): string[] {
+    return [...this.entries].filter(([, entry]) => entry.open).map(([slug]) => slug);
+  }
+
   private evictIdle(): void {
     if (this.entries.size <= this.maxOpen) return;
     for (const [slug, entry] of this.entries) {
       if (this.entries.size <= this.maxOpen) break;
       if (entry.leases > 0) continue;
       this.entries.delete(slug);
-      entry.db.then((db) => this.closeDb(db)).catch(() => {});
+      entry.db.then((db) => this.closeDb(db, !this.checkpoints?.handles(db))).catch(() => {});
     }
   }
 
-  private async closeDb(db: Db): Promise<void> {
-    if (db instanceof NativeDb) this.checkpointer?.forget(db.path);
-    await db.close();
-    if (++this.closesSinceCollection >= CLOSES_PER_COLLECTION) {
-      this.closesSinceCollection = 0;
-      setTimeout(() => Bun.gc(true), 0);
-    }
+  /** An eviction leaves the WAL to the checkpoint thread when it has one; other closes fold it in. */
+  private async closeDb(db: Db, checkpoint: boolean): Promise<void> {
+    this.checkpoints?.closing(db, checkpoint);
+    await db.close(checkpoint);
+    this.collectIfDescriptorsRunLow();
   }
 
-  /**
-   * Checkpoints, on a timer, every open database written since the last tick, keeping the
-   * WAL bounded. Local files are checkpointed on a worker thread so the copy and its fsync
-   * never stall requests; without the worker (or for remote databases) on this thread.
-   */
+  private collectIfDescriptorsRunLow(): void {
+    const limit = Math.min(2 * this.maxOpen, MAX_UNCOLLECTED);
+    if (this.collectionPending || unreleasedConnections() < limit) return;
+    this.collectionPending = true;
+    setTimeout(() => {
+      this.collectionPending = false;
+      runtime().collectGarbage();
+    }, 0);
+  }
+
+  /** Checkpoints written databases on a timer (src/db/checkpoint-schedule.ts). */
   startCheckpoints(intervalMs = 1000, reportError?: ReportError): void {
-    this.checkpointer = Checkpointer.start(reportError);
-    this.checkpointTimer = setInterval(() => void this.checkpointWritten(), intervalMs);
-    this.checkpointTimer.unref?.();
+    this.checkpoints = CheckpointSchedule.start(() => [...this.entries.values()].map((e) => e.db), intervalMs, reportError);
   }
 
-  private async checkpointWritten(): Promise<void> {
-    const settled = await Promise.allSettled([...this.entries.values()].map((e) => e.db));
-    const paths: string[] = [];
-    for (const result of settled) {
-      if (result.status !== "fulfilled") continue;
-      const db = result.value;
-      if (db instanceof NativeDb && this.checkpointer?.alive) {
-        if (db.takeWritten()) paths.push(db.path);
-      } else {
-        db.checkpoint().catch(() => {});
-      }
-    }
-    this.checkpointer?.checkpoint(paths);
+  /** Closes one store's database (its store was deleted); a request still holding a lease keeps its handle until done. */
+  async closeStore(slug: string): Promise<void> {
+    const entry = this.entries.get(slug);
+    if (!entry) return;
+    this.entries.delete(slug);
+    if (this.mostRecent === slug) this.mostRecent = undefined;
+    await entry.db.then((db) => this.closeDb(db, true)).catch(() => {});
   }
 
   async close(): Promise<void> {
-    clearInterval(this.checkpointTimer);
     const entries = [...this.entries.values()];
     this.entries.clear();
-    await Promise.all(entries.map((e) => e.db.then((db) => this.closeDb(db)).catch(() => {})));
-    await this.checkpointer?.stop();
-    this.checkpointer = null;
+    await Promise.all(entries.map((e) => e.db.then((db) => this.closeDb(db, true)).catch(() => {})));
+    await this.checkpoints?.stop();
+    this.checkpoints = null;
   }
 }

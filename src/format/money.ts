@@ -1,6 +1,6 @@
 /** Money travels as JSON numbers with at most 2 decimals and is stored as integer minor units. */
 
-const MAX_MINOR = 100_000_000_000; // 1,000,000,000.00: far above any real price or order
+export const MAX_MINOR = 100_000_000_000; // 1,000,000,000.00: far above any real price or order
 
 /** Minor units from a JSON number, or null if it is negative, not finite or has more than 2 decimals. */
 export function toMinor(value: number): number | null {

@@ -137,3 +137,12 @@ export function parseDateTime(text: string): number | null {
   }
   return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000;
 }
+
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/** An instant as people read it, in Israel time: `1 July 2099, 01:30`. */
+export function formatIsraelForPeople(epochMs: number): string {
+  const [date, time] = formatIsrael(epochMs).split("T");
+  const [year, month, day] = date.split("-").map(Number);
+  return `${day} ${MONTHS[month - 1]} ${year}, ${time.slice(0, 5)}`;
+}

@@ -28,6 +28,7 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicy = {
 export class AuthFailures {
   private failing = new Map<string, number[]>();
   private blocked = new Map<string, number>();
+  private failureCount = 0;
 
   constructor(private readonly policy: FailurePolicy = DEFAULT_FAILURE_POLICY) {}
 
@@ -49,6 +50,7 @@ export class AuthFailures {
 
   /** Counts one failed key; returns true when this failure blocks the IP. */
   recordFailure(ip: string, now: number): boolean {
+    this.failureCount++;
     const since = now - this.policy.windowMs;
     const times = (this.failing.get(ip) ?? []).filter((t) => t > since);
     this.failing.delete(ip); // re-inserted last: Map order is recency order
@@ -61,6 +63,11 @@ export class AuthFailures {
     this.failing.set(ip, times);
     this.dropStaleFailures(since);
     return false;
+  }
+
+  /** Failed keys since the server started (for metrics). */
+  get failures(): number {
+    return this.failureCount;
   }
 
   /** IPs currently tracked (failing or blocked); for tests and metrics. */

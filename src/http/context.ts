@@ -1,15 +1,11 @@
 import type { Context } from "hono";
 import type { Db } from "../db/driver";
 import type { Store } from "../db/platform";
-import type { ApiKey } from "../keys/store";
+import type { ApiKey } from "../keys/repository";
+import type { Connection } from "../runtime/runtime";
 
-/** What the serving edge tells the app about the connection (Bun.serve, or a test). */
-export interface Bindings {
-  /** Address of the TCP peer (the server reads it only when it is asked for: a getter). */
-  peerIp: string;
-  /** Whether the connection itself is TLS. */
-  tls: boolean;
-}
+/** What the serving edge tells the app about the connection (src/runtime, or a test). */
+export type Bindings = Connection;
 
 /**
  * Per-request values. Code on every request's path reads them with `c.get(name)`: Hono's

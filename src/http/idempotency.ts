@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Queryable } from "../db/driver";
+import type { Db, Queryable } from "../db/driver";
 import { ApiError, errorBody, invalidParameter } from "../errors";
 import type { AppContext } from "./context";
 import { jsonAnswer } from "./respond";
@@ -128,16 +128,32 @@ export class KeyedQueue {
 const keepsError = (error: unknown): error is ApiError =>
   error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
 
+/** Where a request's idempotency records live: the store's database, or platform.db for a host key. */
+interface Place {
+  db: Db;
+  keyId: number;
+  queue: string;
+}
+
+function placeOf(c: AppContext): Place {
+  const hostKey = c.get("hostKey"); // set only on the management API
+  const platform = c.var.deps.manage?.platform;
+  if (hostKey && platform) return { db: platform.db, keyId: hostKey.id, queue: `host\n${hostKey.id}` };
+  return { db: c.var.db, keyId: c.var.key.id, queue: `${c.var.store.slug}\n${c.var.key.id}` };
+}
+
 /**
- * Runs `execute` once per (store, key id, Idempotency-Key): a stored answer for the same
- * request is replayed, one for a different request is 400; concurrent duplicates queue.
+ * Runs `execute` once per (store, key id, Idempotency-Key) — (host key, Idempotency-Key)
+ * on the management API: a stored answer for the same request is replayed, one for a
+ * different request is 400; concurrent duplicates queue.
  */
 function once(c: AppContext, request: IdempotentRequest, execute: (scope: Scope, print: string) => Promise<Response>) {
-  const scope: Scope = { keyId: c.var.key.id, key: request.key };
+  const place = placeOf(c);
+  const scope: Scope = { keyId: place.keyId, key: request.key };
   const print = fingerprint(c.req.method, c.req.path, request.body);
   const deps = c.var.deps;
-  return deps.idempotencyQueue.run(`${c.var.store.slug}\n${scope.keyId}\n${scope.key}`, async () => {
-    const previous = await findAnswer(c.var.db, scope, deps.now());
+  return deps.idempotencyQueue.run(`${place.queue}\n${scope.key}`, async () => {
+    const previous = await findAnswer(place.db, scope, deps.now());
     if (!previous) return execute(scope, print);
     if (previous.fingerprint !== print) {
       throw invalidParameter(
@@ -154,7 +170,7 @@ async function rememberError(c: AppContext, scope: Scope, print: string, error: 
   if (keepsError(error)) {
     const stored = { fingerprint: print, status: error.status, body: errorBody(error) };
     if (stored.body.length <= MAX_KEPT_ERROR_CHARS) {
-      await c.var.db.transaction((tx) => storeAnswer(tx, scope, stored, c.var.deps.now()));
+      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, stored, c.var.deps.now()));
     }
   }
   throw error;
@@ -193,6 +209,33 @@ export async function idempotentCreate(c: AppContext, create: (tx: Queryable) =>
         return stored;
       });
       return jsonAnswer(c, answer.body, answer.status);
+    } catch (error) {
+      return rememberError(c, scope, print, error);
+    }
+  });
+}
+
+/**
+ * For creates whose rows live in another database than the record (the management API:
+ * the record is in platform.db, the row in a store's): `create` runs, then its answer is
+ * stored. `redact` removes what must never be stored (a new key's secret) from the kept copy.
+ */
+export async function idempotentAcross(
+  c: AppContext,
+  create: () => Promise<Created>,
+  redact: (data: unknown) => unknown = (data) => data,
+): Promise<Response> {
+  const request = c.get("idempotency");
+  if (!request) {
+    const created = await create();
+    return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
+  }
+  return once(c, request, async (scope, print) => {
+    try {
+      const created = await create();
+      const kept = { fingerprint: print, status: created.status, body: JSON.stringify({ ok: true, data: redact(created.data) }) };
+      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.var.deps.now()));
+      return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
     } catch (error) {
       return rememberError(c, scope, print, error);
     }

@@ -17,6 +17,22 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  * `MAX_BODY_DEPTH` levels (400 invalid_field), ≤ 1 MiB. A client that hangs up is `ClientClosed`.
  */
 export async function readJsonBody(c: AppContext): Promise<Record<string, unknown>> {
+  const body = await readJson(c);
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw invalidField("body", "The body must be a JSON object.");
+  }
+  return body as Record<string, unknown>;
+}
+
+/** A body that is a JSON array (a set replaced whole), with the same rules otherwise. */
+export async function readJsonArrayBody(c: AppContext): Promise<unknown[]> {
+  const body = await readJson(c);
+  if (!Array.isArray(body)) throw invalidField("body", "The body must be a JSON array.");
+  return body;
+}
+
+/** Any JSON value, ≤ 1 MiB, sent as application/json. */
+async function readJson(c: AppContext): Promise<unknown> {
   const type = c.req.header("content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) {
     throw new ApiError("json_required", "Send the body as JSON with 'Content-Type: application/json'.");
@@ -32,7 +48,9 @@ export async function readJsonBody(c: AppContext): Promise<Record<string, unknow
   try {
     bytes = sized ? new Uint8Array(await c.req.raw.arrayBuffer()) : await readLimited(c.req.raw.body, MAX_BODY_BYTES);
   } catch (error) {
-    throw c.req.raw.signal.aborted ? new ClientClosed("the client closed the connection before sending its body") : error;
+    // Our own 413 aside, a body that cannot be read is one the client stopped sending (Bun
+    // also aborts the request's signal; Deno's read fails with the signal untouched).
+    throw error instanceof ApiError ? error : new ClientClosed("the client closed the connection before sending its body");
   }
   let body: unknown;
   try {
@@ -40,13 +58,10 @@ export async function readJsonBody(c: AppContext): Promise<Record<string, unknow
   } catch {
     throw new ApiError("invalid_json", "The body is not valid JSON; check quotes, commas and brackets.");
   }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw invalidField("body", "The body must be a JSON object.");
-  }
   if (nestedDeeperThan(bytes, MAX_BODY_DEPTH)) {
     throw invalidField("body", `The body is nested more than ${MAX_BODY_DEPTH} levels deep; send flatter JSON.`);
   }
-  return body as Record<string, unknown>;
+  return body;
 }
 
 const QUOTE = 0x22;
@@ -74,7 +89,7 @@ function nestedDeeperThan(json: Uint8Array, limit: number): boolean {
 }
 
 /** Reads a body stream, stopping as soon as it passes `limit` bytes (chunked bodies have no length). */
-async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+export async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
   if (!stream) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -83,7 +98,7 @@ async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: num
     size += next.value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw tooLarge();
+      throw tooLarge(limit);
     }
     chunks.push(next.value);
   }
@@ -96,5 +111,5 @@ async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: num
   return bytes;
 }
 
-const tooLarge = () =>
-  new ApiError("payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes; send less per request.`);
+const tooLarge = (limit = MAX_BODY_BYTES) =>
+  new ApiError("payload_too_large", `The body is larger than ${limit} bytes; send less per request.`);

@@ -9,10 +9,16 @@ import { getPath as honoGetPath } from "hono/utils/url";
 
 const PLACEHOLDER_ORIGIN = "http://host.invalid";
 
-/** An absolute URL for any request target: `/path`, a full URL, or an authority (`CONNECT host:443`). */
+/**
+ * An absolute URL for any request target: `/path`, a full URL, or an authority
+ * (`CONNECT host:443`, which Bun hands over bare and Deno as `http://host:443`, the only
+ * URL without a path; either way its path is `/host:443`).
+ */
 function absolute(url: string): string {
   if (url.startsWith("/")) return PLACEHOLDER_ORIGIN + url;
-  return url.includes("://") ? url : `${PLACEHOLDER_ORIGIN}/${url}`;
+  const authority = url.indexOf("://") + 3;
+  if (authority === 2) return `${PLACEHOLDER_ORIGIN}/${url}`;
+  return url.includes("/", authority) ? url : `${PLACEHOLDER_ORIGIN}/${url.slice(authority)}`;
 }
 
 /** The decoded path Hono routes on (its own reader, given an absolute URL). */

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { toMinor } from "../format/money";
+import { MAX_MINOR, toMinor } from "../format/money";
 import { parseDateTime } from "../format/time";
 
 /**
@@ -7,6 +7,19 @@ import { parseDateTime } from "../format/time";
  * `v.metadata({...})` entries change nothing at run time: they carry the JSON Schema
  * keywords the OpenAPI document shows for a `check` it cannot read (src/openapi/).
  */
+
+/**
+ * Documents a pipe as `schema` instead of what it reads so far: query and path values
+ * arrive as text and are parsed strictly, but clients send them as the numbers and
+ * booleans they are (`limit: 30`, `paid: false`), so that is what the document says.
+ */
+export const documentedAs = <TInput>(schema: v.GenericSchema) =>
+  v.metadata<TInput, { documentedAs: v.GenericSchema }>({ documentedAs: schema });
+
+/** The largest id a row can have (and a client can send): 2^53 - 1. */
+const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+const idNumber = () => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_ID));
 
 const codePoints = (s: string) => {
   let n = 0;
@@ -49,7 +62,11 @@ export const positiveInteger = (message = "must be a positive integer.") =>
  * Not `multipleOf: 0.01`: JSON Schema validators test that with binary floats and
  * reject amounts like 19.99, so "at most 2 decimals" is said in words.
  */
-const MONEY_KEYWORDS = { minimum: 0, description: "An amount with at most 2 decimals." };
+const MAX_MONEY = MAX_MINOR / 100;
+const MONEY_KEYWORDS = { minimum: 0, maximum: MAX_MONEY, description: "An amount with at most 2 decimals." };
+
+/** An amount that may be negative (discounts), as answers carry it. */
+export const SIGNED_MONEY_KEYWORDS = { minimum: -MAX_MONEY, maximum: MAX_MONEY };
 
 /** Money in: a JSON number ≥ 0 with at most 2 decimals; out: integer minor units. */
 export const money = () =>
@@ -70,6 +87,7 @@ export const idParam = () =>
   v.pipe(
     v.string(),
     v.regex(/^[1-9]\d*$/, "must be a positive integer."),
+    documentedAs<string>(v.pipe(idNumber(), v.examples([1]))),
     v.transform(Number),
     v.check((n: number) => Number.isSafeInteger(n), `must be a positive integer up to ${Number.MAX_SAFE_INTEGER}.`),
   );
@@ -81,6 +99,7 @@ export const limitParam = () =>
     v.pipe(
       v.string(),
       v.regex(/^(?:[1-9]\d?|100)$/, "must be a whole number from 1 to 100."),
+      documentedAs<string>(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100))),
       v.transform(Number),
     ),
     "50",
@@ -113,6 +132,7 @@ export const booleanParam = () =>
   v.optional(
     v.pipe(
       v.picklist(["true", "false"], "must be true or false."),
+      documentedAs<"true" | "false">(v.boolean()),
       v.transform((s) => s === "true"),
     ),
   );
@@ -135,4 +155,4 @@ export const dateTimeOut = () =>
 export const nullableDateTimeOut = () => v.nullable(dateTimeOut());
 
 /** A row id out: a positive integer. */
-export const idOut = () => v.pipe(v.number(), v.integer(), v.minValue(1));
+export const idOut = idNumber;

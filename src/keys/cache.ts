@@ -1,7 +1,7 @@
 import type { Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
 import { digestSecret } from "./secret";
-import { loadUsableKeys, type ApiKey } from "./store";
+import { loadUsableKeys, type ApiKey } from "./repository";
 
 interface StoreKeys {
   version: number;

@@ -6,11 +6,11 @@ import type { Db } from "../db/driver";
 import { openDb } from "../db/open";
 import type { Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
-import { storeMigrations } from "../db/schema";
+import { storeMigrations } from "../db/migrations";
 import { KeyCache } from "./cache";
 import { AREAS, allows, normalizePermissions, NO_PERMISSIONS, type Access } from "./permissions";
 import { digestSecret, generateSecret, hintFor, KEY_PATTERN } from "./secret";
-import { createKey, deleteKey, insertKey, KeyLimitError, listKeys } from "./store";
+import { createKey, deleteKey, insertKey, KeyLimitError, listKeys } from "./repository";
 import { KeyUsage } from "./usage";
 
 const DAY = 86_400_000;

@@ -1,20 +1,23 @@
 import { hash } from "node:crypto";
 
 const KEY_PREFIX = "svc_sk_";
+/** A host key (management API): the same shape as a store key under its own prefix. */
+export const HOST_KEY_PREFIX = "svc_hk_";
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const BODY_LENGTH = 40; // 40 × log2(62) ≈ 238 bits
 /** Accepted shape of a presented key; anything else is 401 without a lookup. */
 export const KEY_PATTERN = /^svc_sk_[A-Za-z0-9]{32,128}$/;
+export const HOST_KEY_PATTERN = /^svc_hk_[A-Za-z0-9]{32,128}$/;
 
 /** A new key from the CSPRNG, alphabet chosen by rejection sampling (no modulo bias). */
-export function generateSecret(): string {
+export function generateSecret(prefix = KEY_PREFIX): string {
   let body = "";
   while (body.length < BODY_LENGTH) {
     for (const byte of crypto.getRandomValues(new Uint8Array(64))) {
       if (byte < 248 && body.length < BODY_LENGTH) body += ALPHABET[byte % 62];
     }
   }
-  return KEY_PREFIX + body;
+  return prefix + body;
 }
 
 /** What the database keeps instead of the key: its SHA-256, hex (one-shot hash: half the cost of createHash). */
@@ -22,7 +25,7 @@ export function digestSecret(secret: string): string {
   return hash("sha256", secret, "hex");
 }
 
-/** The display hint: `svc_sk_…abcd`. */
+/** The display hint: `svc_sk_…abcd` (`svc_hk_…abcd` for a host key). */
 export function hintFor(secret: string): string {
-  return `${KEY_PREFIX}…${secret.slice(-4)}`;
+  return `${secret.slice(0, KEY_PREFIX.length)}…${secret.slice(-4)}`;
 }

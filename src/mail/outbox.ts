@@ -1,6 +1,6 @@
 import type { Db, Queryable } from "../db/driver";
 
-export type MailKind = "customer_approved" | "order_status" | "key_created" | "key_deleted";
+export type MailKind = "customer_approved" | "order_status" | "key_created" | "key_deleted" | "admin_sign_in";
 export type MailStatus = "queued" | "sent" | "failed";
 
 export interface Mail {

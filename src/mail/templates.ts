@@ -119,3 +119,15 @@ export function keyDeleted(p: KeyNotice): Rendered {
     details: keyDetails(p, "Deleted"),
   });
 }
+
+/** To the store owner, who asked on the sign-in page: a one-time link to the "API and keys" screen. */
+export function adminSignInLink(p: { storeName: string; url: string; validMinutes: number }): Rendered {
+  return render("admin_sign_in", `Sign in to ${p.storeName}: API and keys`, {
+    paragraphs: [
+      `Someone asked to sign in to the "API and keys" screen of ${p.storeName}. Open this link to sign in:`,
+      p.url,
+      `The link works once, within ${p.validMinutes} minutes.`,
+    ],
+    closing: ["If you did not ask for it, ignore this email: nobody can sign in without the link."],
+  });
+}

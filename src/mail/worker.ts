@@ -1,9 +1,11 @@
 import type { Db } from "../db/driver";
-import type { Store } from "../db/platform";
+import type { Platform, Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
 import { errorFields, type Logger } from "../log";
 import type { StoreRegistry } from "../registry";
+import { runtime } from "../runtime/runtime";
 import { DEFAULT_RETRY, retryDelay, type RetryPolicy } from "./backoff";
+import { Outage } from "./outage";
 import { claimMail, dueMail, markFailed, markRetry, markSent, nextDueAt, releaseOrphanedClaims, type OutboxRow } from "./outbox";
 import { DirTransport } from "./transports/dir";
 import { LogTransport } from "./transports/log";
@@ -13,6 +15,8 @@ import { classifyFailure, describeFailure, type OutgoingMail, type Transport } f
 export interface MailWorkerOptions {
   pool: StorePool;
   registry: StoreRegistry;
+  /** Which stores may have queued mail (platform.db); without it the start looks at every store. */
+  markers?: MailMarkers;
   logger: Logger;
   smtp: string | null;
   mailDir: string | null;
@@ -28,6 +32,8 @@ export interface MailWorkerOptions {
   batchSize?: number;
 }
 
+export type MailMarkers = Pick<Platform, "markMailQueued" | "storesWithQueuedMail" | "clearMailQueued">;
+
 /** SMTP when configured, else files in the mail directory, else the log. */
 function chooseTransport(options: Pick<MailWorkerOptions, "smtp" | "mailDir" | "logger">): Transport {
   if (options.smtp) return new SmtpTransport(options.smtp);
@@ -40,8 +46,9 @@ type StoreOutcome = "done" | "transport-down";
 /**
  * Delivers queued outbox rows in the background.
  *
- * It never scans every store on a timer: at start it looks once at each store's outbox
- * (mail queued before a crash, or by the CLI while no server ran), then only stores it is
+ * It never scans every store on a timer: at start it looks once at the outbox of each
+ * store marked in platform.db (mail queued before a crash, or by the CLI while no server
+ * ran; marked before the mail's commit, unmarked at a clean stop), then only stores it is
  * told about (`notify`, after a commit or a CLI's mail_version bump) enter `pending`,
  * with the time their next row is due. A store leaves `pending` when nothing is queued.
  *
@@ -59,12 +66,13 @@ export class MailWorker {
   private readonly pending = new Map<string, number>();
   /** Stores notified while their rows were being processed: look again. */
   private readonly renotified = new Set<string>();
+  /** Stores whose platform.db marker is known set (see `markQueued`). */
+  private readonly marked = new Set<string>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private draining: Promise<void> | null = null;
+  private scanning: Promise<void> = Promise.resolve();
   private drainAgain = false;
-  /** While the transport is down, nothing is attempted before this time. */
-  private pausedUntil = 0;
-  private outages = 0;
+  private readonly outage: Outage;
   private stopping = false;
   /** After the stop grace period: no new message is taken in hand. */
   private halted = false;
@@ -74,6 +82,7 @@ export class MailWorker {
     this.policy = { ...DEFAULT_RETRY, ...options.retry };
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.outage = new Outage(this.policy, this.random);
   }
 
   get transportName(): Transport["name"] {
@@ -88,7 +97,15 @@ export class MailWorker {
     this.kick();
   }
 
-  start(): void {
+  /** Before mail is queued in a store (inside its transaction): mark it for the next start. */
+  async markQueued(slug: string): Promise<void> {
+    if (!this.options.markers || this.marked.has(slug)) return;
+    await this.options.markers.markMailQueued(slug);
+    this.marked.add(slug);
+  }
+
+  /** Starts delivery; resolves once the start-up scan of the outboxes is done (or failed). */
+  start(): Promise<void> {
     if (this.options.smtp && this.options.mailDir) {
       this.options.logger.warn("both --smtp and --mail-dir are set; mail goes by SMTP only");
     }
@@ -96,7 +113,11 @@ export class MailWorker {
     this.options.logger.info("mail delivery", { transport: this.transport.name, ...(this.transport.name === "dir" ? { mailDir: this.options.mailDir } : {}) });
     this.timer = setInterval(() => this.kick(), this.options.tickMs ?? 500);
     this.timer.unref?.();
-    this.scanAll().catch((error) => this.options.logger.error("mail: outbox scan failed", errorFields(error)));
+    this.scanning = this.scanAll().catch((error) => {
+      this.marked.clear(); // the scan did not finish: keep every marker
+      this.options.logger.error("mail: outbox scan failed", errorFields(error));
+    });
+    return this.scanning;
   }
 
   /**
@@ -114,7 +135,17 @@ export class MailWorker {
     await Promise.race([this.flush(), grace]);
     clearTimeout(timeout);
     this.halted = true;
+    await this.scanning;
+    await this.unmarkDelivered();
     await this.transport.close().catch(() => {});
+  }
+
+  /** At stop, requests finished: a marked store with nothing queued needs no look next start. */
+  private async unmarkDelivered(): Promise<void> {
+    const delivered = [...this.marked].filter((slug) => !this.pending.has(slug));
+    await this.options.markers
+      ?.clearMailQueued(delivered)
+      .catch((error) => this.options.logger.error("mail: cannot clear outbox markers", errorFields(error)));
   }
 
   /** Runs the drain until nothing due is left (waits for one already running). */
@@ -123,26 +154,43 @@ export class MailWorker {
     while (this.draining) await this.draining;
   }
 
-  /** One look at every store's outbox, using the `outbox_due` index: a few reads per store. */
+  /** The stores whose outbox the start looks at: the marked ones, else every store. */
+  private async storesToScan(): Promise<string[]> {
+    const { markers, registry } = this.options;
+    if (!markers) return registry.all().map((store) => store.slug);
+    const slugs = await markers.storesWithQueuedMail();
+    for (const slug of slugs) this.marked.add(slug);
+    return slugs.filter((slug) => registry.get(slug));
+  }
+
+  /** One look at each store's outbox that may hold mail, using the `outbox_due` index. */
   private async scanAll(): Promise<void> {
-    for (const store of this.options.registry.all()) {
-      if (this.stopping) return;
+    const slugs = await this.storesToScan();
+    for (const [index, slug] of slugs.entries()) {
+      if (this.stopping) {
+        // Not looked at: their markers must stay for the next start.
+        for (const unscanned of slugs.slice(index)) this.marked.delete(unscanned);
+        return;
+      }
       // A macrotask yield per store: the reads finish synchronously, and without it a scan of
       // 10,000 stores held the event loop (no request, timer or collection) for ~15 s at start.
-      await Bun.sleep(0);
+      await runtime().sleep(0);
       try {
         const startedAt = this.now();
-        const due = await this.options.pool.use(store.slug, async (db) => {
+        const due = await this.options.pool.use(slug, async (db) => {
           await releaseOrphanedClaims(db, startedAt);
           return nextDueAt(db);
         });
         if (due === null) continue;
-        this.pending.set(store.slug, Math.min(due, this.pending.get(store.slug) ?? due));
+        this.pending.set(slug, Math.min(due, this.pending.get(slug) ?? due));
         this.kick();
       } catch (error) {
-        this.options.logger.error("mail: cannot read a store's outbox", { store: store.slug, ...errorFields(error) });
+        this.options.logger.error("mail: cannot read a store's outbox", { store: slug, ...errorFields(error) });
+        this.pending.set(slug, this.now() + this.policy.baseDelayMs);
       }
     }
+    // storesOpened: store databases the pool opened since start (the scan's, and requests').
+    this.options.logger.info("mail: start-up scan done", { storesScanned: slugs.length, storesOpened: this.options.pool.misses });
   }
 
   private kick(): void {
@@ -166,7 +214,7 @@ export class MailWorker {
   private async drain(): Promise<void> {
     for (;;) {
       const now = this.now();
-      if (this.halted || this.pausedUntil > now) return;
+      if (this.halted || this.outage.paused(now)) return;
       const due = [...this.pending].filter(([, at]) => at <= now).map(([slug]) => slug);
       if (due.length === 0) return;
       for (const slug of due) {
@@ -216,7 +264,7 @@ export class MailWorker {
       return this.recordFailure(db, store, row, attempts, error);
     }
     // Sent: from here on a failure to record it can only repeat this one message.
-    this.outages = 0;
+    this.outage.delivered();
     await markSent(db, row.id, this.now());
     this.options.logger.info("mail sent", { store: store.slug, outboxId: row.id, kind: row.kind, transport: this.transport.name, attempts });
     return "done";
@@ -238,9 +286,7 @@ export class MailWorker {
       this.options.logger.warn("mail delivery failed; will retry", { ...fields, retryAt: new Date(retryAt).toISOString() });
     }
     if (kind !== "unavailable") return "done";
-    // The transport is down: every other message would fail the same way. Wait, growing.
-    this.outages++;
-    this.pausedUntil = now + retryDelay(this.outages, this.policy, this.random);
+    this.outage.failed(now);
     return "transport-down";
   }
 }

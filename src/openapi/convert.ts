@@ -14,6 +14,9 @@ type Schema = v.GenericSchema;
  *   that list empty) instead of breaking the document.
  * - Answer schemas are closed (`additionalProperties: false`): an answer carrying a
  *   field the document does not name fails `expectDocumented`.
+ * - `documentedAs(schema)` in a pipe (src/http/schemas.ts) replaces what the pipe says so
+ *   far: a query `limit` is parsed from its text but documented as the integer it is.
+ * - A literal carries its `type` beside `const` (generators type a bare `const: true` as a string).
  */
 export class SchemaConverter {
   private readonly found = new Set<string>();
@@ -40,6 +43,10 @@ export class SchemaConverter {
   /** One schema; `answer` closes its objects. `where` names it in problem reports. */
   convert(schema: Schema, where: string, answer = false): JsonSchema {
     this.location = where;
+    return this.convertNested(schema, answer);
+  }
+
+  private convertNested(schema: Schema, answer: boolean): JsonSchema {
     const definitions = Object.fromEntries([...this.names].map(([named, name]) => [name, named]));
     const { $schema: _schema, $defs: _defs, ...json } = toJsonSchema(schema, { ...this.config(answer), definitions });
     return json;
@@ -53,14 +60,37 @@ export class SchemaConverter {
       overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
       overrideAction: ({ valibotAction, jsonSchema, errors }) => {
         if (valibotAction.type === "check") return jsonSchema;
+        const documented = documentedSchema(valibotAction);
+        if (documented) return this.convertNested(documented, answer);
         if (errors) this.found.add(`${this.location}: ${errors.join(" ")}`);
         return errors ? jsonSchema : null;
       },
       overrideSchema: ({ valibotSchema, jsonSchema, errors }) => {
         if (errors) this.found.add(`${this.location}: ${errors.join(" ")}`);
         if (answer && valibotSchema.type === "object") return { ...jsonSchema, additionalProperties: false };
+        if (valibotSchema.type === "literal") return { type: jsonType(jsonSchema.const), ...jsonSchema };
+        if (valibotSchema.type === "optional") return withTypedDefault(jsonSchema);
         return errors ? jsonSchema : null;
       },
     };
   }
+}
+
+/** The schema a `documentedAs` metadata action names, if `action` is one. */
+function documentedSchema(action: { type: string }): Schema | undefined {
+  if (action.type !== "metadata") return undefined;
+  return (action as { metadata?: { documentedAs?: Schema } }).metadata?.documentedAs;
+}
+
+/** The JSON type of a literal's value (a literal is a string, number, boolean or null). */
+function jsonType(value: unknown): "null" | "integer" | "number" | "boolean" | "string" {
+  if (value === null) return "null";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return typeof value === "boolean" ? "boolean" : "string";
+}
+
+/** A query parameter's default is text (`"50"`) where the document declares a number or boolean. */
+function withTypedDefault(schema: JsonSchema): JsonSchema | null {
+  if (typeof schema.default !== "string" || !["integer", "number", "boolean"].includes(String(schema.type))) return null;
+  return { ...schema, default: JSON.parse(schema.default) };
 }

@@ -6,6 +6,7 @@ import { SchemaConverter } from "./convert";
 import { byStatus, ERROR_CATALOG, routeErrorCodes } from "./error-catalog";
 import {
   ERROR_ENVELOPE,
+  ERROR_SCHEMA_NAME,
   errorExamples,
   errorSchema,
   header,
@@ -15,7 +16,7 @@ import {
   PARAMETERS,
   RATE_HEADERS,
   SECURITY_SCHEMES,
-  securityFor,
+  KEY_SECURITY,
   SERVERS,
   successEnvelope,
   TAGS,
@@ -32,13 +33,15 @@ type Operation = Json;
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-/** `/orders/:id` → `/api/v1/orders/{id}`. */
-export const openApiPath = (path: string) => `${API_PREFIX}${path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`;
+/** `/orders/:id` → `/orders/{id}`. */
+const templatePath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
 
-/** `PATCH`, `/api/v1/orders/{id}` → `patchOrdersById`; unique for a method and path. */
+/** `/orders/:id` → `/api/v1/orders/{id}` (routes mounted at `prefix`). */
+export const openApiPath = (path: string, prefix = API_PREFIX) => `${prefix}${templatePath(path)}`;
+
+/** `PATCH`, `/orders/{id}` (relative to the prefix) → `patchOrdersById`; unique for a method and path. */
 function operationId(method: string, path: string): string {
   const words = path
-    .replace(API_PREFIX, "")
     .split(/[/.]/)
     .filter(Boolean)
     .map((part) => (part.startsWith("{") ? `By${capitalize(part.slice(1, -1))}` : capitalize(part)));
@@ -102,7 +105,9 @@ function parameters(route: RouteDef, ctx: Context, where: string): Json[] {
   for (const name of pathNames) {
     const schema = pathProperties.get(name);
     if (!schema) ctx.problems.push(`${where}: path parameter "${name}" has no schema.`);
-    result.push({ name, in: "path", required: true, schema: schema ?? { type: "string" } });
+    // Tools that call the API from the document (Dredd, Prism) need an example of each.
+    const example = schema?.examples?.[0];
+    result.push({ name, in: "path", required: true, ...(example === undefined ? {} : { example }), schema: schema ?? { type: "string" } });
   }
   if (route.query) {
     const querySchema = ctx.converter.convert(route.query, `${where} query`);
@@ -159,18 +164,19 @@ function routeOperation(route: RouteDef, ctx: Context): Operation {
   const { codes, unknown } = routeErrorCodes(route);
   for (const code of unknown) ctx.problems.push(`${where}: unknown error code "${code}".`);
   const operation: Operation = {
-    operationId: operationId(route.method, openApiPath(route.path)),
+    operationId: operationId(route.method, templatePath(route.path)),
     tags: [capitalize(route.area)],
     summary: route.summary,
     description: `Needs the \`${permission}\` permission.`,
-    security: securityFor(permission),
+    security: KEY_SECURITY,
+    "x-permission": permission,
     parameters: parameters(route, ctx, where),
   };
   if (route.body) {
-    operation.requestBody = {
-      required: true,
-      content: { "application/json": { schema: ctx.converter.convert(route.body, `${where} body`) } },
-    };
+    const schema = ctx.converter.convert(route.body, `${where} body`);
+    // A PATCH must change something: an empty object is 400 `nothing_to_update`.
+    if (route.method === "PATCH") schema.minProperties = 1;
+    operation.requestBody = { required: true, content: { "application/json": { schema } } };
   } else if (route.method !== "GET") {
     ctx.problems.push(`${where}: no body schema.`);
   }
@@ -181,9 +187,9 @@ function routeOperation(route: RouteDef, ctx: Context): Operation {
   return operation;
 }
 
-/** The answers that need no key and no store. */
+/** The answers of the store API that need no key and no store. */
 function serviceOperations(): Record<string, Operation> {
-  const common = (id: string, summary: string, description: string, content: Json): Operation => ({
+  const common = (id: string, summary: string, description: string, content: Json, errors: ErrorCode[] = ["key_in_url"]): Operation => ({
     operationId: id,
     tags: ["Service"],
     summary,
@@ -192,19 +198,23 @@ function serviceOperations(): Record<string, Operation> {
     parameters: [{ $ref: "#/components/parameters/RequestId" }],
     responses: {
       "200": { description: "Success.", headers: { "X-Request-Id": header("X-Request-Id", true) }, content },
-      ...errorResponses(["key_in_url"], { authenticated: false }),
+      ...errorResponses(errors, { authenticated: false }),
     },
   });
   const health = successEnvelope({
     type: "object",
     required: ["status"],
     additionalProperties: false,
-    properties: { status: { const: "ok" } },
+    properties: { status: { type: "string", const: "ok" } },
   });
   return {
-    "/healthz": common("getHealthz", "Health check", "Any host, no key, plain HTTP allowed; never blocked.", {
-      "application/json": { schema: health },
-    }),
+    "/healthz": common(
+      "getHealthz",
+      "Health check",
+      "Any host, no key, plain HTTP allowed; never blocked. 503 when the platform database cannot be read or the data directory is not writable (probed in the background every second).",
+      { "application/json": { schema: health } },
+      ["key_in_url", "service_unavailable"],
+    ),
     [`${API_PREFIX}/openapi.json`]: common("getOpenApi", "This OpenAPI 3.1 document", "Any host, no key. Not an envelope.", {
       "application/json": { schema: { type: "object", required: ["openapi"], properties: { openapi: { type: "string" } } } },
     }),
@@ -214,47 +224,50 @@ function serviceOperations(): Record<string, Operation> {
   };
 }
 
-/** `OPTIONS` on a known path: always 405 with `Allow` (no CORS). */
-function optionsOperation(path: string, methods: string[]): Operation {
-  return {
-    operationId: operationId("options", path),
-    tags: ["Service"],
-    summary: `Not supported (405, Allow: ${methods.join(", ")})`,
-    description: "There is no CORS: OPTIONS, like any method the path does not accept, answers 405 with `Allow`. No key needed.",
-    security: [],
-    responses: errorResponses(["key_in_url", "https_required", "method_not_allowed"], { authenticated: false }),
-  };
+/** What a document says beside its routes. */
+export interface DocumentSpec {
+  /** Where the routes are mounted: `/api/v1`. */
+  prefix: string;
+  info: { title: string; version: string; description: string };
+  servers: Json[];
+  tags: Json[];
+  /** GET operations outside the route table, by full path (health, this document, its page). */
+  extraGets: Record<string, Operation>;
 }
 
-/** Builds the OpenAPI 3.1 document for the given routes. */
-export function buildOpenApi(routes: RouteDef[]): OpenApiBuild {
+/** The store API's document (`/api/v1`). */
+export const STORE_API_SPEC: DocumentSpec = {
+  prefix: API_PREFIX,
+  info: { title: "Store Management API", version: "1.0.0", description: OVERVIEW },
+  servers: SERVERS,
+  tags: TAGS,
+  get extraGets() {
+    return serviceOperations();
+  },
+};
+
+/** Builds the OpenAPI 3.1 document for a route table mounted at `spec.prefix`. */
+export function buildOpenApi(routes: RouteDef[], spec: DocumentSpec = STORE_API_SPEC): OpenApiBuild {
   const converter = new SchemaConverter();
   const ctx: Context = { converter, problems: [] };
   nameSchemas(routes, converter);
 
   const paths: Record<string, Record<string, Operation>> = {};
-  for (const [path, operation] of Object.entries(serviceOperations())) paths[path] = { get: operation };
+  for (const [path, operation] of Object.entries(spec.extraGets)) paths[path] = { get: operation };
   for (const route of routes) {
-    const path = openApiPath(route.path);
+    const path = openApiPath(route.path, spec.prefix);
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: routeOperation(route, ctx) };
-  }
-  for (const [path, operations] of Object.entries(paths)) {
-    operations.options = optionsOperation(path, Object.keys(operations).map((m) => m.toUpperCase()).sort());
   }
 
   const document = {
     openapi: "3.1.0",
-    info: {
-      title: "Store Management API",
-      version: "1.0.0",
-      description: OVERVIEW,
-    },
-    servers: SERVERS,
+    info: spec.info,
+    servers: spec.servers,
     security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
-    tags: TAGS,
+    tags: spec.tags,
     paths,
     components: {
-      schemas: { Error: ERROR_ENVELOPE, ...converter.components() },
+      schemas: { [ERROR_SCHEMA_NAME]: ERROR_ENVELOPE, ...converter.components() },
       parameters: PARAMETERS,
       securitySchemes: SECURITY_SCHEMES,
     },

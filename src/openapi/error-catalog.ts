@@ -102,10 +102,51 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     example: "This store does not accept new customer registrations; the store owner has turned registration off.",
     rateHeaders: "always",
   },
+  // The management API's own conflicts (management-api.md §2).
+  slug_taken: {
+    when: "Management API: another store already has this slug.",
+    example: 'A store with slug "shop1" already exists; choose another slug.',
+    rateHeaders: "always",
+  },
+  domain_taken: {
+    when: "Management API: another store uses this domain, or it is under the platform domain.",
+    example: 'The domain "shop1.example.com" is already used by another store or is under the platform domain.',
+    rateHeaders: "always",
+  },
+  status_in_use: {
+    when: "Management API: orders still use a status id the new set removes; the message names the ids.",
+    example: "Orders still use status ids 4, 5; keep them in the set.",
+    rateHeaders: "always",
+  },
+  number_taken: {
+    when: "Management API: the store already has an order with this number.",
+    example: "The store already has an order number 1001.",
+    rateHeaders: "always",
+  },
+  customer_locked: {
+    when: "Management API: the customer is locked and cannot sign in.",
+    example: "Customer 42 is locked; unlock them before recording a sign-in.",
+    rateHeaders: "always",
+  },
+  key_inactive: {
+    when: "Management API: the key to roll is deleted or expired.",
+    example: "Key 7 is deleted or expired; only an active key can be rolled.",
+    rateHeaders: "always",
+  },
   server_error: {
     when: "Something unexpected failed on the server; it is logged with the request id.",
     example: "Something went wrong on our side; try again later.",
     rateHeaders: "sometimes",
+  },
+  service_unavailable: {
+    when: "`GET /healthz` only: the platform database cannot be read or the data directory is not writable (the message says which).",
+    example: "Unhealthy: the data directory is not writable.",
+    rateHeaders: "never",
+  },
+  store_unavailable: {
+    when: "The store's database file is missing on the server; the operator is told in the log.",
+    example: "This store is unavailable right now; try again later.",
+    rateHeaders: "never",
   },
 };
 
@@ -123,6 +164,7 @@ const AUTHENTICATED: ErrorCode[] = [
   "insufficient_scope",
   "invalid_parameter",
   "server_error",
+  "store_unavailable",
 ];
 
 const WITH_BODY: ErrorCode[] = ["json_required", "payload_too_large", "invalid_json", "invalid_field"];

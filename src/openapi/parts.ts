@@ -1,5 +1,5 @@
 import type { JsonSchema } from "@valibot/to-json-schema";
-import { ERROR_STATUS, type ErrorCode } from "../errors";
+import { ERROR_STATUS, type ErrorCode, MANAGE_ONLY_CODES } from "../errors";
 import { ERROR_CATALOG } from "./error-catalog";
 
 /** The fixed pieces of the document: headers, envelopes, security, the overview text. */
@@ -77,10 +77,16 @@ export const SECURITY_SCHEMES = {
   },
 };
 
-/** Bearer or X-Api-Key; the array names the permission the endpoint needs (OpenAPI 3.1 role names). */
-export const securityFor = (permission: string) => [{ bearerAuth: [permission] }, { apiKeyHeader: [permission] }];
+/**
+ * Bearer or X-Api-Key. The permission an endpoint needs is in its description and in
+ * `x-permission`, not in these arrays: linters read them as OAuth scopes and warn.
+ */
+export const KEY_SECURITY = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 
-const ERROR_CODES = Object.keys(ERROR_STATUS);
+const ERROR_CODES = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => !MANAGE_ONLY_CODES.includes(code));
+
+/** Not `Error`: generated types of that name shadow the language's own. */
+export const ERROR_SCHEMA_NAME = "ApiError";
 
 export const ERROR_ENVELOPE: JsonSchema = {
   type: "object",
@@ -88,7 +94,7 @@ export const ERROR_ENVELOPE: JsonSchema = {
   required: ["ok", "error"],
   additionalProperties: false,
   properties: {
-    ok: { const: false },
+    ok: { type: "boolean", const: false },
     error: {
       type: "object",
       required: ["code", "message"],
@@ -110,7 +116,7 @@ export const ERROR_ENVELOPE: JsonSchema = {
 /** The error envelope narrowed to the codes one answer can carry. */
 export const errorSchema = (codes: ErrorCode[]): JsonSchema => ({
   allOf: [
-    { $ref: "#/components/schemas/Error" },
+    { $ref: `#/components/schemas/${ERROR_SCHEMA_NAME}` },
     { properties: { error: { properties: { code: { enum: codes } } } } },
   ],
 });
@@ -127,7 +133,7 @@ export const successEnvelope = (data: JsonSchema): JsonSchema => ({
   type: "object",
   required: ["ok", "data"],
   additionalProperties: false,
-  properties: { ok: { const: true }, data },
+  properties: { ok: { type: "boolean", const: true }, data },
 });
 
 export const listEnvelope = (item: JsonSchema): JsonSchema => ({
@@ -135,7 +141,7 @@ export const listEnvelope = (item: JsonSchema): JsonSchema => ({
   required: ["ok", "data", "hasMore", "nextCursor"],
   additionalProperties: false,
   properties: {
-    ok: { const: true },
+    ok: { type: "boolean", const: true },
     data: { type: "array", items: item },
     hasMore: { type: "boolean", description: "Whether another page follows." },
     nextCursor: {
@@ -143,10 +149,6 @@ export const listEnvelope = (item: JsonSchema): JsonSchema => ({
       description: "Pass as `cursor` to get the next page, unchanged; `null` exactly when `hasMore` is false.",
     },
   },
-  oneOf: [
-    { properties: { hasMore: { const: true }, nextCursor: { type: "string" } } },
-    { properties: { hasMore: { const: false }, nextCursor: { type: "null" } } },
-  ],
 });
 
 export const TAGS = [
@@ -162,10 +164,10 @@ export const SERVERS = [
   {
     url: "{scheme}://{store}",
     description:
-      "Your store's host: its own domain, or `{slug}.{platform domain}` (with a port if not the default); the host picks the store. Plain `http` only where the operator allows it.",
+      "Your store's host (replace `your-store.example`): its own domain, or `{slug}.{platform domain}` (with a port if not the default); the host picks the store. Plain `http` only where the operator allows it.",
     variables: {
       scheme: { enum: ["https", "http"], default: "https" },
-      store: { default: "shop1.localhost:8080" },
+      store: { default: "your-store.example" },
     },
   },
 ];

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { loadFixture } from "../../src/fixtures/load";
+import { loadFixture } from "../../src/load/load";
 import { KEYS, send, tempDir, testStore } from "../helpers";
 import { spawnServer, type ServerProcess } from "../process";
 import { testLocation } from "../sqld";

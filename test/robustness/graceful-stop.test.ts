@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { loadFixture } from "../../src/fixtures/load";
+import { loadFixture } from "../../src/load/load";
 import { send, tempDir, testStore } from "../helpers";
 import { spawnServer } from "../process";
 import { testLocation } from "../sqld";

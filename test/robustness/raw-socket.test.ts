@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { loadFixture } from "../../src/fixtures/load";
+import { loadFixture } from "../../src/load/load";
 import { KEYS, tempDir, testStore } from "../helpers";
 import { type ServerProcess, spawnServer } from "../process";
 import { testLocation } from "../sqld";

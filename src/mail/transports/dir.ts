@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import MailComposer from "nodemailer/lib/mail-composer";
@@ -7,6 +7,8 @@ import { toMessage, type OutgoingMail, type Transport } from "./transport";
 
 /** `{store}-{outbox id}.eml`: one file per outbox row, so a repeated delivery replaces it. */
 const emlFileName = (store: string, id: number) => `${store}-${id}.eml`;
+/** `.{eml name}.{12 hex}.tmp`, as `send` names them. */
+const TEMP_FILE = /^\..+\.eml\.[0-9a-f]{12}\.tmp$/;
 
 /**
  * `--mail-dir`: each email as an RFC 5322 file. Written to a hidden temporary name,
@@ -16,7 +18,15 @@ export class DirTransport implements Transport {
   readonly name = "dir";
 
   constructor(private readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.removeLeftovers();
+  }
+
+  /** Temporary files of a delivery cut short by a crash (kill -9): never renamed, never read. */
+  private removeLeftovers(): void {
+    for (const name of readdirSync(this.dir)) {
+      if (TEMP_FILE.test(name)) rmSync(join(this.dir, name), { force: true });
+    }
   }
 
   async send(mail: OutgoingMail): Promise<void> {
@@ -24,7 +34,7 @@ export class DirTransport implements Transport {
     const target = join(this.dir, emlFileName(mail.store, mail.id));
     const temp = join(this.dir, `.${emlFileName(mail.store, mail.id)}.${randomBytes(6).toString("hex")}.tmp`);
     try {
-      const file = await open(temp, "wx", 0o640);
+      const file = await open(temp, "wx", 0o600);
       try {
         await file.writeFile(raw);
         await file.sync();

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../fixtures/section";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
 import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./mapping";
 

@@ -58,6 +58,7 @@ async function updateInTransaction(c: AppContext, tx: Queryable, id: number, upd
   await saveRow(tx, updated);
   const approved = row.status === "pending" && updated.status === "active";
   if (approved) {
+    await c.var.deps.beforeMailQueued(c.var.store.slug);
     const mail = customerApproved({ storeName: c.var.store.name, firstName: updated.first_name });
     await queueMail(tx, { ...mail, to: updated.email }, c.var.deps.now());
   }

@@ -1,37 +1,39 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../fixtures/section";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
 import { LEAD_COLUMNS, type LeadRow, SOURCE_MAX } from "./schema";
 
 /** A fixture lead: the API's field names and formats; `id` and `createdAt` optional. */
-const recordSchema = v.pipe(
-  v.strictObject({
-    id: v.optional(positiveInteger()),
-    name: text(100),
-    email: v.optional(v.nullable(email()), null),
-    phone: v.optional(nullableText(32), null),
-    message: v.optional(nullableText(5000), null),
-    source: v.optional(nullableText(SOURCE_MAX), null),
-    handled: v.optional(bool(), false),
-    notes: v.optional(nullableText(5000), null),
-    createdAt: v.optional(fixtureDateTime()),
-  }),
-  v.transform((r) => ({
-    id: r.id ?? null,
-    name: r.name,
-    email: r.email,
-    phone: r.phone,
-    message: r.message,
-    source: r.source,
-    handled: Number(r.handled),
-    notes: r.notes,
-    // Filled in by `check` (which knows the load's "now") when the record has none.
-    created_at: r.createdAt ?? null,
-  })),
-);
+export const leadRecord = v.strictObject({
+  id: v.optional(positiveInteger()),
+  name: text(100),
+  email: v.optional(v.nullable(email()), null),
+  phone: v.optional(nullableText(32), null),
+  message: v.optional(nullableText(5000), null),
+  source: v.optional(nullableText(SOURCE_MAX), null),
+  handled: v.optional(bool(), false),
+  notes: v.optional(nullableText(5000), null),
+  createdAt: v.optional(fixtureDateTime()),
+});
 
-type FixtureLead = Omit<LeadRow, "id" | "created_at"> & { id: number | null; created_at: number | null };
+/** A validated lead record as the row to insert. */
+export const toLeadRow = (r: Omit<v.InferOutput<typeof leadRecord>, "id"> & { id?: number }): FixtureLead => ({
+  id: r.id ?? null,
+  name: r.name,
+  email: r.email,
+  phone: r.phone,
+  message: r.message,
+  source: r.source,
+  handled: Number(r.handled),
+  notes: r.notes,
+  // Filled in by `check` (which knows the load's "now") when the record has none.
+  created_at: r.createdAt ?? null,
+});
+
+const recordSchema = v.pipe(leadRecord, v.transform(toLeadRow));
+
+export type FixtureLead = Omit<LeadRow, "id" | "created_at"> & { id: number | null; created_at: number | null };
 
 const INSERT = `INSERT INTO leads (${LEAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Queryable, SqlValue } from "../../db/driver";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../fixtures/section";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { toSignedMinor } from "../../format/money";
 import { bool, email, money, nullableText, text } from "../../http/schemas";
 import { PAY_TYPES } from "./schema";
@@ -91,7 +91,8 @@ const customerRecord = v.strictObject({
   address: v.optional(text(500), ""),
 });
 
-const orderRecord = v.strictObject({
+/** An order record (operations.md); the management API takes it without `id`. */
+export const orderRecord = v.strictObject({
   id: v.optional(positiveInt()),
   number: positiveInt(),
   status: positiveInt("must be a status id (a positive whole number)."),
@@ -116,7 +117,7 @@ const orderRecord = v.strictObject({
   updatedAt: v.optional(v.nullable(fixtureDateTime()), null),
 });
 
-type OrderRecord = v.InferOutput<typeof orderRecord>;
+export type OrderRecord = v.InferOutput<typeof orderRecord>;
 
 /** Column order of the insert; `argsOf` follows it. */
 const INSERT_SQL = `INSERT INTO orders (id, number, status_id, paid, total, vat, pay_type, payments, paypal_fee,

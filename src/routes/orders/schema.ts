@@ -12,6 +12,7 @@ import {
   nullableDateTimeOut,
   nullableMoneyOut,
   nullableText,
+  SIGNED_MONEY_KEYWORDS,
 } from "../../http/schemas";
 
 /** How an order was paid (api-contract.md §7). */
@@ -49,7 +50,7 @@ export type UpdateBody = v.InferOutput<typeof updateBody>;
 
 /** Money out that may be negative (discounts). */
 const signedMoneyOut = () =>
-  v.pipe(v.number(), v.metadata({ description: "An amount with at most 2 decimals; negative for a discount." }));
+  v.pipe(v.number(), v.metadata({ ...SIGNED_MONEY_KEYWORDS, description: "An amount with at most 2 decimals; negative for a discount." }));
 
 const optionOut = v.object({ name: v.string(), price: moneyOut() });
 

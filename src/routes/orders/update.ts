@@ -95,7 +95,10 @@ export const updateOrder = defineRoute({
       const updated: OrderRow = Object.assign(row, Object.fromEntries(assignments), { updated_at: now });
       if (status && statusChanged) updated.status_name = status.name;
       const notify = shouldNotify(store, body, updated, statusChanged);
-      if (notify) await queueStatusEmail(tx, store, updated, now);
+      if (notify) {
+        await deps.beforeMailQueued(store.slug);
+        await queueStatusEmail(tx, store, updated, now);
+      }
       return { row: updated, notified: notify };
     });
     if (notified) deps.onMailQueued(store.slug);

@@ -2,27 +2,13 @@ import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { ApiError, invalidField, type ErrorCode } from "../../errors";
 import { ok } from "../../http/respond";
-import { idOut, positiveInteger, text } from "../../http/schemas";
+import { documentedAs, idOut, positiveInteger, text } from "../../http/schemas";
 import { parseBody } from "../../http/validate";
 import { defineRoute } from "../define";
 import { changeStamp, saveProduct } from "./queries";
 import { applyChanges, hasChanges, PRODUCT_COLUMNS, type ProductChanges, productFields, type ProductRow } from "./schema";
 
 const MAX_BATCH_ITEMS = 500;
-
-/** Only the envelope is checked up front: a bad item fails on its own, not the batch. */
-const batchBody = v.strictObject({
-  items: v.pipe(
-    v.array(v.unknown(), "must be an array of items."),
-    v.minLength(1, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
-    v.maxLength(MAX_BATCH_ITEMS, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
-    v.metadata({
-      description:
-        "1 to 500 objects, each naming its product by exactly one of `id`, `internalSku`, `sku`, plus fields to change: " +
-        "`name`, `price`, `salePrice`, `stock`, `visible`, `description`, `vatFree`, `unitName`.",
-    }),
-  ),
-});
 
 const identifier = () => v.pipe(text(64), v.minLength(1, "must not be empty."));
 const IDENTIFIERS = ["id", "internalSku", "sku"] as const;
@@ -38,7 +24,32 @@ const batchItem = v.strictObject({
   ...changeFields,
 });
 
-const itemError = v.object({ code: v.string(), message: v.string() });
+/** How the document shows an item: named by exactly one identifier, plus fields to change. */
+const documentedItem = v.union([
+  v.strictObject({ id: positiveInteger(), ...changeFields }),
+  v.strictObject({ internalSku: identifier(), ...changeFields }),
+  v.strictObject({ sku: identifier(), ...changeFields }),
+]);
+
+/** Only the envelope is checked up front: a bad item fails on its own, not the batch. */
+const batchBody = v.strictObject({
+  items: v.pipe(
+    v.array(v.unknown(), "must be an array of items."),
+    v.minLength(1, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
+    v.maxLength(MAX_BATCH_ITEMS, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
+    documentedAs<unknown[]>(v.pipe(v.array(documentedItem), v.minLength(1), v.maxLength(MAX_BATCH_ITEMS))),
+    v.metadata({
+      description:
+        "1 to 500 objects, each naming its product by exactly one of `id`, `internalSku`, `sku`, plus fields to change: " +
+        "`name`, `price`, `salePrice`, `stock`, `visible`, `description`, `vatFree`, `unitName`.",
+    }),
+  ),
+});
+
+/** The codes an item can fail with (the batch itself answers the rest). */
+const ITEM_ERROR_CODES = ["invalid_field", "nothing_to_update", "not_found"] as const satisfies readonly ErrorCode[];
+
+const itemError = v.object({ code: v.picklist(ITEM_ERROR_CODES), message: v.string() });
 
 const batchResult = v.object({
   updated: v.pipe(v.number(), v.integer()),

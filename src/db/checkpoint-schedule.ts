@@ -1,0 +1,69 @@
+import type { ReportError } from "../log";
+import { Checkpointer, walLimitBytes } from "./checkpointer";
+import type { Db } from "./driver";
+import { NativeDb } from "./native";
+
+/**
+ * Checkpoints, on a timer, every open database written since the last tick, keeping the
+ * WAL bounded. Local files are checkpointed on a worker thread so the copy and its fsync
+ * never stall requests; without the worker (or for remote databases) on this thread.
+ */
+export class CheckpointSchedule {
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  private constructor(
+    private checkpointer: Checkpointer | null,
+    private readonly openDbs: () => Iterable<Promise<Db>>,
+    intervalMs: number,
+  ) {
+    this.timer = setInterval(() => void this.checkpointWritten(), intervalMs);
+    this.timer.unref?.();
+  }
+
+  static start(openDbs: () => Iterable<Promise<Db>>, intervalMs: number, reportError?: ReportError): CheckpointSchedule {
+    return new CheckpointSchedule(Checkpointer.start(reportError), openDbs, intervalMs);
+  }
+
+  private async checkpointWritten(): Promise<void> {
+    const settled = await Promise.allSettled(this.openDbs());
+    const paths: string[] = [];
+    const walLimit = walLimitBytes();
+    for (const result of settled) {
+      if (result.status !== "fulfilled") continue;
+      const db = result.value;
+      // Under sustained writes passive checkpoints may never bring the WAL back to its
+      // start, so it grows without bound; past the limit one checkpoint empties it.
+      if (db.walSize() > walLimit) {
+        db.truncateWal().catch(() => {});
+        continue;
+      }
+      if (db instanceof NativeDb && this.checkpointer?.alive) {
+        if (db.takeWritten()) paths.push(db.path);
+      } else {
+        db.checkpoint().catch(() => {});
+      }
+    }
+    this.checkpointer?.checkpoint(paths);
+  }
+
+  /**
+   * Before the pool closes a database: the thread closes its own connection to it, after
+   * checkpointing what was written when the close itself does not (an eviction).
+   */
+  /** Whether this schedule checkpoints `db` on its thread (else its close must do it). */
+  handles(db: Db): boolean {
+    return db instanceof NativeDb && Boolean(this.checkpointer?.alive);
+  }
+
+  closing(db: Db, closeCheckpoints: boolean): void {
+    if (!(db instanceof NativeDb) || !this.checkpointer) return;
+    if (!closeCheckpoints && db.takeWritten()) this.checkpointer.checkpoint([db.path]);
+    this.checkpointer.forget(db.path);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.checkpointer?.stop();
+    this.checkpointer = null;
+  }
+}

@@ -1,0 +1,81 @@
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import Database from "libsql";
+
+/** The data directory cannot be used as asked (missing, or held by another server): exit 1. */
+export class DataDirError extends Error {}
+
+/** Data files hold customer data, key digests and the cursor secret: owner only. */
+export const PRIVATE_DIR_MODE = 0o700;
+export const PRIVATE_FILE_MODE = 0o600;
+
+/** A data directory that must already exist (serve and the read-only commands never create one). */
+export function requireDataDir(dataDir: string): void {
+  if (!existsSync(dataDir) || !statSync(dataDir).isDirectory()) {
+    throw new DataDirError(`no data directory at ${dataDir}; create one with storeapi stores add or storeapi load`);
+  }
+}
+
+/** Creates the directory (owner only) when missing. */
+export function makePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+}
+
+/**
+ * Tightens an older install's modes: the directory and `stores/` to 0700, their files
+ * to 0600. Runs once when a server starts; new files are private through the umask.
+ */
+export function makeDataDirPrivate(dataDir: string): void {
+  for (const dir of [dataDir, join(dataDir, "stores")]) {
+    if (!existsSync(dir)) continue;
+    chmodSync(dir, PRIVATE_DIR_MODE);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isFile()) chmodSync(join(dir, entry.name), PRIVATE_FILE_MODE);
+    }
+  }
+}
+
+/** Held by a server for its life (and by `load --replace`): one writer of stores per directory. */
+export const SERVE_LOCK = "serve.lock";
+/** Held by a load while it stages, registers and moves store files. */
+export const LOAD_LOCK = "load.lock";
+
+/**
+ * An OS-level lock on a data directory: a small SQLite file held in an exclusive write
+ * transaction. SQLite takes it with fcntl locks, which the kernel releases when the
+ * process ends, even by kill -9, so a crash never leaves a stale lock behind.
+ */
+export class DataDirLock {
+  /** Held on the instance: a collected connection would close and drop the lock. */
+  private constructor(private db: InstanceType<typeof Database> | null) {}
+
+  /** The lock, or null when another process (or connection) holds it. */
+  static tryAcquire(dataDir: string, name = SERVE_LOCK): DataDirLock | null {
+    const db = new Database(join(dataDir, name));
+    try {
+      db.exec("PRAGMA busy_timeout = 0");
+      db.exec("PRAGMA locking_mode = EXCLUSIVE");
+      db.exec("BEGIN EXCLUSIVE");
+      return new DataDirLock(db);
+    } catch (error) {
+      db.close();
+      if ((error as { code?: string }).code === "SQLITE_BUSY") return null;
+      throw error;
+    }
+  }
+
+  /** The lock for a server's life, or a DataDirError naming why not. */
+  static forServer(dataDir: string): DataDirLock {
+    const lock = DataDirLock.tryAcquire(dataDir);
+    if (!lock) throw new DataDirError(`another storeapi server is already serving ${dataDir}`);
+    return lock;
+  }
+
+  release(): void {
+    const db = this.db;
+    this.db = null;
+    if (!db) return;
+    db.exec("ROLLBACK");
+    db.close();
+  }
+}

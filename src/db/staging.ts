@@ -1,0 +1,76 @@
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { DataDirLock, LOAD_LOCK } from "./data-dir";
+import type { Db, Queryable } from "./driver";
+import { storeDbPath } from "./pool";
+
+/**
+ * How `load` stays all or nothing across a crash: store files are built in
+ * `DIR/loading/`; one platform transaction registers the stores and records their
+ * pending move (`meta` row `pending_load`); the files are moved after the commit. Any
+ * later open of the data directory finishes a committed move (roll forward) or deletes
+ * an uncommitted staging directory (roll back).
+ */
+const STAGING_DIR = "loading";
+const PENDING_KEY = "pending_load";
+
+export const stagingDir = (dataDir: string) => join(dataDir, STAGING_DIR);
+export const stagedStorePath = (dataDir: string, slug: string) => join(stagingDir(dataDir), `${slug}.db`);
+
+/** An empty staging directory for a new load. */
+export function freshStagingDir(dataDir: string): void {
+  rmSync(stagingDir(dataDir), { recursive: true, force: true });
+  mkdirSync(stagingDir(dataDir), { recursive: true });
+}
+
+/** Inside the transaction that registers the stores: the files to move once it commits. */
+export async function recordPendingMove(tx: Queryable, slugs: string[]): Promise<void> {
+  await tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [PENDING_KEY, JSON.stringify(slugs)]);
+}
+
+/**
+ * Moves a built store file into place as a NEW inode. The binding may keep this
+ * process's connection to the built file alive after close, and SQLite shares WAL
+ * locking state per inode within a process: renaming that inode into place would tie a
+ * server in this process to the built file's deleted -shm, so it would no longer
+ * coordinate with other processes (the CLI). A copy, renamed atomically, has no history.
+ * Run again after a crash, it finishes the same move.
+ */
+export function moveIntoPlace(staged: string, final: string): void {
+  if (!existsSync(staged)) return; // moved before a crash
+  const copy = `${final}.copy`;
+  copyFileSync(staged, copy);
+  for (const suffix of ["-wal", "-shm"]) rmSync(final + suffix, { force: true });
+  renameSync(copy, final);
+  rmSync(staged, { force: true });
+}
+
+/** Test hook: `STOREAPI_TEST_LOAD_CRASH=step` kills this process at that step, as kill -9 would. */
+export function crashPoint(step: string): void {
+  if (process.env.STOREAPI_TEST_LOAD_CRASH === step) process.kill(process.pid, "SIGKILL");
+}
+
+/** Finishes or undoes whatever load left the staging directory behind; the caller holds the load lock. */
+export async function settleStaging(dataDir: string, platform: Db): Promise<void> {
+  const pending = await platform.get<{ value: string }>("SELECT value FROM meta WHERE key = ?", [PENDING_KEY]);
+  if (pending) {
+    for (const slug of JSON.parse(pending.value) as string[]) {
+      moveIntoPlace(stagedStorePath(dataDir, slug), storeDbPath(dataDir, slug));
+      crashPoint("moved-one");
+    }
+    await platform.run("DELETE FROM meta WHERE key = ?", [PENDING_KEY]);
+  }
+  rmSync(stagingDir(dataDir), { recursive: true, force: true });
+}
+
+/** At every open of the data directory: settles a crashed load, unless a load is running now. */
+export async function settleCrashedLoad(dataDir: string, platform: Db): Promise<void> {
+  if (!existsSync(stagingDir(dataDir))) return;
+  const lock = DataDirLock.tryAcquire(dataDir, LOAD_LOCK);
+  if (!lock) return; // a live load settles its own
+  try {
+    await settleStaging(dataDir, platform);
+  } finally {
+    lock.release();
+  }
+}

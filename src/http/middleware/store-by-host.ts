@@ -1,0 +1,26 @@
+import type { MiddlewareHandler, Next } from "hono";
+import type { Lease, StorePool } from "../../db/pool";
+import { ApiError } from "../../errors";
+import type { StoreRegistry } from "../../registry";
+import type { AppContext, AppEnv } from "../context";
+
+/** Picks the store by `Host` and leases its database for the request. */
+export function storeByHost(registry: StoreRegistry, pool: StorePool): MiddlewareHandler<AppEnv> {
+  return function storeByHostMiddleware(c, next) {
+    const store = registry.resolveHost(c.req.header("host"));
+    if (!store) throw new ApiError("not_found", "No store is served at this host name; check the domain in the URL.");
+    c.set("store", store);
+    // An open database is leased without waiting; only a store's first request waits for it.
+    const lease = pool.leaseOpen(store.slug);
+    return lease ? withLease(c, lease, next) : pool.acquire(store.slug).then((opened) => withLease(c, opened, next));
+  };
+}
+
+async function withLease(c: AppContext, lease: Lease, next: Next): Promise<void> {
+  c.set("db", lease.db);
+  try {
+    await next();
+  } finally {
+    lease.release();
+  }
+}

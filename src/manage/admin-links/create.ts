@@ -1,0 +1,31 @@
+import * as v from "valibot";
+import { createSignInLink, parseOrigin } from "../../admin/links";
+import { formatIsrael } from "../../format/time";
+import { ok } from "../../http/respond";
+import { optionalJsonBody } from "../body";
+import { storeOr404 } from "../context";
+import { defineManageRoute } from "../define";
+import { slugParams } from "../stores/schema";
+
+export const originSchema = v.pipe(
+  v.string("must be a string."),
+  v.check((s) => parseOrigin(s) !== null, "must be an origin like https://shop.example.com (scheme, host and port only)."),
+  v.transform((s) => parseOrigin(s) as string),
+);
+
+export const createAdminLinkRoute = defineManageRoute({
+  method: "POST",
+  path: "/stores/:slug/admin-links",
+  summary: "A one-time, 15-minute sign-in link to the store admin's API keys screen.",
+  params: slugParams,
+  body: v.strictObject({ origin: v.optional(originSchema) }),
+  readBody: optionalJsonBody,
+  response: v.object({ url: v.string(), token: v.string(), expiresAt: v.string() }),
+  handler: async (c, { params, body }) => {
+    const store = storeOr404(c, params.slug);
+    const origin = body.origin ?? `https://${store.domain}`;
+    const now = c.get("deps").now();
+    const link = await c.get("deps").pool.use(store.slug, (db) => createSignInLink(db, origin, now));
+    return ok(c, { url: link.url, token: link.token, expiresAt: formatIsrael(link.expiresAt) }, 201);
+  },
+});

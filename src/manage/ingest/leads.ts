@@ -1,0 +1,35 @@
+import * as v from "valibot";
+import { idempotentAcross } from "../../http/idempotency";
+import { leadFixture, leadRecord, toLeadRow } from "../../routes/leads/fixture";
+import { getLead } from "../../routes/leads/queries";
+import { leadOut, toLead } from "../../routes/leads/schema";
+import { storeOr404 } from "../context";
+import { defineManageRoute } from "../define";
+import { slugParams } from "../stores/schema";
+
+/** A lead from a storefront form: the fixture's record without `id`. */
+const formLead = v.pipe(v.omit(leadRecord, ["id"]), v.transform(toLeadRow));
+
+export const createLead = defineManageRoute({
+  method: "POST",
+  path: "/stores/:slug/leads",
+  summary: "Record a lead from a storefront form (`name` required, no id).",
+  params: slugParams,
+  body: formLead,
+  response: leadOut,
+  idempotent: true,
+  handler: (c, { params, body }) =>
+    idempotentAcross(c, async () => {
+      const store = storeOr404(c, params.slug);
+      const { pool, now } = c.get("deps");
+      const lead = await pool.use(store.slug, (db) =>
+        db.transaction(async (tx) => {
+          leadFixture.check?.(body, { statusIds: new Set(), now: now() }, new Map());
+          await leadFixture.insert(tx, [body]);
+          const row = await tx.get<{ id: number }>("SELECT max(id) AS id FROM leads");
+          return getLead(tx, row?.id ?? 0);
+        }),
+      );
+      return { status: 201, data: toLead(lead) };
+    }),
+});

@@ -1,0 +1,42 @@
+import type * as v from "valibot";
+import { ApiError } from "../../errors";
+import type { AppContext } from "../../http/context";
+import { idempotentAcross } from "../../http/idempotency";
+import { createKey, KeyLimitError, listKeys } from "../../keys/repository";
+import { storeOr404 } from "../context";
+import { defineManageRoute } from "../define";
+import { slugParams } from "../stores/schema";
+import { byHost, keysChanged } from "./changed";
+import { createdKeyOut, createKeyBody, expiresAtFor, toKeyJson } from "./schema";
+
+/** A replayed create shows `key: null`: the secret is never stored, not even in an idempotency record. */
+const withoutSecret = (data: unknown) => ({ ...(data as object), key: null });
+
+export const createStoreKey = defineManageRoute({
+  method: "POST",
+  path: "/stores/:slug/keys",
+  summary: "Create an API key for a store (the full key is in this answer only); the owner is emailed.",
+  params: slugParams,
+  body: createKeyBody,
+  response: createdKeyOut,
+  errors: ["plan_limit"],
+  idempotent: true,
+  handler: (c, { params, body }) => idempotentAcross(c, () => create(c, params.slug, body), withoutSecret),
+});
+
+async function create(c: AppContext, slug: string, body: v.InferOutput<typeof createKeyBody>) {
+  const store = storeOr404(c, slug);
+  const { pool, now } = c.get("deps");
+  const at = now();
+  const input = { name: body.name, permissions: body.permissions, expiresAt: expiresAtFor(body.expires, at) };
+  const created = await pool
+    .use(store.slug, (db) => createKey(db, store, input, byHost(c), at))
+    .catch((error) => {
+      if (error instanceof KeyLimitError) throw new ApiError("plan_limit", error.message);
+      throw error;
+    });
+  await keysChanged(c, store.slug);
+  const key = (await pool.use(store.slug, listKeys)).find((k) => k.id === created.id);
+  if (!key) throw new Error(`key ${created.id} vanished right after it was created`);
+  return { status: 201 as const, data: { ...toKeyJson(key, at), key: created.secret } };
+}

@@ -1,0 +1,28 @@
+import { notFound } from "../../errors";
+import { ok } from "../../http/respond";
+import { deleteKey, KeyNotFoundError } from "../../keys/repository";
+import { storeOr404 } from "../context";
+import { defineManageRoute } from "../define";
+import { byHost, keysChanged } from "./changed";
+import { keyOut, keyParams, toKeyJson } from "./schema";
+
+export const deleteStoreKey = defineManageRoute({
+  method: "DELETE",
+  path: "/stores/:slug/keys/:id",
+  summary: "Delete a store's API key (401 on the store API at once); the owner is emailed.",
+  params: keyParams,
+  response: keyOut,
+  handler: async (c, { params }) => {
+    const store = storeOr404(c, params.slug);
+    const { pool, now } = c.get("deps");
+    const at = now();
+    const key = await pool
+      .use(store.slug, (db) => deleteKey(db, store, params.id, byHost(c), at))
+      .catch((error) => {
+        if (error instanceof KeyNotFoundError) throw notFound(`API key ${params.id} of store "${store.slug}"`);
+        throw error;
+      });
+    await keysChanged(c, store.slug);
+    return ok(c, toKeyJson({ ...key, deletedAt: at }, at));
+  },
+});

@@ -1,0 +1,70 @@
+import * as v from "valibot";
+import { formatIsrael, formatIsraelOrNull } from "../../format/time";
+import { positiveInteger, text } from "../../http/schemas";
+import { AREAS, type Area, isAccess, normalizePermissions } from "../../keys/permissions";
+import { type ApiKey, EXPIRY_CHOICES, isActive } from "../../keys/repository";
+import { slugSchema } from "../../stores/rules";
+
+export const keyParams = v.strictObject({
+  slug: slugSchema,
+  id: v.pipe(v.string(), v.regex(/^[1-9]\d{0,14}$/, "must be a positive integer."), v.transform(Number)),
+});
+
+const EXPIRY_NAMES = Object.keys(EXPIRY_CHOICES) as Array<keyof typeof EXPIRY_CHOICES>;
+export const expiresSchema = v.optional(v.picklist(EXPIRY_NAMES, `must be one of ${EXPIRY_NAMES.join(", ")}.`), "never");
+
+const access = v.custom<"none" | "read" | "write">(isAccess, "must be none, read or write.");
+
+export const permissionsSchema = v.pipe(
+  v.strictObject(Object.fromEntries(AREAS.map((area) => [area, v.optional(access)])) as Record<Area, v.OptionalSchema<typeof access, undefined>>),
+  v.transform((given) => normalizePermissions(given)),
+  v.check((p) => AREAS.some((area) => p[area] !== "none"), "must grant read or write on at least one area."),
+);
+
+export const createKeyBody = v.strictObject({
+  name: v.pipe(text(100), v.minLength(1, "must not be empty.")),
+  permissions: permissionsSchema,
+  expires: expiresSchema,
+});
+
+export const GRACE_MS = { now: 0, "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000 } as const;
+const GRACE_NAMES = Object.keys(GRACE_MS) as Array<keyof typeof GRACE_MS>;
+
+export const rollKeyBody = v.strictObject({
+  grace: v.picklist(GRACE_NAMES, `must be one of ${GRACE_NAMES.join(", ")}.`),
+  expires: expiresSchema,
+});
+
+export const expiresAtFor = (choice: keyof typeof EXPIRY_CHOICES, now: number) => {
+  const duration = EXPIRY_CHOICES[choice];
+  return duration === null ? null : now + duration;
+};
+
+const permissionsOut = v.object(Object.fromEntries(AREAS.map((area) => [area, v.picklist(["none", "read", "write"])])));
+
+export const keyOut = v.object({
+  id: positiveInteger(),
+  name: v.string(),
+  hint: v.string(),
+  permissions: permissionsOut,
+  createdAt: v.string(),
+  expiresAt: v.nullable(v.string()),
+  lastUsedAt: v.nullable(v.string()),
+  status: v.picklist(["active", "expired", "deleted"]),
+});
+
+export const createdKeyOut = v.object({ ...keyOut.entries, key: v.string() });
+
+export const keyStatus = (key: ApiKey, now: number): "active" | "expired" | "deleted" =>
+  key.deletedAt !== null ? "deleted" : isActive(key, now) ? "active" : "expired";
+
+export const toKeyJson = (key: ApiKey, now: number) => ({
+  id: key.id,
+  name: key.name,
+  hint: key.hint,
+  permissions: key.permissions,
+  createdAt: formatIsrael(key.createdAt),
+  expiresAt: formatIsraelOrNull(key.expiresAt),
+  lastUsedAt: formatIsraelOrNull(key.lastUsedAt),
+  status: keyStatus(key, now),
+});

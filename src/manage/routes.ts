@@ -1,0 +1,8 @@
+import { createAdminLinkRoute } from "./admin-links/create";
+import type { ManageRoute } from "./define";
+import { ingestRoutes } from "./ingest";
+import { keyRoutes } from "./keys";
+import { storeRoutes } from "./stores";
+
+/** Every endpoint of the management API. */
+export const manageRoutes: ManageRoute[] = [...storeRoutes, ...keyRoutes, ...ingestRoutes, createAdminLinkRoute];

@@ -1,0 +1,76 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { writeStore } from "../../db/platform";
+import { FileLocation, LibsqlAdminError, storeDbPath } from "../../db/location";
+import { ApiError } from "../../errors";
+import { moveIntoPlace } from "../../db/staging";
+import { buildStoreDb, buildStoreNamespace, validateFixture } from "../../load/load";
+import type { AppContext } from "../../http/context";
+import { idempotentAcross } from "../../http/idempotency";
+import { manageDeps, reloadRegistry } from "../context";
+import { defineManageRoute } from "../define";
+import { storeJson } from "./json";
+import { checkDomainFree, createStoreBody, domainTaken, storeOut } from "./schema";
+import type * as v from "valibot";
+
+type NewStoreBody = v.InferOutput<typeof createStoreBody>;
+
+const slugTaken = (slug: string) =>
+  new ApiError("slug_taken", `A store with slug "${slug}" already exists; choose another slug.`, { field: "slug" });
+
+/** A server started without `--libsql-admin-url` cannot make namespaces: 503 naming why. */
+function refuseWithoutAdmin(error: unknown): never {
+  if (error instanceof LibsqlAdminError) throw new ApiError("service_unavailable", `This server cannot create stores: ${error.message}.`);
+  throw error;
+}
+
+/**
+ * All or nothing across a crash: the store's database is built in a temporary file and
+ * renamed into place (on a libSQL server: its namespace made and filled), and only then
+ * registered in platform.db. A crash before the registration leaves an unregistered
+ * file or namespace, which the next create of that slug replaces.
+ */
+async function provision(c: AppContext, body: NewStoreBody, now: number): Promise<void> {
+  const { registry, pool } = c.get("deps");
+  const { platform } = manageDeps(c);
+  if (registry.get(body.slug) || (await platform.getStore(body.slug))) throw slugTaken(body.slug);
+  checkDomainFree(registry, body.domain, body.slug);
+  if (await platform.domainTaken(body.domain)) throw domainTaken(body.domain); // the CLI may have added it a moment ago
+  // The loader's rules and code build the file (operations.md fixture format); the body
+  // already passed the same rules, so this cannot refuse it.
+  const [valid] = validateFixture({ stores: [body] }, { now, platformDomain: registry.platformDomain });
+  // A leftover database may still be open here (the mail worker or key usage touched it): a
+  // connection to the replaced one would keep reading the old one.
+  if (pool.location instanceof FileLocation) {
+    const finalPath = storeDbPath(pool.location.dataDir, body.slug);
+    mkdirSync(join(pool.location.dataDir, "stores"), { recursive: true });
+    const tempPath = `${finalPath}.creating`;
+    await buildStoreDb(tempPath, valid, {}, now);
+    await pool.closeStore(body.slug);
+    moveIntoPlace(tempPath, finalPath);
+  } else {
+    await pool.closeStore(body.slug);
+    await buildStoreNamespace(pool.location, valid, {}, now).catch(refuseWithoutAdmin);
+  }
+  await writeStore(platform.db, valid.store, now);
+  await reloadRegistry(c);
+}
+
+export const createStore = defineManageRoute({
+  method: "POST",
+  path: "/stores",
+  summary: "Create a store (default order statuses and settings unless given).",
+  body: createStoreBody,
+  response: storeOut,
+  errors: ["slug_taken", "domain_taken"],
+  idempotent: true,
+  handler: (c, { body }) =>
+    idempotentAcross(c, async () => {
+      const now = c.get("deps").now();
+      // One create at a time: two requests for one slug must not both build its file.
+      await manageDeps(c).storeFiles.run("stores", () => provision(c, body, now));
+      const store = c.get("deps").registry.get(body.slug);
+      if (!store) throw new Error(`store ${body.slug} vanished right after it was created`);
+      return { status: 201, data: await storeJson(c, store) };
+    }),
+});

@@ -1,0 +1,49 @@
+import { mkdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { FileLocation, storeDbPath } from "../../db/location";
+import type { AppContext } from "../../http/context";
+import { ok } from "../../http/respond";
+import { manageDeps, reloadRegistry, storeOr404 } from "../context";
+import { defineManageRoute } from "../define";
+import { storeJson } from "./json";
+import { slugParams, storeOut } from "./schema";
+
+/** `20991231T235959Z`: when the store was deleted, in its archived file's name. */
+export const archiveStamp = (now: number) => new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+
+/**
+ * Stops serving the store at once (unregistered, registry reloaded), then moves its
+ * checkpointed database to DIR/deleted/{slug}-{stamp}.db with no -wal or -shm beside it.
+ * On a libSQL server its namespace stays as it is, unregistered: the archive, until a
+ * store with the same slug is created over it.
+ */
+async function archive(c: AppContext, slug: string): Promise<void> {
+  const { pool, now } = c.get("deps");
+  const { location } = pool;
+  if (location instanceof FileLocation) await pool.use(slug, (db) => db.run("PRAGMA wal_checkpoint(TRUNCATE)"));
+  await manageDeps(c).platform.removeStore(slug);
+  await reloadRegistry(c);
+  await pool.closeStore(slug);
+  if (!(location instanceof FileLocation)) return;
+  const path = storeDbPath(location.dataDir, slug);
+  const deletedDir = join(location.dataDir, "deleted");
+  mkdirSync(deletedDir, { recursive: true });
+  renameSync(path, join(deletedDir, `${slug}-${archiveStamp(now())}.db`));
+  for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
+}
+
+export const deleteStore = defineManageRoute({
+  method: "DELETE",
+  path: "/stores/:slug",
+  summary: "Delete a store: it stops being served and its database is moved to DIR/deleted/.",
+  params: slugParams,
+  response: storeOut,
+  handler: async (c, { params }) => {
+    const before = await storeJson(c, storeOr404(c, params.slug));
+    await manageDeps(c).storeFiles.run("stores", async () => {
+      storeOr404(c, params.slug); // a concurrent delete may have won
+      await archive(c, params.slug);
+    });
+    return ok(c, before);
+  },
+});

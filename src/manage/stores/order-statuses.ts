@@ -1,0 +1,39 @@
+import { ApiError } from "../../errors";
+import { readJsonArrayBody } from "../../http/json-body";
+import { ok } from "../../http/respond";
+import { storeOr404 } from "../context";
+import { defineManageRoute } from "../define";
+import { orderStatusesBody, readOrderStatuses, slugParams } from "./schema";
+import * as v from "valibot";
+
+export const replaceOrderStatuses = defineManageRoute({
+  method: "PUT",
+  path: "/stores/:slug/order-statuses",
+  summary: "Replace a store's order statuses; an id orders still use cannot be removed.",
+  params: slugParams,
+  body: orderStatusesBody,
+  readBody: readJsonArrayBody,
+  response: v.array(v.object({ id: v.number(), name: v.string() })),
+  errors: ["status_in_use"],
+  handler: async (c, { params, body }) => {
+    const store = storeOr404(c, params.slug);
+    const { pool } = c.get("deps");
+    const statuses = await pool.use(store.slug, (db) =>
+      db.transaction(async (tx) => {
+        const kept = body.map((s) => s.id);
+        const inUse = await tx.all<{ status_id: number }>(
+          `SELECT DISTINCT status_id FROM orders WHERE status_id NOT IN (${kept.map(() => "?").join(", ")}) ORDER BY status_id`,
+          kept,
+        );
+        if (inUse.length) {
+          const ids = inUse.map((r) => r.status_id);
+          throw new ApiError("status_in_use", `Orders still use status ids ${ids.join(", ")}; keep them in the set.`);
+        }
+        await tx.run("DELETE FROM order_statuses");
+        for (const status of body) await tx.run("INSERT INTO order_statuses (id, name) VALUES (?, ?)", [status.id, status.name]);
+        return readOrderStatuses(tx);
+      }),
+    );
+    return ok(c, statuses);
+  },
+});

@@ -1,0 +1,97 @@
+import * as v from "valibot";
+import type { Queryable } from "../../db/driver";
+import type { Store } from "../../db/platform";
+import { ApiError } from "../../errors";
+import { formatIsrael } from "../../format/time";
+import { bool, positiveInteger, text } from "../../http/schemas";
+import type { StoreRegistry } from "../../registry";
+import { domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../../stores/rules";
+
+export const slugParams = v.strictObject({ slug: slugSchema });
+
+export const settingsBody = v.strictObject({
+  manualCustomerApproval: v.optional(bool()),
+  notifyStatusChange: v.optional(bool()),
+  registration: v.optional(bool()),
+});
+
+const statusIdsUnique = (statuses: Array<{ id: number; name: string }>) => new Set(statuses.map((s) => s.id)).size === statuses.length;
+
+export const orderStatusesBody = v.pipe(
+  v.array(v.strictObject({ id: positiveInteger(), name: text(100) }), "must be an array of { id, name }."),
+  v.minLength(1, "must list at least one status."),
+  v.maxLength(100, "must list at most 100 statuses."),
+  v.check(statusIdsUnique, "must not list an id twice."),
+);
+
+export const DEFAULT_ORDER_STATUSES = [
+  { id: 1, name: "New" },
+  { id: 2, name: "Awaiting payment" },
+  { id: 3, name: "Processing" },
+  { id: 4, name: "Shipped" },
+  { id: 5, name: "Delivered" },
+  { id: 6, name: "Cancelled" },
+];
+
+export const createStoreBody = v.strictObject({
+  slug: slugSchema,
+  name: storeNameSchema,
+  domain: domainSchema,
+  plan: planSchema,
+  ownerEmail: ownerEmailSchema,
+  settings: v.optional(settingsBody, {}),
+  orderStatuses: v.optional(orderStatusesBody, DEFAULT_ORDER_STATUSES),
+});
+
+export const updateStoreBody = v.strictObject({
+  name: v.optional(storeNameSchema),
+  domain: v.optional(domainSchema),
+  plan: v.optional(planSchema),
+  ownerEmail: v.optional(ownerEmailSchema),
+  settings: v.optional(settingsBody),
+});
+
+export const storeOut = v.object({
+  slug: v.string(),
+  name: v.string(),
+  domain: v.string(),
+  alternativeDomain: v.string(),
+  plan: planSchema,
+  ownerEmail: v.string(),
+  settings: v.object({ manualCustomerApproval: v.boolean(), notifyStatusChange: v.boolean(), registration: v.boolean() }),
+  orderStatuses: v.array(v.object({ id: v.number(), name: v.string() })),
+  createdAt: v.string(),
+});
+
+export interface OrderStatus {
+  id: number;
+  name: string;
+}
+
+export const readOrderStatuses = (db: Queryable) => db.all<OrderStatus>("SELECT id, name FROM order_statuses ORDER BY id");
+
+export const toStoreJson = (store: Store, platformDomain: string, orderStatuses: OrderStatus[]) => ({
+  slug: store.slug,
+  name: store.name,
+  domain: store.domain,
+  alternativeDomain: `${store.slug}.${platformDomain}`,
+  plan: store.plan,
+  ownerEmail: store.ownerEmail,
+  settings: store.settings,
+  orderStatuses: orderStatuses.map((s) => ({ id: s.id, name: s.name })),
+  createdAt: formatIsrael(store.createdAt),
+});
+
+/**
+ * 409 `domain_taken` for a domain another store uses, or under the platform domain (that
+ * is where every store's alternative address lives).
+ */
+export function checkDomainFree(registry: StoreRegistry, domain: string, slug: string): void {
+  const owner = registry.resolveHost(domain);
+  if (domainUnderPlatform(domain, registry.platformDomain) || (owner && owner.slug !== slug)) throw domainTaken(domain);
+}
+
+export const domainTaken = (domain: string) =>
+  new ApiError("domain_taken", `The domain "${domain}" is already used by another store or is under the platform domain.`, {
+    field: "domain",
+  });

@@ -1,0 +1,30 @@
+import { ok } from "../../http/respond";
+import { nothingToUpdate } from "../../http/validate";
+import { manageDeps, reloadRegistry, storeOr404 } from "../context";
+import { defineManageRoute } from "../define";
+import { storeJson } from "./json";
+import { checkDomainFree, domainTaken, slugParams, storeOut, updateStoreBody } from "./schema";
+
+export const updateStore = defineManageRoute({
+  method: "PATCH",
+  path: "/stores/:slug",
+  summary: "Change a store's name, domain, plan, owner email or settings (settings merge).",
+  params: slugParams,
+  body: updateStoreBody,
+  response: storeOut,
+  errors: ["domain_taken"],
+  handler: async (c, { params, body }) => {
+    if (Object.keys(body).length === 0) throw nothingToUpdate();
+    const store = storeOr404(c, params.slug);
+    const { registry } = c.get("deps");
+    const { platform } = manageDeps(c);
+    if (body.domain !== undefined) {
+      checkDomainFree(registry, body.domain, store.slug);
+      if (await platform.domainTaken(body.domain, store.slug)) throw domainTaken(body.domain);
+    }
+    const { settings, ...fields } = body;
+    await platform.updateStore(store.slug, { ...store, ...fields, settings: { ...store.settings, ...settings } });
+    await reloadRegistry(c);
+    return ok(c, await storeJson(c, storeOr404(c, store.slug)));
+  },
+});

@@ -1,0 +1,43 @@
+import type { Runtime } from "./runtime";
+
+/**
+ * Bun. In the compiled binary (`bun build --compile`, scripts/build.ts) every module's
+ * `import.meta.url` is the bundle's root under `/$bunfs/`, and worker entry points sit
+ * beside it by their path under src/.
+ */
+export const bunRuntime: Runtime = {
+  name: "bun",
+
+  get version() {
+    return `Bun ${Bun.version}`;
+  },
+
+  serve({ hostname, port, tls, maxRequestBodySize, fetch }) {
+    const secure = Boolean(tls);
+    const server = Bun.serve({
+      hostname,
+      port,
+      tls,
+      maxRequestBodySize,
+      fetch: (request, srv) =>
+        fetch(request, {
+          get peerIp() {
+            return srv.requestIP(request)?.address ?? "unknown";
+          },
+          tls: secure,
+        }),
+    });
+    return { port: server.port ?? port, stop: (closeActiveConnections) => server.stop(closeActiveConnections) };
+  },
+
+  sleep: (ms) => Bun.sleep(ms),
+
+  collectGarbage: () => Bun.gc(true),
+
+  startWorker(path) {
+    const compiled = import.meta.url.includes("$bunfs");
+    const url = new URL(compiled ? `./${path}` : `../${path}`, import.meta.url);
+    // smol: a small heap; ref false: the worker never keeps the process alive.
+    return new Worker(url.href, { smol: true, ref: false });
+  },
+};

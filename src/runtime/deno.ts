@@ -1,0 +1,48 @@
+import type { Runtime } from "./runtime";
+
+/** The part of Deno's global this file uses (the project type-checks against Bun's types). */
+declare const Deno: {
+  version: { deno: string };
+  serve(
+    options: { hostname: string; port: number; cert?: string; key?: string; onListen(): void },
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
+  ): { addr: { port: number }; shutdown(): Promise<void> };
+};
+
+/**
+ * Deno (scripts/storeapi-deno runs the sources from node_modules). Deno.serve has no body
+ * size backstop (the app's own limit applies); its Worker cannot be unreferenced (the
+ * server's stop ends the process); `gc` exists only with `--v8-flags=--expose-gc`.
+ */
+export const denoRuntime: Runtime = {
+  name: "deno",
+
+  get version() {
+    return `Deno ${Deno.version.deno}`;
+  },
+
+  serve({ hostname, port, tls, fetch }) {
+    const secure = Boolean(tls);
+    const server = Deno.serve({ hostname, port, ...tls, onListen() {} }, (request, info) =>
+      fetch(request, {
+        get peerIp() {
+          return info.remoteAddr.hostname;
+        },
+        tls: secure,
+      }),
+    );
+    let shutdown: Promise<void> | undefined;
+    return {
+      port: server.addr.port,
+      // Deno cannot close connections a shutdown is waiting for (aborting its `signal` then
+      // throws inside Deno 2.9): a forced stop stops waiting, and the process exit closes them.
+      stop: (closeActiveConnections) => (closeActiveConnections ? Promise.resolve() : (shutdown ??= server.shutdown())),
+    };
+  },
+
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+
+  collectGarbage: () => (globalThis as { gc?: () => void }).gc?.(),
+
+  startWorker: (path) => new Worker(new URL(`../${path}`, import.meta.url).href, { type: "module" }),
+};

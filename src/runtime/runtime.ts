@@ -1,0 +1,62 @@
+/**
+ * The runtime edge: the few things the program needs from Bun or Deno beyond web
+ * standards and `node:` modules. `bun.ts` and `deno.ts` implement it; the entry point
+ * (src/main.ts for Bun, src/main-deno.ts for Deno) chooses one with `useRuntime` before
+ * anything runs, and the code asks `runtime()` for it.
+ */
+export interface Runtime {
+  readonly name: "bun" | "deno";
+  /** The runtime and its version, e.g. "Bun 1.4.5", for `storeapi --version`. */
+  readonly version: string;
+  /** Starts an HTTP(S) server listening at once; throws when the address is taken. */
+  serve(options: ServeOptions): HttpServer;
+  sleep(ms: number): Promise<void>;
+  /** A full garbage collection, where the runtime offers one (else nothing). */
+  collectGarbage(): void;
+  /**
+   * Starts a background module Worker from `path` (relative to src/, e.g.
+   * "db/checkpoint-worker.ts"), found in the sources or embedded in the binary. Small and
+   * never keeping the process alive where the runtime allows.
+   */
+  startWorker(path: string): Worker;
+}
+
+/** What the server tells the app about each request's connection. */
+export interface Connection {
+  /** Address of the TCP peer (the server reads it only when it is asked for: a getter). */
+  peerIp: string;
+  /** Whether the connection itself is TLS. */
+  tls: boolean;
+}
+
+export interface ServeOptions {
+  hostname: string;
+  port: number;
+  /** PEM texts; plain HTTP without. */
+  tls?: { cert: string; key: string };
+  /** A backstop on body size where the runtime has one (the app enforces its own limit). */
+  maxRequestBodySize: number;
+  fetch(request: Request, connection: Connection): Response | Promise<Response>;
+}
+
+export interface HttpServer {
+  /** The port listened on (the one chosen when asked for port 0). */
+  readonly port: number;
+  /**
+   * No new connections; resolves when requests in flight have been answered. With
+   * `closeActiveConnections`, closes every connection now instead.
+   */
+  stop(closeActiveConnections?: boolean): Promise<void>;
+}
+
+let chosen: Runtime | undefined;
+
+/** Called once by the entry point (and by the test preload). */
+export function useRuntime(choice: Runtime): void {
+  chosen = choice;
+}
+
+export function runtime(): Runtime {
+  if (!chosen) throw new Error("no runtime chosen: the entry point calls useRuntime() first");
+  return chosen;
+}

@@ -1,0 +1,357 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { BAD_LINK, EMAIL_SENT, LIMIT_SENTENCE, NOT_SHOWN_AGAIN } from "../src/admin/pages";
+import { StorePool } from "../src/db/pool";
+import { listMail } from "../src/mail/outbox";
+import { AdminClient, signInToken, textOfId } from "./admin-support";
+import { runCli } from "./process";
+import { otherStore, send, startTestServer, testStore, type TestServer } from "./helpers";
+
+/** Tests that start servers or CLI processes on a shared, busy machine: bounded, not tight. */
+const SLOW = 60_000;
+
+const SECURITY = {
+  "content-security-policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({
+    stores: [
+      testStore({ name: "חנות הבדיקה <b>", keys: [] }),
+      otherStore({ keys: [] }),
+      testStore({ slug: "shop3", domain: "shop3.test", ownerEmail: "owner@shop3.test", keys: [] }),
+    ],
+  });
+}, SLOW);
+afterAll(() => server.stop());
+
+const client = (host = "shop1.test") => new AdminClient(server.url, host);
+const token = (slug = "shop1", now?: number) => signInToken(server.dataDir, slug, now);
+
+async function signedIn(host = "shop1.test"): Promise<AdminClient> {
+  const admin = client(host);
+  expect((await admin.signIn(await token(host.split(".")[0]))).status).toBe(303);
+  return admin;
+}
+
+async function mailOf(slug: string) {
+  const pool = new StorePool(server.dataDir);
+  try {
+    return await pool.use(slug, listMail);
+  } finally {
+    await pool.close();
+  }
+}
+
+const ORDERS_WRITE = { name: "ERP", products: "none", orders: "write", customers: "none", leads: "none", expires: "never" };
+
+describe("signing in with a one-time link", () => {
+  test("a fresh token starts a session (303 to the screen) with a strict cookie; the token is then spent", async () => {
+    const admin = client();
+    const t = await token();
+    const first = await admin.get(`/api/admin/sign-in?token=${t}`);
+    expect(first.status).toBe(303);
+    expect(first.headers.get("location")).toBe("/api/admin/");
+    const cookie = first.headers.get("set-cookie") ?? "";
+    expect(cookie).toMatch(/^storeapi_admin=[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/api\/admin; HttpOnly; SameSite=Strict$/);
+    expect((await admin.get("/api/admin/")).status).toBe(200);
+
+    const again = await client().get(`/api/admin/sign-in?token=${t}`);
+    expect(again.status).toBe(400);
+    expect(again.text).toContain(BAD_LINK.replace(/'/g, "&#39;"));
+    expect(again.headers.get("set-cookie")).toBeNull();
+  });
+
+  test("an expired, foreign-store, unknown or malformed token shows the sign-in page with the message (400)", async () => {
+    const expired = await token("shop1", Date.now() - 15 * 60_000 - 1);
+    const foreign = await token("shop2");
+    for (const t of [expired, foreign, "A".repeat(43), "short", "%3Cscript%3E"]) {
+      const answer = await client().get(`/api/admin/sign-in?token=${t}`);
+      expect(answer.status).toBe(400);
+      expect(answer.text).toContain("This sign-in link does not work");
+      expect(answer.text).toContain('<label for="email">Email</label>');
+    }
+    // The foreign token is still good on its own store.
+    expect((await client("shop2.test").get(`/api/admin/sign-in?token=${foreign}`)).status).toBe(303);
+  });
+
+  test("the link token is stored only as its digest", async () => {
+    const t = await token();
+    const pool = new StorePool(server.dataDir);
+    try {
+      const rows = await pool.use("shop1", (db) => db.all<Record<string, unknown>>("SELECT * FROM admin_links"));
+      expect(JSON.stringify(rows)).not.toContain(t);
+      expect(rows.every((r) => /^[0-9a-f]{64}$/.test(String(r.digest)))).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test("over HTTPS (a trusted proxy's X-Forwarded-Proto) the cookie is Secure; plain HTTP is refused when required", async () => {
+    const flags = { "allow-http": false, "trust-proxy": "127.0.0.1/32" };
+    const tls = await startTestServer({ stores: [testStore({ keys: [] })], flags });
+    try {
+      // From the CLI, as an operator would: a second pool in this process could race the server's locks.
+      const link = await runCli(["admin-link", "shop1", "--json", "--data", tls.dataDir]);
+      const t = JSON.parse(link.stdout).token;
+      const https = await new AdminClient(tls.url).get(`/api/admin/sign-in?token=${t}`, { "X-Forwarded-Proto": "https" });
+      expect(https.status).toBe(303);
+      expect(https.headers.get("set-cookie")).toContain("; Secure");
+      const plain = await new AdminClient(tls.url).get("/api/admin/sign-in");
+      expect(plain.status).toBe(403);
+      expect(plain.headers.get("content-type")).toBe("text/html; charset=UTF-8");
+      expect(plain.text).toContain("This API is served over HTTPS only");
+    } finally {
+      await tls.stop();
+    }
+  }, SLOW);
+});
+
+describe("storeapi admin-link", () => {
+  test("prints a working link on the store's own domain, or on --origin; --json gives url, token, expiresAt", async () => {
+    const data = ["--data", server.dataDir];
+    const plain = await runCli(["admin-link", "shop1", ...data]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^https:\/\/shop1\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}\n$/);
+    const json = await runCli(["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", ...data]);
+    const link = JSON.parse(json.stdout);
+    expect(Object.keys(link)).toEqual(["url", "token", "expiresAt"]);
+    expect(link.url).toBe(`http://shop1.localhost:8080/api/admin/sign-in?token=${link.token}`);
+    expect(link.expiresAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[23]:00$/);
+    expect((await client().get(`/api/admin/sign-in?token=${link.token}`)).status).toBe(303);
+  }, SLOW);
+
+  test("a bad --origin is exit 2, an unknown store exit 1, each one line", async () => {
+    const data = ["--data", server.dataDir];
+    const origins = ["ftp://x.test", "not a url", "https://x.test/path"];
+    const bad = await Promise.all(origins.map((o) => runCli(["admin-link", "shop1", "--origin", o, ...data])));
+    expect(bad.map((r) => r.code)).toEqual([2, 2, 2]);
+    expect(bad[0].stderr).toBe('storeapi: --origin must be like https://shop.example.com (scheme, host and port only), not "ftp://x.test"\n');
+    const unknown = await runCli(["admin-link", "nope", ...data]);
+    expect([unknown.code, unknown.stderr]).toEqual([1, 'storeapi: no store "nope"\n']);
+  }, SLOW);
+});
+
+describe("pages without a session", () => {
+  test("every page but sign-in answers 303 to /api/admin/sign-in", async () => {
+    for (const path of ["/api/admin/", "/api/admin/keys/new", "/api/admin/keys/1/delete", "/api/admin/nothing-here"]) {
+      const answer = await client().get(path);
+      expect([path, answer.status, answer.headers.get("location")]).toEqual([path, 303, "/api/admin/sign-in"]);
+    }
+    const post = await client().post("/api/admin/keys", ORDERS_WRITE);
+    expect([post.status, post.headers.get("location")]).toEqual([303, "/api/admin/sign-in"]);
+  });
+
+  test("OPTIONS is 405 with Allow, before the host is looked at", async () => {
+    for (const host of ["shop1.test", "nowhere.test"]) {
+      const answer = await fetch(`${server.url}/api/admin/`, { method: "OPTIONS", headers: { Host: host } });
+      expect([answer.status, answer.headers.get("allow")]).toEqual([405, "GET, POST"]);
+    }
+  });
+
+  test("an unknown host is 404; /api/admin is a redirect to /api/admin/", async () => {
+    expect((await client("nowhere.test").get("/api/admin/sign-in")).status).toBe(404);
+    const bare = await client().get("/api/admin");
+    expect([bare.status, bare.headers.get("location")]).toEqual([303, "/api/admin/"]);
+  });
+
+  test("security headers on every answer: pages, redirects, errors, assets", async () => {
+    const answers = [
+      await client().get("/api/admin/sign-in"),
+      await client().get("/api/admin/"),
+      await client("nowhere.test").get("/api/admin/"),
+      await client().get("/api/admin/sign-in?apikey=x"),
+      await client().get("/api/admin/assets/admin.css"),
+      await client().get("/api/admin/assets/admin.js"),
+      await (await signedIn()).get("/api/admin/"),
+    ];
+    for (const answer of answers) {
+      for (const [name, value] of Object.entries(SECURITY)) expect([name, answer.headers.get(name)]).toEqual([name, value]);
+    }
+    expect(answers[3].status).toBe(400);
+    expect(answers[4].headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect(answers[5].headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+  });
+
+  test("the sign-in page: the Email field, its button, no script or style inline", async () => {
+    const page = await client().get("/api/admin/sign-in");
+    expect(page.status).toBe(200);
+    expect(page.text.startsWith("<!doctype html>")).toBe(true);
+    expect(page.text).toContain('<label for="email">Email</label><input id="email" name="email" type="email"');
+    expect(page.text).toContain('<button type="submit">Email me a sign-in link</button>');
+    expect(page.text).not.toMatch(/<script>|<style|style="/);
+  });
+});
+
+describe("the sign-in form", () => {
+  test("the owner's address queues a link on the host it was posted to; any other address gets the same answer", async () => {
+    const before = (await mailOf("shop3")).length;
+    const admin = client("shop3.test");
+    const owner = await admin.post("/api/admin/sign-in", { email: "Owner@Shop3.test" });
+    const stranger = await admin.post("/api/admin/sign-in", { email: "someone@else.test" });
+    expect([owner.status, stranger.status]).toEqual([200, 200]);
+    expect(owner.text).toContain(EMAIL_SENT.replace(/'/g, "&#39;"));
+    expect(stranger.text).toBe(owner.text);
+    const mail = (await mailOf("shop3")).slice(before);
+    expect(mail.map((m) => [m.kind, m.recipient])).toEqual([["admin_sign_in", "owner@shop3.test"]]);
+    const url = /http:\/\/shop3\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}/.exec(mail[0].text)?.[0] ?? "";
+    expect(url).not.toBe("");
+    expect((await client("shop3.test").get(new URL(url).pathname + new URL(url).search)).status).toBe(303);
+  });
+
+  test("5 posts per store per 15 minutes (whatever the address), then a 429 page", async () => {
+    const store = "shop2.test";
+    for (let i = 0; i < 5; i++) expect((await client(store).post("/api/admin/sign-in", { email: `x${i}@y.test` })).status).toBe(200);
+    const sixth = await client(store).post("/api/admin/sign-in", { email: "owner@shop2.test" });
+    expect(sixth.status).toBe(429);
+    expect(Number(sixth.headers.get("retry-after"))).toBeGreaterThan(800);
+    expect(sixth.text).toContain("Too many sign-in requests");
+  });
+
+  test("a cross-origin or header-less post is refused with a 403 page", async () => {
+    const variants: Record<string, string>[] = [
+      {},
+      { Origin: "null" },
+      { Origin: "http://evil.test" },
+      { "Sec-Fetch-Site": "cross-site", Origin: "http://shop1.test" },
+    ];
+    for (const headers of variants) {
+      expect((await client().post("/api/admin/sign-in", { email: "owner@shop1.test" }, headers)).status).toBe(403);
+    }
+  });
+});
+
+describe("keys on the screen (no JavaScript: forms and redirects)", () => {
+  test("create → the key shown once in #new-key → it works on the store API → delete (confirm) → 401", async () => {
+    const admin = await signedIn();
+    const before = (await mailOf("shop1")).length;
+    const created = await admin.post("/api/admin/keys", ORDERS_WRITE);
+    expect([created.status, created.headers.get("location")]).toEqual([303, "/api/admin/keys/new"]);
+    const shown = await admin.get("/api/admin/keys/new");
+    expect(shown.status).toBe(200);
+    expect(shown.text).toContain(NOT_SHOWN_AGAIN);
+    const secret = textOfId(shown.text, "new-key") ?? "";
+    expect(secret).toMatch(/^svc_sk_[A-Za-z0-9]{40}$/);
+    expect((await send(server.url, "/api/v1/orders", { key: secret })).status).toBe(200);
+    expect((await send(server.url, "/api/v1/products", { key: secret })).status).toBe(403);
+
+    // Reloading (or going back) never shows it again.
+    const reload = await admin.get("/api/admin/keys/new");
+    expect([reload.status, reload.headers.get("location")]).toEqual([303, "/api/admin/"]);
+    const screen = await admin.get("/api/admin/");
+    expect(screen.text).not.toContain(secret);
+    expect(screen.text).toContain(`svc_sk_…${secret.slice(-4)}`);
+    expect(screen.text).toContain('<td data-label="Orders">Read and update</td>');
+    expect(screen.text).toContain('<td data-label="Expires">No limit</td><td data-label="Last used">');
+    const id = /action="\/api\/admin\/keys\/(\d+)\/delete"/.exec(screen.text)?.[1];
+
+    const confirm = await admin.get(`/api/admin/keys/${id}/delete`);
+    expect(confirm.text).toContain('<button type="submit" class="danger">Delete key</button>');
+    const deleted = await admin.post(`/api/admin/keys/${id}/delete`);
+    expect([deleted.status, deleted.headers.get("location")]).toEqual([303, "/api/admin/"]);
+    expect((await send(server.url, "/api/v1/orders", { key: secret })).status).toBe(401);
+    expect((await admin.get("/api/admin/")).text).toContain("was deleted; it no longer works.");
+    expect((await admin.post(`/api/admin/keys/${id}/delete`)).status).toBe(404);
+
+    const mail = (await mailOf("shop1")).slice(before);
+    expect(mail.map((m) => [m.kind, m.recipient])).toEqual([
+      ["key_created", "owner@shop1.test"],
+      ["key_deleted", "owner@shop1.test"],
+    ]);
+    expect(mail.map((m) => m.text).join("\n")).not.toContain(secret);
+  });
+
+  test("store text is escaped and rendered with dir=auto", async () => {
+    const screen = await (await signedIn()).get("/api/admin/");
+    expect(screen.text).toContain('<h1 dir="auto">חנות הבדיקה &lt;b&gt;</h1>');
+  });
+
+  test("bad input re-shows the form with what to fix (400) and keeps what was typed", async () => {
+    const admin = await signedIn();
+    const noName = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "  " });
+    expect(noName.status).toBe(400);
+    expect(noName.text).toContain("Name is required.");
+    const nothing = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "Nothing", orders: "none" });
+    expect(nothing.status).toBe(400);
+    expect(nothing.text).toContain("Permissions must give read or write access to at least one area.");
+    expect(nothing.text).toContain('value="Nothing"');
+    const tampered = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, expires: "toString" });
+    expect(tampered.status).toBe(400);
+    expect(tampered.text).toContain("Expires takes never, 30d, 90d or 1y");
+  });
+
+  test("five active keys: the form says so and a sixth is refused with that sentence (409)", async () => {
+    const admin = await signedIn("shop2.test");
+    for (let i = 1; i <= 5; i++) expect((await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: `k${i}` })).status).toBe(303);
+    const screen = await admin.get("/api/admin/");
+    expect(screen.text).toContain("5 of 5 active keys in use.");
+    expect(screen.text).toContain(LIMIT_SENTENCE);
+    const sixth = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "k6" });
+    expect(sixth.status).toBe(409);
+    expect(sixth.text).toContain(`role="alert">${LIMIT_SENTENCE}</p>`);
+  });
+});
+
+describe("CSRF and sessions", () => {
+  test("a post needs the same origin and the session's form token", async () => {
+    const admin = await signedIn();
+    const refused = [
+      await admin.post("/api/admin/keys", ORDERS_WRITE, {}),
+      await admin.post("/api/admin/keys", ORDERS_WRITE, { Origin: "null" }),
+      await admin.post("/api/admin/keys", ORDERS_WRITE, { Origin: "http://evil.test" }),
+      await admin.post("/api/admin/keys", ORDERS_WRITE, { "Sec-Fetch-Site": "same-site", Origin: "http://shop1.test" }),
+      await admin.post("/api/admin/keys", { ...ORDERS_WRITE, formToken: "wrong" }),
+      await admin.post("/api/admin/keys", { ...ORDERS_WRITE, formToken: "" }),
+    ];
+    expect(refused.map((a) => a.status)).toEqual([403, 403, 403, 403, 403, 403]);
+    expect(refused[0].text).toContain("This form was not sent from this page");
+    // Origin alone (no Sec-Fetch-Site) equal to the page's own is accepted.
+    expect((await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "via origin" }, { Origin: "http://shop1.test" })).status).toBe(303);
+  });
+
+  test("another session's form token is refused", async () => {
+    const one = await signedIn();
+    const two = await signedIn();
+    expect(one.formToken).not.toBe(two.formToken);
+    expect((await one.post("/api/admin/keys", { ...ORDERS_WRITE, formToken: two.formToken ?? "" })).status).toBe(403);
+  });
+
+  test("sign out ends the session: the old cookie leads back to sign in", async () => {
+    const admin = await signedIn();
+    const cookie = admin.cookie;
+    const out = await admin.post("/api/admin/sign-out");
+    expect([out.status, out.headers.get("location")]).toEqual([303, "/api/admin/sign-in"]);
+    expect(out.headers.get("set-cookie")).toContain("storeapi_admin=; Max-Age=0; Path=/api/admin");
+    admin.cookie = cookie;
+    expect((await admin.get("/api/admin/")).status).toBe(303);
+  });
+
+  test("a session is bound to its store: shop1's cookie does not open shop2's screen", async () => {
+    const admin = await signedIn();
+    const elsewhere = new AdminClient(server.url, "shop2.test");
+    elsewhere.cookie = admin.cookie;
+    expect((await elsewhere.get("/api/admin/")).status).toBe(303);
+  });
+});
+
+describe("the per-IP limit", () => {
+  test("20 sign-in form posts per client IP per 15 minutes across stores", async () => {
+    const fresh = await startTestServer({
+      stores: [testStore({ keys: [] }), otherStore({ keys: [] }), testStore({ slug: "shop3", domain: "shop3.test", keys: [] })],
+    });
+    try {
+      const post = (host: string) => new AdminClient(fresh.url, host).post("/api/admin/sign-in", { email: "a@b.test" });
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) statuses.push((await post(i % 2 ? "shop1.test" : "shop2.test")).status);
+      expect(statuses.filter((s) => s === 200).length).toBe(10); // 5 per store
+      const third = await post("shop3.test"); // a store whose own limit is untouched
+      expect(third.status).toBe(429);
+      expect(third.text).toContain("Too many sign-in requests");
+    } finally {
+      await fresh.stop();
+    }
+  }, SLOW);
+});

@@ -1,0 +1,66 @@
+import { createSignInLink } from "../src/admin/links";
+import { StorePool } from "../src/db/pool";
+import { type ApiAnswer, readAnswer } from "./helpers";
+
+/**
+ * A form-posting client for the admin screen without a browser: keeps the session
+ * cookie, sends same-origin headers like a browser would (unless told otherwise) and
+ * never follows redirects, so each 303 can be asserted.
+ */
+export class AdminClient {
+  cookie: string | undefined;
+  formToken: string | undefined;
+
+  constructor(
+    readonly baseUrl: string,
+    readonly host = "shop1.test",
+  ) {}
+
+  get origin(): string {
+    return `http://${this.host}`;
+  }
+
+  async get(path: string, headers: Record<string, string> = {}): Promise<ApiAnswer> {
+    const answer = await this.send("GET", path, undefined, headers);
+    const token = /name="formToken" value="([^"]+)"/.exec(answer.text)?.[1];
+    if (token) this.formToken = token;
+    return answer;
+  }
+
+  /** Posts a form; same origin by `Sec-Fetch-Site` unless `headers` says otherwise; the form token added unless given. */
+  post(path: string, fields: Record<string, string> = {}, headers: Record<string, string> = { "Sec-Fetch-Site": "same-origin" }) {
+    const body = new URLSearchParams({ ...(this.formToken ? { formToken: this.formToken } : {}), ...fields });
+    return this.send("POST", path, body.toString(), { "Content-Type": "application/x-www-form-urlencoded", ...headers });
+  }
+
+  async signIn(token: string): Promise<ApiAnswer> {
+    const answer = await this.get(`/api/admin/sign-in?token=${token}`);
+    await this.get("/api/admin/"); // picks up the form token
+    return answer;
+  }
+
+  private async send(method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<ApiAnswer> {
+    const response = await fetch(this.baseUrl + path, {
+      method,
+      redirect: "manual",
+      headers: { Host: this.host, ...(this.cookie ? { Cookie: this.cookie } : {}), ...headers },
+      body,
+    });
+    const set = response.headers.get("set-cookie");
+    if (set) this.cookie = /Max-Age=0/i.test(set) ? undefined : set.split(";")[0];
+    return readAnswer(response);
+  }
+}
+
+/** A sign-in token for `slug`, made the way `storeapi admin-link` makes one. */
+export async function signInToken(dataDir: string, slug: string, now = Date.now()): Promise<string> {
+  const pool = new StorePool(dataDir);
+  try {
+    return (await pool.use(slug, (db) => createSignInLink(db, `https://${slug}.test`, now))).token;
+  } finally {
+    await pool.close();
+  }
+}
+
+/** The text of the element with this id (no nested tags expected). */
+export const textOfId = (html: string, id: string) => new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(html)?.[1];

@@ -1,0 +1,111 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadFixture } from "../src/load/load";
+import { isOneCleanLine, storeapi } from "./cli-run";
+import { otherStore, send, tempDir, testStore } from "./helpers";
+import { spawnServer } from "./process";
+
+const dir = tempDir("storeapi-backup-");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Written {
+  host: string;
+  id: number;
+  name: string;
+}
+
+/** Creates products in both stores, one after another per store, until `stop()`; records every acknowledged one. */
+function writeLoad(url: string) {
+  const acknowledged: Written[] = [];
+  let running = true;
+  let n = 0;
+  const writer = async (host: string) => {
+    while (running) {
+      const name = `product ${++n}`;
+      const answer = await send(url, "/api/v1/products", { method: "POST", host, body: { name, price: 1 } });
+      if (answer.status !== 201) {
+        running = false;
+        throw new Error(`write refused: ${answer.status} ${answer.text}`);
+      }
+      acknowledged.push({ host, id: answer.json.data.id, name });
+    }
+  };
+  const done = Promise.all([writer("shop1.test"), writer("shop2.test")]);
+  done.catch(() => {}); // surfaced by stop()
+  return {
+    acknowledged,
+    stop: async () => {
+      running = false;
+      await done;
+    },
+  };
+}
+
+test("a backup taken during a write load is a valid data directory with every write acknowledged before it began", async () => {
+  const data = join(dir, "data");
+  await loadFixture(data, { stores: [testStore(), otherStore({ keys: testStore().keys })] });
+  const server = await spawnServer(data, ["--rate-limit", "1000000"]);
+  const load = writeLoad(server.url);
+  try {
+    for (let i = 0; i < 1500 && load.acknowledged.length < 50; i++) await Bun.sleep(20);
+    const before = [...load.acknowledged];
+    const dest = join(dir, "copy");
+    const run = await storeapi(["backup", dest, "--data", data, "--json"]);
+    await load.stop();
+    expect(load.acknowledged.length).toBeGreaterThan(before.length); // writes went on during the backup
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.json).toMatchObject({ dest, stores: 2 });
+    expect(run.json.bytes).toBeGreaterThan(0);
+
+    const copy = await spawnServer(dest);
+    try {
+      for (const product of before) {
+        const answer = await send(copy.url, `/api/v1/products/${product.id}`, { host: product.host });
+        expect(`${product.host} ${product.id} ${answer.status} ${answer.json?.data?.name}`).toBe(`${product.host} ${product.id} 200 ${product.name}`);
+      }
+    } finally {
+      await copy.signal("SIGTERM");
+    }
+  } finally {
+    await load.stop();
+    await server.signal("SIGTERM");
+  }
+}, 60_000);
+
+test("backup prints a summary line, and refuses a destination that is not empty or a directory that is not a data directory", async () => {
+  const data = join(dir, "data2");
+  await loadFixture(data, { stores: [testStore()] });
+  const ok = await storeapi(["backup", join(dir, "copy2"), "--data", data]);
+  expect(ok.code).toBe(0);
+  expect(ok.stdout).toMatch(new RegExp(`^backed up platform\\.db and 1 stores \\([0-9.]+ MiB\\) into ${join(dir, "copy2")} in [0-9.]+ s\\n$`));
+
+  const full = join(dir, "full");
+  mkdirSync(full);
+  writeFileSync(join(full, "keep.txt"), "x");
+  const refused = await storeapi(["backup", full, "--data", data]);
+  expect(refused.code).toBe(1);
+  expect(isOneCleanLine(refused.stderr)).toBe(true);
+  expect(refused.stderr).toBe(`storeapi: ${full} is not empty: back up into a new or empty directory\n`);
+
+  const notData = await storeapi(["backup", join(dir, "copy3"), "--data", join(dir, "nothing-here")]);
+  expect(notData.code).toBe(1);
+  expect(notData.stderr).toBe(`storeapi: ${join(dir, "nothing-here")} is not a storeapi data directory (no platform.db)\n`);
+
+  const missing = await storeapi(["backup", "--data", data]);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toBe("storeapi: missing DEST_DIR; usage: storeapi backup DEST_DIR\n");
+}, 30_000);
+
+test("backing up many stores shows progress on stderr and keeps stdout for the summary", async () => {
+  const data = join(dir, "many");
+  const stores = Array.from({ length: 50 }, (_, i) =>
+    testStore({ slug: `s${i}`, domain: `s${i}.test`, ownerEmail: `owner@s${i}.test`, keys: [] }),
+  );
+  await loadFixture(data, { stores });
+  const run = await storeapi(["backup", join(dir, "many-copy"), "--data", data, "--json"]);
+  expect(run.code).toBe(0);
+  expect(run.json.stores).toBe(50);
+  expect(run.stderr.split("\n").at(-2)).toBe("backup: stores copied: 50/50");
+}, 30_000);

@@ -1,0 +1,55 @@
+import { afterAll, expect, test } from "bun:test";
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { loadFixture } from "../src/load/load";
+import { tempDir, testStore } from "./helpers";
+import { spawnUntil } from "./process";
+
+const dir = tempDir("storeapi-demo-visible-");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("the demo writes the emails it sends into demo-data/mail and says so at start", async () => {
+  const data = join(dir, "demo-data");
+  const { child, text } = await spawnUntil(["demo", "--listen", "127.0.0.1:0", "--data", data], "Stop with Ctrl-C");
+  try {
+    expect(text).toContain(`\nEmails the demo sends are written to ${join(data, "mail")}/ (one .eml file each).\n`);
+    // The demo's PATCH line: ship an order and notify the customer.
+    const patch = text.split("\n").find((line) => line.includes("-X PATCH")) ?? "";
+    const [, url] = /(http:\/\/\S+)/.exec(patch) ?? [];
+    const [, key] = /Bearer (\S+)"/.exec(patch) ?? [];
+    const [, body] = /-d '([^']+)'/.exec(patch) ?? [];
+    const host = new URL(url).host;
+    const answer = await fetch(url.replace(host, `127.0.0.1:${new URL(url).port}`), {
+      method: "PATCH",
+      headers: { Host: host, Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body,
+    });
+    expect(answer.status).toBe(200);
+    let files: string[] = [];
+    for (let i = 0; i < 100 && files.length === 0; i++) {
+      await Bun.sleep(100);
+      files = readdirSync(join(data, "mail"), { recursive: false }).map(String).filter((f) => f.endsWith(".eml"));
+    }
+    expect(files).toHaveLength(1);
+  } finally {
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+  }
+}, 60_000);
+
+test("serve --listen HOST:0 prints the chosen URL whatever the log level", async () => {
+  const data = join(dir, "data");
+  await loadFixture(data, { stores: [testStore()] });
+  for (const level of ["silent", "error"]) {
+    const { child, text } = await spawnUntil(["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", level], "\n");
+    try {
+      const line = JSON.parse(text.split("\n")[0]);
+      expect(line).toMatchObject({ level: "info", msg: "listening", dataDir: data });
+      expect(line.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await fetch(`${line.url}/healthz`)).status).toBe(200);
+    } finally {
+      child.kill("SIGTERM");
+      expect(await child.exited).toBe(0);
+    }
+  }
+}, 60_000);

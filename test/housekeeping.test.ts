@@ -1,0 +1,92 @@
+import { afterAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import Database from "libsql";
+import type { Queryable } from "../src/db/driver";
+import { storeDbPath } from "../src/db/pool";
+import { NativeDb } from "../src/db/native";
+import { loadFixture } from "../src/load/load";
+import { purgeStore } from "../src/housekeeping";
+import { storeapi } from "./cli-run";
+import { tempDir, testStore } from "./helpers";
+import { spawnServer } from "./process";
+
+const dir = tempDir("storeapi-housekeeping-");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** Outbox rows (subject = what should happen to it) and idempotency records, dated relative to now. */
+function seed(path: string, now: number): void {
+  const db = new Database(path);
+  const mail = db.prepare(
+    "INSERT INTO outbox (kind, recipient, subject, text, html, status, attempts, next_attempt_at, created_at, sent_at) VALUES ('order_status', 'c@x.test', ?, '', '', ?, 1, 0, ?, ?)",
+  );
+  mail.run("purge: sent 31 days ago", "sent", now - 31 * DAY, now - 31 * DAY);
+  mail.run("keep: sent 29 days ago", "sent", now - 29 * DAY, now - 29 * DAY);
+  mail.run("keep: queued 40 days ago", "queued", now - 40 * DAY, null);
+  mail.run("keep: failed 40 days ago", "failed", now - 40 * DAY, null);
+  const record = db.prepare("INSERT INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (1, ?, 'f', 201, '{}', ?)");
+  for (let i = 0; i < 5; i++) record.run(`purge-${i}`, now - DAY - 60_000);
+  record.run("keep", now - 60 * 60 * 1000);
+  db.close();
+}
+
+function remaining(path: string) {
+  const db = new Database(path, { readonly: true });
+  const subjects = (db.prepare("SELECT subject FROM outbox ORDER BY id").all() as { subject: string }[]).map((r) => r.subject);
+  const keys = (db.prepare("SELECT idem_key FROM idempotency ORDER BY idem_key").all() as { idem_key: string }[]).map((r) => r.idem_key);
+  db.close();
+  return { subjects, keys };
+}
+
+const KEPT = {
+  subjects: ["keep: sent 29 days ago", "keep: queued 40 days ago", "keep: failed 40 days ago"],
+  keys: ["keep"],
+};
+
+test("purgeStore deletes old sent mail and expired idempotency records in batches of the given size", async () => {
+  const data = join(dir, "unit");
+  await loadFixture(data, { stores: [testStore()] });
+  const path = storeDbPath(data, "shop1");
+  const now = Date.now();
+  seed(path, now);
+  const db = new NativeDb(path);
+  const deletes: string[] = [];
+  const counting: Queryable = {
+    all: (sql, args) => db.all(sql, args),
+    get: (sql, args) => db.get(sql, args),
+    run: (sql, args) => {
+      deletes.push(sql.split(" ")[2]); // DELETE FROM <table>
+      return db.run(sql, args);
+    },
+  };
+  const purged = await purgeStore(counting, { keepSentMailDays: 30, batch: 2, everyMinutes: 60 }, now);
+  await db.close();
+  expect(purged).toEqual({ sentMail: 1, idempotency: 5 });
+  // 1 sent mail: one batch; 5 records in batches of 2: 2 + 2 + 1.
+  expect(deletes).toEqual(["outbox", "idempotency", "idempotency", "idempotency"]);
+  expect(remaining(path)).toEqual(KEPT);
+});
+
+test("a running server purges them at start, and logs how many", async () => {
+  const data = join(dir, "served");
+  await loadFixture(data, { stores: [testStore()] });
+  const path = storeDbPath(data, "shop1");
+  seed(path, Date.now());
+  const server = await spawnServer(data, ["--purge-batch", "2", "--keep-sent-mail-days", "30"]);
+  try {
+    for (let i = 0; i < 100 && !server.stdout().includes("housekeeping: purged"); i++) await Bun.sleep(100);
+  } finally {
+    expect(await server.signal("SIGTERM")).toBe(0);
+  }
+  const line = server.stdout().split("\n").find((l) => l.includes("housekeeping: purged")) ?? "{}";
+  expect(JSON.parse(line)).toMatchObject({ msg: "housekeeping: purged", sentMail: 1, idempotency: 5 });
+  expect(remaining(path)).toEqual(KEPT);
+});
+
+test("the housekeeping flags take positive whole numbers", async () => {
+  const run = await storeapi(["serve", "--data", join(dir, "flags"), "--purge-batch", "0", "--keep-sent-mail-days", "x"]);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toBe('storeapi: --keep-sent-mail-days must be a positive whole number, not "x"; --purge-batch must be a positive whole number, not "0"\n');
+});

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { tempDir } from "./helpers";
+import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
+import { type ServerProcess, spawnServer } from "./process";
+
+// Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
+setDefaultTimeout(60_000);
+
+let dir: string;
+let server: ServerProcess;
+let hostKey: string;
+let otherHostKey: string;
+
+beforeAll(async () => {
+  dir = tempDir("storeapi-manage-idem-");
+  hostKey = await newHostKey(dataDirIn(dir));
+  otherHostKey = await newHostKey(dataDirIn(dir), "other");
+  server = await spawnServer(dataDirIn(dir));
+});
+
+afterAll(async () => {
+  await server?.signal("SIGTERM");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const post = (path: string, body: unknown, idem: string, key = hostKey) =>
+  manage(server.url, "POST", path, { key, body, headers: { "Idempotency-Key": idem } });
+
+test("creates with Idempotency-Key run once per (host key, key): replayed, different body 400, another host key its own", async () => {
+  const first = await post("/stores", storeBody("idem"), "store-1");
+  expect(first.status).toBe(201);
+  const again = await post("/stores", storeBody("idem"), "store-1");
+  expect(again.status).toBe(201);
+  expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+  expect(again.text).toBe(first.text);
+  const different = await post("/stores", storeBody("idem2"), "store-1");
+  expect(different.status).toBe(400);
+  expect(different.json.error).toMatchObject({ code: "invalid_parameter", field: "Idempotency-Key" });
+  // Another host key's same Idempotency-Key is another request: here the slug is taken.
+  expect((await post("/stores", storeBody("idem"), "store-1", otherHostKey)).json.error.code).toBe("slug_taken");
+
+  const orders = await Promise.all([1, 2, 3].map(() => post("/stores/idem/orders", { number: 7, status: 1, total: 5 }, "order-7")));
+  expect(orders.map((o) => o.status)).toEqual([201, 201, 201]);
+  expect(orders.filter((o) => o.headers.get("Idempotent-Replayed") === "true")).toHaveLength(2);
+  expect(new Set(orders.map((o) => o.text)).size).toBe(1);
+
+  const lead = await post("/stores/idem/leads", { name: "Noa" }, "lead-1");
+  expect((await post("/stores/idem/leads", { name: "Noa" }, "lead-1")).text).toBe(lead.text);
+
+  const key = await post("/stores/idem/keys", { name: "k", permissions: { orders: "read" } }, "key-1");
+  expect(key.json.data.key).toMatch(/^svc_sk_/);
+  const replayedKey = await post("/stores/idem/keys", { name: "k", permissions: { orders: "read" } }, "key-1");
+  expect(replayedKey.json.data).toEqual({ ...key.json.data, key: null });
+  expect((await manage(server.url, "GET", "/stores/idem/keys", { key: hostKey })).json.data).toHaveLength(1);
+
+  // A rejected body is kept and replayed like any other 4xx.
+  const bad = await post("/stores/idem/leads", { email: "x@example.com" }, "lead-bad");
+  expect(bad.status).toBe(400);
+  const badAgain = await post("/stores/idem/leads", { email: "x@example.com" }, "lead-bad");
+  expect(badAgain.headers.get("Idempotent-Replayed")).toBe("true");
+  expect(badAgain.text).toBe(bad.text);
+});

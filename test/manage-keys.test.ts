@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "./helpers";
+import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
+import { type ServerProcess, spawnServer } from "./process";
+
+// Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
+setDefaultTimeout(60_000);
+
+let dir: string;
+let data: string;
+let mailDir: string;
+let server: ServerProcess;
+let hostKey: string;
+
+beforeAll(async () => {
+  dir = tempDir("storeapi-manage-keys-api-");
+  data = dataDirIn(dir);
+  mailDir = join(dir, "mail");
+  hostKey = await newHostKey(data);
+  server = await spawnServer(data, ["--mail-dir", mailDir]);
+});
+
+afterAll(async () => {
+  await server?.signal("SIGTERM");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const call = (method: string, path: string, body?: unknown) => manage(server.url, method, path, { key: hostKey, body });
+const storeApi = (host: string, key: string, path = "/orders") =>
+  fetch(`${server.url}/api/v1${path}`, { headers: { Host: host, Authorization: `Bearer ${key}` } });
+
+/** The mail files of one store whose subject line contains `subject`. */
+function mails(slug: string, subject: string): string[] {
+  let files: string[] = [];
+  try {
+    files = readdirSync(mailDir).filter((f) => f.startsWith(slug) && f.endsWith(".eml"));
+  } catch {
+    return [];
+  }
+  return files.map((f) => readFileSync(join(mailDir, f), "utf8")).filter((m) => m.includes(subject));
+}
+
+async function waitForMails(slug: string, subject: string, count: number): Promise<string[]> {
+  for (let i = 0; i < 100 && mails(slug, subject).length < count; i++) await Bun.sleep(100);
+  return mails(slug, subject);
+}
+
+/** What the clock passing the grace does: the old key's expiry moves into the past (and the server reloads keys). */
+function passGrace(slug: string, keyId: number) {
+  const store = new Database(join(data, "stores", `${slug}.db`));
+  store.run("UPDATE api_keys SET expires_at = ? WHERE id = ?", [Date.now() - 1000, keyId]);
+  store.close();
+  const platform = new Database(join(data, "platform.db"));
+  platform.run("UPDATE stores SET keys_version = keys_version + 1 WHERE slug = ?", [slug]);
+  platform.close();
+}
+
+describe("a store's keys", () => {
+  test("create, list, plan_limit, delete, and bad input", async () => {
+    expect((await call("POST", "/stores", storeBody("k1"))).status).toBe(201);
+    const made = await call("POST", "/stores/k1/keys", { name: "ERP", permissions: { orders: "write" }, expires: "30d" });
+    expect(made.status).toBe(201);
+    expect(made.json.data).toEqual({
+      id: 1,
+      name: "ERP",
+      hint: `svc_sk_…${made.json.data.key.slice(-4)}`,
+      permissions: { products: "none", orders: "write", customers: "none", leads: "none" },
+      createdAt: expect.any(String),
+      expiresAt: expect.any(String),
+      lastUsedAt: null,
+      status: "active",
+      key: expect.stringMatching(/^svc_sk_[A-Za-z0-9]{40}$/),
+    });
+    expect((await storeApi("k1.example.com", made.json.data.key)).status).toBe(200);
+
+    for (let i = 2; i <= 5; i++) expect((await call("POST", "/stores/k1/keys", { name: `k${i}`, permissions: { leads: "read" } })).status).toBe(201);
+    const sixth = await call("POST", "/stores/k1/keys", { name: "six", permissions: { leads: "read" } });
+    expect(sixth.status).toBe(409);
+    expect(sixth.json.error.code).toBe("plan_limit");
+
+    const deleted = await call("DELETE", "/stores/k1/keys/1");
+    expect(deleted.status).toBe(200);
+    expect(deleted.json.data).toMatchObject({ id: 1, status: "deleted" });
+    expect(deleted.json.data.key).toBeUndefined();
+    expect((await storeApi("k1.example.com", made.json.data.key)).status).toBe(401);
+    expect((await call("DELETE", "/stores/k1/keys/1")).status).toBe(404);
+    expect((await call("DELETE", "/stores/k1/keys/99")).status).toBe(404);
+
+    const listed = await call("GET", "/stores/k1/keys");
+    expect(listed.json.data.map((k: { id: number; status: string }) => [k.id, k.status])).toEqual([
+      [2, "active"],
+      [3, "active"],
+      [4, "active"],
+      [5, "active"],
+      [1, "deleted"],
+    ]);
+    expect(listed.text).not.toContain("svc_sk_" + made.json.data.key.slice(7));
+
+    const bad: Array<[unknown, string]> = [
+      [{ name: "x", permissions: {} }, "permissions"],
+      [{ name: "x", permissions: { orders: "admin" } }, "permissions.orders"],
+      [{ name: "x", permissions: { stock: "read" } }, "permissions.stock"],
+      [{ name: "x", permissions: { orders: "read" }, expires: "2d" }, "expires"],
+      [{ permissions: { orders: "read" } }, "name"],
+    ];
+    for (const [body, field] of bad) {
+      const answer = await call("POST", "/stores/k1/keys", body);
+      expect(answer.status).toBe(400);
+      expect(answer.json.error).toMatchObject({ code: "invalid_field", field });
+    }
+    expect((await call("DELETE", "/stores/k1/keys/abc")).json.error).toMatchObject({ code: "invalid_parameter", field: "id" });
+    expect((await call("GET", "/stores/none/keys")).status).toBe(404);
+    expect((await call("POST", "/stores/k1/keys/2/roll", { grace: "2h" })).json.error).toMatchObject({ code: "invalid_field", field: "grace" });
+  });
+
+  test("rolling a fifth active key works; rolling a deleted or expired key is key_inactive", async () => {
+    expect((await call("POST", "/stores", storeBody("k2"))).status).toBe(201);
+    for (let i = 1; i <= 5; i++) await call("POST", "/stores/k2/keys", { name: `k${i}`, permissions: { orders: "read" } });
+    const rolled = await call("POST", "/stores/k2/keys/5/roll", { grace: "24h" });
+    expect(rolled.status).toBe(201);
+    expect(rolled.json.data).toMatchObject({ id: 6, name: "k5", status: "active", permissions: { orders: "read" }, expiresAt: null });
+    expect((await call("POST", "/stores/k2/keys", { name: "more", permissions: { orders: "read" } })).json.error.code).toBe("plan_limit");
+    const now = await call("POST", "/stores/k2/keys/6/roll", { grace: "now", expires: "90d" });
+    expect(now.status).toBe(201);
+    expect(now.json.data.expiresAt).not.toBeNull();
+    const inactive = await call("POST", "/stores/k2/keys/6/roll", { grace: "now" });
+    expect(inactive.status).toBe(409);
+    expect(inactive.json.error.code).toBe("key_inactive");
+    await call("DELETE", "/stores/k2/keys/1");
+    expect((await call("POST", "/stores/k2/keys/1/roll", { grace: "1h" })).json.error.code).toBe("key_inactive");
+  });
+});
+
+describe("a host's day", () => {
+  test("create store → key → store API → checkout orders → the key lists them → roll with 1h grace → after it only the new → delete → 401; the owner's emails arrive once each", async () => {
+    expect((await call("POST", "/stores", storeBody("day", { ownerEmail: "owner@day.example.com" }))).status).toBe(201);
+    const key = (await call("POST", "/stores/day/keys", { name: "Storefront", permissions: { orders: "read", leads: "write" } })).json.data;
+    expect((await storeApi("day.example.com", key.key)).status).toBe(200);
+    expect((await storeApi("day.localhost", key.key)).status).toBe(200);
+    for (const number of [1, 2]) expect((await call("POST", "/stores/day/orders", { number, status: 1, total: 10 })).status).toBe(201);
+    const orders = (await (await storeApi("day.example.com", key.key)).json()) as any;
+    expect(orders.data.map((o: { number: number }) => o.number)).toEqual([2, 1]);
+
+    const rolled = await call("POST", `/stores/day/keys/${key.id}/roll`, { grace: "1h" });
+    expect(rolled.status).toBe(201);
+    const replacement = rolled.json.data;
+    expect((await storeApi("day.example.com", key.key)).status).toBe(200);
+    expect((await storeApi("day.example.com", replacement.key)).status).toBe(200);
+    const during = (await call("GET", "/stores/day/keys")).json.data;
+    expect(during.map((k: { id: number; status: string }) => [k.id, k.status])).toEqual([
+      [key.id, "active"],
+      [replacement.id, "active"],
+    ]);
+
+    passGrace("day", key.id);
+    await Bun.sleep(1000);
+    expect((await storeApi("day.example.com", key.key)).status).toBe(401);
+    expect((await storeApi("day.example.com", replacement.key)).status).toBe(200);
+    const after = (await call("GET", "/stores/day/keys")).json.data;
+    expect(after.map((k: { id: number; status: string }) => [k.id, k.status])).toEqual([
+      [replacement.id, "active"],
+      [key.id, "expired"],
+    ]);
+    expect(after[0].lastUsedAt).not.toBeNull();
+
+    expect((await call("DELETE", `/stores/day/keys/${replacement.id}`)).status).toBe(200);
+    expect((await storeApi("day.example.com", replacement.key)).status).toBe(401);
+
+    const created = await waitForMails("day", "created for", 2);
+    const deleted = await waitForMails("day", "deleted for", 1);
+    await Bun.sleep(500); // nothing more arrives
+    expect(mails("day", "created for")).toHaveLength(2);
+    expect(deleted).toHaveLength(1);
+    for (const mail of [...created, ...deleted]) {
+      expect(mail).toContain("To: owner@day.example.com");
+      expect(mail).not.toContain(key.key);
+      expect(mail).not.toContain(replacement.key);
+    }
+  });
+});

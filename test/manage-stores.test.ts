@@ -1,0 +1,231 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { storeapi } from "./cli-run";
+import { tempDir } from "./helpers";
+import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
+import { type ServerProcess, spawnServer } from "./process";
+
+// Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
+setDefaultTimeout(60_000);
+
+let dir: string;
+let data: string;
+let server: ServerProcess;
+let hostKey: string;
+
+beforeAll(async () => {
+  dir = tempDir("storeapi-manage-stores-");
+  data = dataDirIn(dir);
+  hostKey = await newHostKey(data);
+  server = await spawnServer(data);
+});
+
+afterAll(async () => {
+  await server?.signal("SIGTERM");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const call = (method: string, path: string, body?: unknown) => manage(server.url, method, path, { key: hostKey, body });
+const DEFAULT_STATUSES = [
+  { id: 1, name: "New" },
+  { id: 2, name: "Awaiting payment" },
+  { id: 3, name: "Processing" },
+  { id: 4, name: "Shipped" },
+  { id: 5, name: "Delivered" },
+  { id: 6, name: "Cancelled" },
+];
+const ISRAEL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00$/;
+
+describe("POST /manage/v1/stores", () => {
+  test("creates a store with default statuses and settings, served at once on the store API", async () => {
+    const created = await call("POST", "/stores", storeBody("alpha", { domain: "Alpha.Example.com" }));
+    expect(created.status).toBe(201);
+    expect(created.json).toEqual({
+      ok: true,
+      data: {
+        slug: "alpha",
+        name: "Shop alpha",
+        domain: "alpha.example.com",
+        alternativeDomain: "alpha.localhost",
+        plan: "growth",
+        ownerEmail: "owner@alpha.example.com",
+        settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
+        orderStatuses: DEFAULT_STATUSES,
+        createdAt: expect.stringMatching(ISRAEL_TIME),
+      },
+    });
+    expect((await call("GET", "/stores/alpha")).json).toEqual(created.json);
+    // The store API knows the host now (a 401 for no key, not a 404 for no store).
+    const storeApi = await fetch(`${server.url}/api/v1/orders`, { headers: { Host: "alpha.example.com" } });
+    expect(storeApi.status).toBe(401);
+  });
+
+  test("given settings and statuses are kept, statuses sorted by id", async () => {
+    const created = await call(
+      "POST",
+      "/stores",
+      storeBody("beta", { settings: { registration: false }, orderStatuses: [{ id: 7, name: "Z" }, { id: 2, name: "A" }] }),
+    );
+    expect(created.status).toBe(201);
+    expect(created.json.data.settings).toEqual({ manualCustomerApproval: false, notifyStatusChange: true, registration: false });
+    expect(created.json.data.orderStatuses).toEqual([{ id: 2, name: "A" }, { id: 7, name: "Z" }]);
+  });
+
+  test.each([
+    [{ ...storeBody("x"), slug: "-bad" }, "slug"],
+    [{ ...storeBody("x"), slug: "a".repeat(64) }, "slug"],
+    [{ ...storeBody("x"), domain: "localhost" }, "domain"],
+    [{ ...storeBody("x"), domain: "bad_domain.com" }, "domain"],
+    [{ ...storeBody("x"), plan: "gold" }, "plan"],
+    [{ ...storeBody("x"), ownerEmail: "nope" }, "ownerEmail"],
+    [{ ...storeBody("x"), settings: { registration: "yes" } }, "settings.registration"],
+    [{ ...storeBody("x"), orderStatuses: [{ id: 1, name: "A" }, { id: 1, name: "B" }] }, "orderStatuses"],
+    [{ ...storeBody("x"), extra: 1 }, "extra"],
+    [{ slug: "x" }, "name"],
+  ])("bad body %j is 400 invalid_field naming %s", async (body, field) => {
+    const answer = await call("POST", "/stores", body);
+    expect(answer.status).toBe(400);
+    expect(answer.json.error).toMatchObject({ code: "invalid_field", field });
+    expect((await call("GET", "/stores/x")).status).toBe(404);
+  });
+
+  test("conflicts: slug_taken, domain_taken (another store's domain, case-insensitive, or under the platform domain)", async () => {
+    await call("POST", "/stores", storeBody("gamma"));
+    expect((await call("POST", "/stores", storeBody("gamma", { domain: "other.example.com" }))).json.error.code).toBe("slug_taken");
+    const cases = ["GAMMA.example.com", "gamma.localhost", "anything.localhost"];
+    for (const domain of cases) {
+      const answer = await call("POST", "/stores", storeBody("delta", { domain }));
+      expect(answer.status).toBe(409);
+      expect(answer.json.error).toMatchObject({ code: "domain_taken", field: "domain" });
+    }
+  });
+
+  test("concurrent creates of one slug: exactly one 201, the others slug_taken", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call("POST", "/stores", storeBody("race", { domain: `race${i}.example.com` }))),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    expect(answers.filter((a) => a.status === 409).every((a) => a.json.error.code === "slug_taken")).toBe(true);
+  });
+
+  test("a leftover unregistered store file is overwritten by the next create", async () => {
+    const made = await storeapi(["stores", "add", "ghost", "--domain", "ghost.example.com", "--plan", "growth", "--owner-email", "o@g.com", "--data", data]);
+    expect(made.code).toBe(0);
+    // Simulate a crash between the file and its registration: the row goes, the file stays.
+    const { Database } = await import("bun:sqlite");
+    const platform = new Database(join(data, "platform.db"));
+    platform.run("DELETE FROM stores WHERE slug = 'ghost'");
+    platform.close();
+    await Bun.sleep(600);
+    expect(existsSync(join(data, "stores", "ghost.db"))).toBe(true);
+    const created = await call("POST", "/stores", storeBody("ghost", { orderStatuses: [{ id: 3, name: "Only" }] }));
+    expect(created.status).toBe(201);
+    expect(created.json.data.orderStatuses).toEqual([{ id: 3, name: "Only" }]);
+  });
+});
+
+describe("GET /manage/v1/stores", () => {
+  test("newest first with cursor pagination", async () => {
+    for (const slug of ["p1", "p2", "p3"]) {
+      expect((await call("POST", "/stores", storeBody(slug))).status).toBe(201);
+      await Bun.sleep(5);
+    }
+    const all = (await call("GET", "/stores?limit=100")).json.data.map((s: { slug: string }) => s.slug);
+    expect(all.slice(0, 3)).toEqual(["p3", "p2", "p1"]);
+    const first = await call("GET", "/stores?limit=2");
+    expect(first.json.data.map((s: { slug: string }) => s.slug)).toEqual(["p3", "p2"]);
+    expect(first.json.hasMore).toBe(true);
+    const second = await call("GET", `/stores?limit=2&cursor=${first.json.nextCursor}`);
+    expect(second.json.data.map((s: { slug: string }) => s.slug)).toEqual(all.slice(2, 4));
+    expect((await call("GET", "/stores?limit=0")).json.error).toMatchObject({ code: "invalid_parameter", field: "limit" });
+    expect((await call("GET", "/stores?cursor=abc")).json.error).toMatchObject({ code: "invalid_parameter", field: "cursor" });
+  });
+});
+
+describe("PATCH /manage/v1/stores/{slug}", () => {
+  test("changes any field but slug; settings merge", async () => {
+    await call("POST", "/stores", storeBody("eps"));
+    const patched = await call("PATCH", "/stores/eps", {
+      name: "שלום",
+      plan: "pro",
+      domain: "eps2.example.com",
+      ownerEmail: "new@example.com",
+      settings: { manualCustomerApproval: true },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.json.data).toMatchObject({
+      name: "שלום",
+      plan: "pro",
+      domain: "eps2.example.com",
+      ownerEmail: "new@example.com",
+      settings: { manualCustomerApproval: true, notifyStatusChange: true, registration: true },
+    });
+    expect((await call("PATCH", "/stores/eps", { slug: "other" })).json.error).toMatchObject({ code: "invalid_field", field: "slug" });
+    expect((await call("PATCH", "/stores/eps", {})).json.error.code).toBe("nothing_to_update");
+    expect((await call("PATCH", "/stores/eps", { domain: "alpha.example.com" })).json.error.code).toBe("domain_taken");
+    expect((await call("PATCH", "/stores/eps", { domain: "eps2.example.com" })).status).toBe(200);
+    expect((await call("PATCH", "/stores/nope", { plan: "pro" })).status).toBe(404);
+  });
+});
+
+describe("PUT /manage/v1/stores/{slug}/order-statuses", () => {
+  test("replaces the set; a removed id orders use is status_in_use naming it", async () => {
+    await call("POST", "/stores", storeBody("zeta"));
+    const fixture = join(dir, "orders.json");
+    await Bun.write(
+      fixture,
+      JSON.stringify({ stores: [{ ...storeBody("zeta-orders"), orderStatuses: [{ id: 4, name: "S" }], orders: [{ number: 1, status: 4, total: 10 }] }] }),
+    );
+    expect((await storeapi(["load", fixture, "--data", data])).code).toBe(0);
+    await Bun.sleep(600);
+    const inUse = await call("PUT", "/stores/zeta-orders/order-statuses", [{ id: 1, name: "New" }]);
+    expect(inUse.status).toBe(409);
+    expect(inUse.json.error).toEqual({ code: "status_in_use", message: "Orders still use status ids 4; keep them in the set." });
+
+    const replaced = await call("PUT", "/stores/zeta/order-statuses", [{ id: 9, name: "Late" }, { id: 1, name: "First" }]);
+    expect(replaced.json).toEqual({ ok: true, data: [{ id: 1, name: "First" }, { id: 9, name: "Late" }] });
+    expect((await call("PUT", "/stores/zeta/order-statuses", { id: 1 })).json.error).toMatchObject({ code: "invalid_field", field: "body" });
+    expect((await call("PUT", "/stores/zeta/order-statuses", [{ id: 0, name: "x" }])).json.error).toMatchObject({
+      code: "invalid_field",
+      field: "0.id",
+    });
+  });
+});
+
+describe("DELETE /manage/v1/stores/{slug}", () => {
+  test("answers the store as it was, stops serving it, archives its file alone; slug and domain are free again", async () => {
+    await call("POST", "/stores", storeBody("omega"));
+    const before = await call("GET", "/stores/omega");
+    const deleted = await call("DELETE", "/stores/omega");
+    expect(deleted.status).toBe(200);
+    expect(deleted.json).toEqual(before.json);
+    expect((await call("GET", "/stores/omega")).status).toBe(404);
+    expect((await fetch(`${server.url}/api/v1/orders`, { headers: { Host: "omega.example.com" } })).status).toBe(404);
+    const archived = readdirSync(join(data, "deleted")).filter((f) => f.startsWith("omega-"));
+    expect(archived).toHaveLength(1);
+    expect(archived[0]).toMatch(/^omega-\d{8}T\d{6}Z\.db$/);
+    expect(existsSync(join(data, "stores", "omega.db"))).toBe(false);
+    expect(existsSync(join(data, "stores", "omega.db-wal"))).toBe(false);
+    expect((await call("DELETE", "/stores/omega")).status).toBe(404);
+    expect((await call("POST", "/stores", storeBody("omega"))).status).toBe(201);
+  });
+});
+
+describe("the management API's front door", () => {
+  test("unknown path 404 and wrong method 405 only after the host key; OPTIONS 405 before it; key in URL 400", async () => {
+    expect((await manage(server.url, "GET", "/nothing", { key: null })).status).toBe(401);
+    expect((await call("GET", "/nothing")).json.error.code).toBe("not_found");
+    const wrong = await call("PUT", "/stores");
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("Allow")).toBe("GET, POST");
+    const options = await manage(server.url, "OPTIONS", "/stores/alpha", { key: null });
+    expect(options.status).toBe(405);
+    expect(options.headers.get("Allow")).toBe("DELETE, GET, PATCH");
+    expect((await manage(server.url, "GET", `/stores?apikey=${hostKey}`, { key: null })).json.error.code).toBe("key_in_url");
+    expect((await manage(server.url, "POST", "/stores", { key: hostKey, rawBody: "{" , headers: { "Content-Type": "application/json" } })).json.error.code).toBe(
+      "invalid_json",
+    );
+    expect((await manage(server.url, "POST", "/stores", { key: hostKey, rawBody: "{}" })).status).toBe(415);
+  });
+});
