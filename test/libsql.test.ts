@@ -5,6 +5,7 @@ import { createClient } from "@libsql/client";
 import { namespaceFetch } from "../src/db/location";
 import { storeapi } from "./cli-run";
 import { otherStore, send, tempDir, testStore } from "./helpers";
+import { manage, storeBody } from "./manage-support";
 import { spawnServer, type ServerProcess } from "./process";
 import { startSqld, type Sqld, TEST_LIBSQL } from "./sqld";
 
@@ -80,6 +81,40 @@ describe.skipIf(TEST_LIBSQL)("every database on a libSQL server", () => {
     // Nothing was written under --data.
     expect(existsSync(join(dir, "data", "platform.db"))).toBe(false);
     expect(existsSync(join(dir, "data", "stores"))).toBe(false);
+  });
+
+  test("the management API creates a store's namespace; deleting the store keeps its namespace, unregistered", async () => {
+    const hostKey = (await run("host-keys", "create", "--name", "ci", "--json")).json.key;
+    const call = (method: string, path: string, body?: unknown) => manage(server?.url ?? "", method, path, { key: hostKey, body });
+    // The running server sees the new host key within a second (the registry re-reads).
+    let created = await call("POST", "/stores", storeBody("shop4"));
+    for (let i = 0; i < 50 && created.status === 401; i++) {
+      await Bun.sleep(100);
+      created = await call("POST", "/stores", storeBody("shop4"));
+    }
+    expect([created.status, created.json.data?.slug]).toEqual([201, "shop4"]);
+    expect(await namespaceExists("store-shop4")).toBe(true);
+    const served = await send(server?.url ?? "", "/api/v1/products", { host: "shop4.example.com", key: null });
+    expect(served.status).toBe(401); // a known store asking for a key, not a 404
+    expect((await call("DELETE", "/stores/shop4")).status).toBe(200);
+    expect((await run("stores", "list", "--json")).json.map((s: { slug: string }) => s.slug)).toEqual(["shop1", "shop2"]);
+    expect(await namespaceExists("store-shop4")).toBe(true);
+  });
+
+  test("backup copies the server's databases into a data directory that serves the same; admin-link works", async () => {
+    const copy = join(dir, "backup");
+    const backedUp = await run("backup", copy);
+    expect([backedUp.code, backedUp.stderr]).toEqual([0, ""]);
+    expect(backedUp.stdout).toStartWith("backed up platform.db and 2 stores");
+    const onServer = await send(server?.url ?? "", "/api/v1/products");
+    const fileServer = await spawnServer(copy);
+    try {
+      expect((await send(fileServer.url, "/api/v1/products")).json).toEqual(onServer.json);
+    } finally {
+      await fileServer.signal("SIGTERM");
+    }
+    const link = await run("admin-link", "shop1", "--origin", "http://127.0.0.1:8080");
+    expect([link.code, link.stdout]).toEqual([0, expect.stringMatching(/^http:\/\/127\.0\.0\.1:8080\/\S+\n$/)]);
   });
 
   test("a second load of the same store is refused, and --replace is refused on a server", async () => {
