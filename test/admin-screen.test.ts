@@ -5,6 +5,7 @@ import { listMail } from "../src/mail/outbox";
 import { AdminClient, signInToken, textOfId } from "./admin-support";
 import { runCli } from "./process";
 import { otherStore, send, startTestServer, testStore, type TestServer } from "./helpers";
+import { testLocation } from "./sqld";
 
 /** Tests that start servers or CLI processes on a shared, busy machine: bounded, not tight. */
 const SLOW = 60_000;
@@ -38,7 +39,7 @@ async function signedIn(host = "shop1.test"): Promise<AdminClient> {
 }
 
 async function mailOf(slug: string) {
-  const pool = new StorePool(server.dataDir);
+  const pool = new StorePool(await testLocation(server.dataDir));
   try {
     return await pool.use(slug, listMail);
   } finally {
@@ -80,7 +81,7 @@ describe("signing in with a one-time link", () => {
 
   test("the link token is stored only as its digest", async () => {
     const t = await token();
-    const pool = new StorePool(server.dataDir);
+    const pool = new StorePool(await testLocation(server.dataDir));
     try {
       const rows = await pool.use("shop1", (db) => db.all<Record<string, unknown>>("SELECT * FROM admin_links"));
       expect(JSON.stringify(rows)).not.toContain(t);

@@ -1,6 +1,7 @@
 import { createSignInLink } from "../src/admin/links";
 import { StorePool } from "../src/db/pool";
 import { type ApiAnswer, readAnswer } from "./helpers";
+import { testLocation } from "./sqld";
 
 /**
  * A form-posting client for the admin screen without a browser: keeps the session
@@ -54,7 +55,7 @@ export class AdminClient {
 
 /** A sign-in token for `slug`, made the way `storeapi admin-link` makes one. */
 export async function signInToken(dataDir: string, slug: string, now = Date.now()): Promise<string> {
-  const pool = new StorePool(dataDir);
+  const pool = new StorePool(await testLocation(dataDir));
   try {
     return (await pool.use(slug, (db) => createSignInLink(db, `https://${slug}.test`, now))).token;
   } finally {

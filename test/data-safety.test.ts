@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { isOneCleanLine, storeapi } from "./cli-run";
 import { KEYS, otherStore, send, tempDir, testStore } from "./helpers";
 import { spawnServer } from "./process";
+import { TEST_LIBSQL } from "./sqld";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -35,7 +36,8 @@ async function loadedDataDir(): Promise<string> {
 const productNames = async (url: string, host = "shop1.test") =>
   ((await send(url, "/api/v1/products", { host })).json as { data: Array<{ name: string }> }).data.map((p) => p.name);
 
-describe("one server per data directory", () => {
+// The serve and load locks are files in the data directory; on a libSQL server there are none.
+describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
   test("a second serve refuses with one line; after kill -9 of the first a new one starts", async () => {
     const data = await loadedDataDir();
     const first = await spawnServer(data);
@@ -81,7 +83,8 @@ describe("one server per data directory", () => {
   });
 });
 
-describe("load is all or nothing across a crash", () => {
+// Staging and moving store files; on a libSQL server load fills namespaces (test/libsql.test.ts).
+describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
   const crashAt = (fixture: string, data: string, step: string) =>
     storeapi(["load", fixture, "--data", data], { env: { STOREAPI_TEST_LOAD_CRASH: step } });
   const slugs = async (data: string) =>
@@ -139,7 +142,8 @@ describe("load is all or nothing across a crash", () => {
   });
 });
 
-describe("the data directory", () => {
+// The directory itself: on a libSQL server there is none of ours.
+describe.skipIf(TEST_LIBSQL)("the data directory", () => {
   test("serve and the reading commands refuse a missing directory and do not create it", async () => {
     const missing = join(freshDir(), "typo");
     const commands = [

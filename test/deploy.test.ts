@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
 import { KEYS, otherStore, tempDir, testStore } from "./helpers";
 import { spawnUntil, storeapiCommand } from "./process";
+import { TEST_LIBSQL } from "./sqld";
 
 const ROOT = join(import.meta.dir, "..");
 const dir = tempDir("storeapi-deploy-");
@@ -49,7 +50,8 @@ function curl(args: string[]): { status: number; body: string } {
   return { body: out.slice(0, cut), status: Number(out.slice(cut + 1)) };
 }
 
-test.skipIf(!caddy)("Caddy terminates TLS in front of storeapi: right store, client IP and scheme honoured", async () => {
+// Loads into files and spawns serve itself.
+test.skipIf(!caddy || TEST_LIBSQL)("Caddy terminates TLS in front of storeapi: right store, client IP and scheme honoured", async () => {
   const data = join(dir, "data");
   await loadFixture(data, {
     stores: [testStore({ products: [{ id: 1, name: "Shop one's", price: 1 }] }), otherStore({ products: [{ id: 1, name: "Shop two's", price: 2 }] })],

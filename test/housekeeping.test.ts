@@ -10,6 +10,7 @@ import { purgeStore } from "../src/housekeeping";
 import { storeapi } from "./cli-run";
 import { tempDir, testStore } from "./helpers";
 import { spawnServer } from "./process";
+import { TEST_LIBSQL } from "./sqld";
 
 const dir = tempDir("storeapi-housekeeping-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -45,7 +46,8 @@ const KEPT = {
   keys: ["keep"],
 };
 
-test("purgeStore deletes old sent mail and expired idempotency records in batches of the given size", async () => {
+// Seeds rows by writing the store file directly.
+test.skipIf(TEST_LIBSQL)("purgeStore deletes old sent mail and expired idempotency records in batches of the given size", async () => {
   const data = join(dir, "unit");
   await loadFixture(data, { stores: [testStore()] });
   const path = storeDbPath(data, "shop1");
@@ -69,7 +71,8 @@ test("purgeStore deletes old sent mail and expired idempotency records in batche
   expect(remaining(path)).toEqual(KEPT);
 });
 
-test("a running server purges them at start, and logs how many", async () => {
+// Seeds rows by writing the store file directly.
+test.skipIf(TEST_LIBSQL)("a running server purges them at start, and logs how many", async () => {
   const data = join(dir, "served");
   await loadFixture(data, { stores: [testStore()] });
   const path = storeDbPath(data, "shop1");

@@ -5,6 +5,7 @@ import { loadFixture } from "../src/load/load";
 import { tempDir, testStore } from "./helpers";
 import { eventually } from "./mail-support";
 import { runCli, spawnServer, type ServerProcess } from "./process";
+import { testLocation } from "./sqld";
 
 const dataDir = tempDir("storeapi-mail-start-");
 const mailDir = join(dataDir, "mail");
@@ -23,7 +24,7 @@ const scanLine = (stdout: string) =>
 
 test("mail queued in one of 40 stores while no server ran is delivered at start, opening only that store", async () => {
   const stores = Array.from({ length: 40 }, (_, i) => testStore({ slug: `s${i}`, domain: `s${i}.test`, keys: [] }));
-  await loadFixture(dataDir, { stores });
+  await loadFixture(await testLocation(dataDir), { stores });
   const created = await runCli(["keys", "create", "s17", "--name", "deploy", "--orders", "read", "--data", dataDir]);
   expect(created.code).toBe(0);
 

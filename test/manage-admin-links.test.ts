@@ -7,6 +7,7 @@ import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
+import { TEST_LIBSQL } from "./sqld";
 
 // Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
 setDefaultTimeout(60_000);
@@ -37,7 +38,8 @@ const storedLinks = () => {
   }
 };
 
-test("POST .../admin-links: a 15-minute one-time link on the store's own domain, or the origin given; only the digest is stored", async () => {
+// Reads the stored link digests from the store file.
+test.skipIf(TEST_LIBSQL)("POST .../admin-links: a 15-minute one-time link on the store's own domain, or the origin given; only the digest is stored", async () => {
   const noBody = await fetch(`${server.url}/manage/v1/stores/shop1/admin-links`, { method: "POST", headers: { Authorization: `Bearer ${hostKey}` } });
   expect(noBody.status).toBe(201);
   const link = ((await noBody.json()) as any).data;

@@ -5,6 +5,7 @@ import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
+import { TEST_LIBSQL } from "./sqld";
 
 // Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
 setDefaultTimeout(60_000);
@@ -109,7 +110,8 @@ describe("POST /manage/v1/stores", () => {
     expect(answers.filter((a) => a.status === 409).every((a) => a.json.error.code === "slug_taken")).toBe(true);
   });
 
-  test("a leftover unregistered store file is overwritten by the next create", async () => {
+// Plants a file; on a server the leftover is a namespace (test/libsql.test.ts).
+  test.skipIf(TEST_LIBSQL)("a leftover unregistered store file is overwritten by the next create", async () => {
     const made = await storeapi(["stores", "add", "ghost", "--domain", "ghost.example.com", "--plan", "growth", "--owner-email", "o@g.com", "--data", data]);
     expect(made.code).toBe(0);
     // Simulate a crash between the file and its registration: the row goes, the file stays.
@@ -194,7 +196,8 @@ describe("PUT /manage/v1/stores/{slug}/order-statuses", () => {
 });
 
 describe("DELETE /manage/v1/stores/{slug}", () => {
-  test("answers the store as it was, stops serving it, archives its file alone; slug and domain are free again", async () => {
+// Looks for the archived file in DIR/deleted/; on a server the namespace stays (test/libsql.test.ts).
+  test.skipIf(TEST_LIBSQL)("answers the store as it was, stops serving it, archives its file alone; slug and domain are free again", async () => {
     await call("POST", "/stores", storeBody("omega"));
     const before = await call("GET", "/stores/omega");
     const deleted = await call("DELETE", "/stores/omega");

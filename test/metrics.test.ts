@@ -7,6 +7,7 @@ import { storeDbPath } from "../src/db/pool";
 import { loadFixture } from "../src/load/load";
 import { KEYS, send, tempDir, testStore } from "./helpers";
 import { spawnServer, type ServerProcess } from "./process";
+import { TEST_LIBSQL } from "./sqld";
 
 interface Family {
   name: string;
@@ -17,7 +18,9 @@ interface Family {
 const dataDir = tempDir("storeapi-metrics-");
 let server: ServerProcess;
 let metricsUrl: string;
+// Seeds outbox rows by writing the store file directly, and reads WAL files: files only.
 beforeAll(async () => {
+  if (TEST_LIBSQL) return;
   await loadFixture(dataDir, { stores: [testStore()] });
   const db = new Database(storeDbPath(dataDir, "shop1"));
   const mail = db.prepare(
@@ -32,7 +35,7 @@ beforeAll(async () => {
   metricsUrl = JSON.parse(listening).metricsUrl;
 }, 30_000);
 afterAll(async () => {
-  await server.signal("SIGTERM");
+  await server?.signal("SIGTERM");
   rmSync(dataDir, { recursive: true, force: true });
 }, 30_000);
 
@@ -48,14 +51,14 @@ async function scrape(): Promise<{ families: Map<string, Family>; text: string }
 const valueOf = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}) =>
   Number(families.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value);
 
-test("metrics are served at /metrics on their own address only", async () => {
+test.skipIf(TEST_LIBSQL)("metrics are served at /metrics on their own address only", async () => {
   expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
   expect(metricsUrl).not.toStartWith(`${server.url}/`);
   expect((await send(server.url, "/metrics", { key: null })).status).toBe(404);
   expect((await fetch(metricsUrl.replace("/metrics", "/api/v1/products"))).status).toBe(404);
 }, 30_000);
 
-test("a scrape parses and reports requests, latency, pool, outbox, idempotency, WAL and auth failures", async () => {
+test.skipIf(TEST_LIBSQL)("a scrape parses and reports requests, latency, pool, outbox, idempotency, WAL and auth failures", async () => {
   for (let i = 0; i < 3; i++) expect((await send(server.url, "/api/v1/products/1", { key: KEYS.read })).status).toBe(404);
   expect((await send(server.url, "/api/v1/products", { method: "POST", body: { name: "A", price: 1 }, headers: { "Idempotency-Key": "m-1" } })).status).toBe(201);
   const wrong = "svc_sk_metricsWrongKey0000000000000000000000";

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "libsql";
 import { isOneCleanLine, storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
+import { TEST_LIBSQL } from "./sqld";
 
 const dir = tempDir("storeapi-schema-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -15,7 +16,8 @@ function setUserVersion(path: string, version: number): void {
   db.close();
 }
 
-test("a database written by a newer storeapi is refused with one line, for the CLI and serve", async () => {
+// Writes a newer schema version into the files.
+test.skipIf(TEST_LIBSQL)("a database written by a newer storeapi is refused with one line, for the CLI and serve", async () => {
   const added = await storeapi(["stores", "add", "shop1", "--domain", "shop1.test", "--plan", "growth", "--owner-email", "o@shop1.test", "--data", data]);
   expect(added.code).toBe(0);
   setUserVersion(join(data, "platform.db"), 999);

@@ -15,6 +15,7 @@ import { otherStore, send, testStore } from "../helpers";
 import { eventually, parseMessage } from "../mail-support";
 import { runCli, type ServerProcess, spawnServer } from "../process";
 import { CHROMIUM_ARGS, findChromium } from "./chromium";
+import { testLocation } from "../sqld";
 
 const ROOT = join(import.meta.dir, "../..");
 /**
@@ -42,7 +43,7 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "storeapi-browser-"));
     mailDir = join(dir, "mail");
-    await loadFixture(join(dir, "data"), { stores: [testStore({ name: STORE_NAME, keys: [] }), otherStore({ keys: [] })] });
+    await loadFixture(await testLocation(join(dir, "data")), { stores: [testStore({ name: STORE_NAME, keys: [] }), otherStore({ keys: [] })] });
     server = await spawnServer(join(dir, "data"), ["--mail-dir", mailDir]);
     port = new URL(server.url).port;
     const { chromium } = await import("playwright-core");
