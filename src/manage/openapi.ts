@@ -139,6 +139,7 @@ export const MANAGE_API_SPEC: DocumentSpec = {
   tags: TAGS,
   tagOf,
   securitySchemes: SECURITY_SCHEMES,
+  keyNote: "Needs a host key (`svc_hk_…`); every host key may call every endpoint.",
   security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
   errorCodes: ERROR_CODES,
   commonErrors: COMMON_ERRORS,

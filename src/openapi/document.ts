@@ -184,7 +184,7 @@ function routeOperation(route: DocumentedRoute, ctx: Context): Operation {
     const permission = `${route.area}:${accessFor(route.method as Method)}`;
     Object.assign(operation, { description: `Needs the \`${permission}\` permission.`, security: ctx.spec.security, "x-permission": permission });
   } else {
-    operation.security = ctx.spec.security;
+    Object.assign(operation, { description: ctx.spec.keyNote, security: ctx.spec.security });
   }
   operation.parameters = parameters(route, ctx, where);
   if (route.body) {
@@ -249,6 +249,8 @@ export interface DocumentSpec {
   /** The tag (one of `tags`) a route is listed under. */
   tagOf: (route: DocumentedRoute) => string;
   securitySchemes: Json;
+  /** An operation's description when its route needs no permission area (any key of the API). */
+  keyNote?: string;
   /** Every operation's security requirement (either scheme). */
   security: Json[];
   /** The codes of the error envelope: every code this API answers. */
