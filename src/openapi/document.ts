@@ -7,7 +7,6 @@ import { AUTHENTICATED, byStatus, ERROR_CATALOG, routeErrorCodes } from "./error
 import {
   ERROR_SCHEMA_NAME,
   errorEnvelope,
-  STORE_ERROR_CODES,
   errorExamples,
   errorSchema,
   header,
@@ -19,6 +18,7 @@ import {
   SECURITY_SCHEMES,
   KEY_SECURITY,
   SERVERS,
+  STORE_ERROR_CODES,
   successEnvelope,
   TAGS,
 } from "./parts";
@@ -175,18 +175,16 @@ function routeOperation(route: DocumentedRoute, ctx: Context): Operation {
   const where = `${route.method} ${route.path}`;
   const { codes, unknown } = routeErrorCodes(route, ctx.spec.commonErrors);
   for (const code of unknown) ctx.problems.push(`${where}: unknown error code "${code}".`);
+  const permission = route.area && `${route.area}:${accessFor(route.method as Method)}`;
   const operation: Operation = {
     operationId: operationId(route.method, templatePath(route.path)),
     tags: [ctx.spec.tagOf(route)],
     summary: route.summary,
+    description: permission ? `Needs the \`${permission}\` permission.` : ctx.spec.keyNote,
+    security: ctx.spec.security,
+    ...(permission ? { "x-permission": permission } : {}),
+    parameters: parameters(route, ctx, where),
   };
-  if (route.area) {
-    const permission = `${route.area}:${accessFor(route.method as Method)}`;
-    Object.assign(operation, { description: `Needs the \`${permission}\` permission.`, security: ctx.spec.security, "x-permission": permission });
-  } else {
-    Object.assign(operation, { description: ctx.spec.keyNote, security: ctx.spec.security });
-  }
-  operation.parameters = parameters(route, ctx, where);
   if (route.body) {
     const schema = ctx.converter.convert(route.body, `${where} body`);
     // A PATCH must change something: an empty object is 400 `nothing_to_update`.
