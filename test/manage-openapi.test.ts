@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MANAGE_API_SPEC, manageOpenApiDocument } from "../src/manage/openapi";
+import { Window } from "happy-dom";
+import { MANAGE_API_SPEC, manageDocsHtml, manageOpenApiDocument } from "../src/manage/openapi";
+import SCRIPT from "../src/openapi/docs-page.browser.js" with { type: "text" };
 import { manageRoutes } from "../src/manage/routes";
 import { buildOpenApi } from "../src/openapi/document";
 import { tempDir } from "./helpers";
@@ -86,6 +88,18 @@ describe("GET /manage/v1/openapi.json and /manage/v1/docs", () => {
     expect(page.text).toContain("<title>Store Management API: management API reference</title>");
     const embedded = /<script type="application\/json" id="openapi">([^]*?)<\/script>/.exec(page.text);
     expect(JSON.parse(embedded?.[1] ?? "null")).toEqual(JSON.parse(JSON.stringify(doc)));
+  });
+
+  test("the page renders every operation; Try it sends to the page's own host and asks only for a host key", () => {
+    const window = new Window({ url: "http://any.example:8080/manage/v1/docs", settings: { disableJavaScriptEvaluation: true } });
+    window.document.write(manageDocsHtml());
+    new Function("document", "fetch", "location", SCRIPT)(window.document, () => Promise.reject(new Error("no network here")), window.location);
+    const all = (selector: string) => [...window.document.querySelectorAll(selector)].map((node) => node.textContent);
+    expect(all("#main section.card h3").sort()).toEqual(["Overview", ...operations.map((o) => `${o.method.toUpperCase()}${o.path}`)].sort());
+    expect(all("#main section.card details > summary").filter((text) => text === "Try it (sent to this page's host)").length).toBe(operations.length);
+    expect(all("#keybar span")).toEqual(["Host key:"]);
+    expect(window.document.querySelector("#keybar input")?.getAttribute("placeholder")).toBe("svc_hk_… (kept in this page only)");
+    window.close();
   });
 
   test("key in the URL is 400; OPTIONS is 405 before any key; another method is an ordinary request", async () => {

@@ -261,6 +261,8 @@
   var keyInput;
   /** @type {HTMLInputElement} */
   var hostInput;
+  /** Whether the API answers on any host (the management API): then Try it needs no host picked. */
+  var anyHost = document.body.getAttribute("data-store-host") === "any";
   /**
    * @param {string} path
    * @param {string} method
@@ -326,7 +328,7 @@
     });
     box.appendChild(send);
     box.appendChild(out);
-    return el("details", {}, [el("summary", { text: "Try it (sent to the store host above)" }), box]);
+    return el("details", {}, [el("summary", { text: anyHost ? "Try it (sent to this page's host)" : "Try it (sent to the store host above)" }), box]);
   }
   /**
    * @param {string} path
@@ -359,8 +361,7 @@
   var filter = el("input", { type: "search", placeholder: "Filter endpoints" });
   side.appendChild(filter);
   side.appendChild(el("a", { href: "openapi.json", text: "openapi.json" }));
-  var hostMode = document.body.getAttribute("data-store-host");
-  var anyHost = hostMode === "any", onStoreHost = hostMode === "yes";
+  var onStoreHost = document.body.getAttribute("data-store-host") === "yes";
   keyInput = el("input", { type: "password", placeholder: (anyHost ? "svc_hk_…" : "svc_sk_…") + " (kept in this page only)", autocomplete: "off" });
   hostInput = el("input", { type: "text", placeholder: "your store's host, like shop1.example.com", autocomplete: "off", id: "store-host" });
   if (onStoreHost || anyHost) hostInput.value = location.host;
