@@ -27,8 +27,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Admin links live in the store's own database (src/admin/links.ts). */
 const storedLinks = () => {
-  // A link belongs to its store: it lives in the store's own database.
   const db = new Database(join(dataDirIn(dir), "stores", "shop1.db"), { readonly: true });
   try {
     return db.query("SELECT digest, expires_at - created_at AS ttl, used_at FROM admin_links").all() as Array<Record<string, unknown>>;
@@ -38,9 +38,9 @@ const storedLinks = () => {
 };
 
 test("POST .../admin-links: a 15-minute one-time link on the store's own domain, or the origin given; only the digest is stored", async () => {
-  const noBody = await fetch(`${server.url}/manage/v1/stores/shop1/admin-links`, { method: "POST", headers: { Authorization: `Bearer ${hostKey}` } });
+  const noBody = await manage(server.url, "POST", "/stores/shop1/admin-links", { key: hostKey });
   expect(noBody.status).toBe(201);
-  const link = ((await noBody.json()) as any).data;
+  const link = noBody.json.data;
   expect(link.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   expect(link.url).toBe(`https://shop1.example.com/api/admin/sign-in?token=${link.token}`);
   expect(link.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00$/);

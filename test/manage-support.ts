@@ -1,7 +1,11 @@
 import { join } from "node:path";
 import { storeapi } from "./cli-run";
+import { expectDocumented } from "./contract";
 
-/** A management API call: JSON in and out, a host key unless `key` says otherwise (null: none). */
+/**
+ * A management API call: JSON in and out, a host key unless `key` says otherwise (null: none).
+ * The answer is checked against the management API's document (test/contract.ts).
+ */
 export async function manage(
   url: string,
   method: string,
@@ -23,7 +27,10 @@ export async function manage(
   } catch {
     json = undefined;
   }
-  return { status: response.status, headers: response.headers, json, text };
+  const answer = { status: response.status, headers: response.headers, json, text };
+  // Every answer the management tests get must be what the management API's document says.
+  expectDocumented(method, `/manage/v1${path}`, answer);
+  return answer;
 }
 
 /** Makes a host key with the CLI; returns its secret. */

@@ -8,7 +8,8 @@ import { PLANS } from "../plans";
  */
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-const HOST_PATTERN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+// No `i` flag: JSON Schema patterns (the OpenAPI document) have no flags.
+const HOST_PATTERN = /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
 export const slugSchema = v.pipe(v.string("must be a string."), v.regex(SLUG_PATTERN, "must be lower-case letters, digits and inner hyphens."));
 

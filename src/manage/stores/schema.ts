@@ -7,7 +7,9 @@ import { bool, positiveInteger, text } from "../../http/schemas";
 import type { StoreRegistry } from "../../registry";
 import { domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../../stores/rules";
 
-export const slugParams = v.strictObject({ slug: slugSchema });
+/** A `{slug}` path parameter (with an example for tools that call the API from its document). */
+export const slugParam = v.pipe(slugSchema, v.examples(["shop1"]));
+export const slugParams = v.strictObject({ slug: slugParam });
 
 export const settingsBody = v.strictObject({
   manualCustomerApproval: v.optional(bool()),
