@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { storeapi } from "./cli-run";
+import { runCli } from "./process";
 
 /** A management API call: JSON in and out, a host key unless `key` says otherwise (null: none). */
 export async function manage(
@@ -28,7 +28,7 @@ export async function manage(
 
 /** Makes a host key with the CLI; returns its secret. */
 export async function newHostKey(dataDir: string, name = "platform"): Promise<string> {
-  const made = await storeapi(["host-keys", "create", "--name", name, "--json", "--data", dataDir]);
+  const made = await runCli(["host-keys", "create", "--name", name, "--json", "--data", dataDir]);
   if (made.code !== 0) throw new Error(made.stderr);
   return made.json.key;
 }
