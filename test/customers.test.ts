@@ -324,6 +324,10 @@ describe("PATCH /customers/{id}", () => {
   test("empty body is nothing_to_update (before not_found); bad fields are invalid_field", async () => {
     expectError(await patch(102, {}), 400, "nothing_to_update");
     expectError(await patch(999, {}), 400, "nothing_to_update");
+    // Fields that are not the customer's to change (notifyCustomer is the order's), each named.
+    for (const field of ["status", "notifyCustomer", "id", "createdAt", "registeredAt"]) {
+      expectError(await patch(102, { [field]: true }), 400, "invalid_field", field);
+    }
     expectError(await patch(102, { status: "locked" }), 400, "invalid_field", "status");
     expectError(await patch(102, { active: "yes" }), 400, "invalid_field", "active");
     expectError(await patch(102, { email: null }), 400, "invalid_field", "email");

@@ -4,7 +4,7 @@ import Database from "libsql";
 import { documentedRequests } from "./contract";
 import { apiRoutes } from "../src/routes";
 import { startInProcess } from "./front-door-app";
-import { KEYS, otherStore, startTestServer, testStore, type RequestOptions, type TestServer } from "./helpers";
+import { KEYS, otherStore, STATUSES, startTestServer, testStore, type RequestOptions, type TestServer } from "./helpers";
 
 /** GET /orders/{id} and PATCH /orders/{id} (api-contract.md §7 Order). */
 
@@ -75,7 +75,8 @@ let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({
     stores: [
-      testStore({ orders }),
+      // Statuses deliberately not in id order: `validIds` must come back sorted.
+      testStore({ orders, orderStatuses: [...STATUSES].reverse() }),
       otherStore({ orders: [plainOrder(1, 1)] }),
       testStore({ slug: "quiet", domain: "quiet.test", ownerEmail: "o@quiet.test", orders: [plainOrder(1, 1)], settings: { notifyStatusChange: false } }),
     ],
@@ -290,6 +291,8 @@ describe("PATCH /orders/{id}", () => {
     const cases: Array<[unknown, string]> = [
       [{ status: "3" }, "status"],
       [{ status: 3.5 }, "status"],
+      [{ status: null }, "status"],
+      [{ status: true }, "status"],
       [{ paid: "yes" }, "paid"],
       [{ trackingNumber: "x".repeat(101) }, "trackingNumber"],
       [{ trackingNumber: 5 }, "trackingNumber"],
