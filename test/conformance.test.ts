@@ -25,7 +25,6 @@ import { serverRunsOnDeno } from "./process";
  */
 
 const WKEY = "svc_sk_conformanceWrites000000000000000000001";
-const APPROVAL_KEY = "svc_sk_conformanceApproval0000000000000000002";
 const POOR_KEY = "svc_sk_conformancePoorPlan0000000000000000003";
 const BAD_KEY = "svc_sk_conformanceNoSuchKey000000000000000004";
 
@@ -111,14 +110,6 @@ const writeStore = testStore({
   ],
 });
 
-const approvalStore = testStore({
-  slug: "approve",
-  domain: "approve.test",
-  ownerEmail: "owner@approve.test",
-  settings: { manualCustomerApproval: true, notifyStatusChange: true, registration: true },
-  keys: [{ name: "a", secret: APPROVAL_KEY, permissions: ALL_WRITE }],
-});
-
 const poorStore = testStore({
   slug: "poor",
   domain: "poor.test",
@@ -138,7 +129,7 @@ let server: TestServer;
 let api: (path: string, options?: RequestOptions) => Promise<ApiAnswer>;
 beforeAll(async () => {
   // A roomy limit: this file sends far more than 120 requests a minute per key (§4 is checked in-process).
-  server = await startTestServer({ stores: [readStore, writeStore, approvalStore, poorStore, foreignStore], flags: { "rate-limit": String(LIMIT) } });
+  server = await startTestServer({ stores: [readStore, writeStore, poorStore, foreignStore], flags: { "rate-limit": String(LIMIT) } });
   api = documentedRequests(server);
 });
 afterAll(async () => {
@@ -900,47 +891,6 @@ describe("§6 idempotency", () => {
 });
 
 describe("§7 resources", () => {
-  test("Customer: exactly the fields id, email, firstName, lastName, phone|null, newsletter, status, notes|null, registeredAt|null, lastVisitAt|null, createdAt", async () => {
-    const { data } = (await api("/api/v1/customers/1")).json;
-    expect(data).toEqual({
-      id: 1,
-      email: "Dana@Example.test",
-      firstName: "Dana",
-      lastName: "",
-      phone: null,
-      newsletter: false,
-      status: "active",
-      notes: null,
-      registeredAt: "2026-03-27T01:59:59+02:00",
-      lastVisitAt: null,
-      createdAt: "2026-03-27T01:59:59+02:00",
-    });
-  });
-
-  test("Customer: created 'pending' while manual approval is on, else 'active'; `active` on create is invalid_field", async () => {
-    const pending = await api("/api/v1/customers", { host: "approve.test", key: APPROVAL_KEY, method: "POST", body: { email: "new@example.test" } });
-    expect([pending.status, pending.json.data.status]).toEqual([201, "pending"]);
-    const active = await write("/api/v1/customers", { method: "POST", body: { email: "plain@example.test" } });
-    expect([active.status, active.json.data.status, active.json.data.lastVisitAt]).toEqual([201, "active", null]);
-    expect((await write("/api/v1/customers", { method: "POST", body: { email: "act@example.test", active: true } })).json.error).toMatchObject({
-      code: "invalid_field",
-      field: "active",
-    });
-  });
-
-  test("Customer: active:true pending→active, locked→active; active:false → locked; equal to the present state → 200 unchanged", async () => {
-    const made = await write("/api/v1/customers", { method: "POST", body: { email: "cycle@example.test" } });
-    const id = made.json.data.id;
-    const status = async (active: boolean) => (await write(`/api/v1/customers/${id}`, { method: "PATCH", body: { active } })).json.data.status;
-    expect(await status(true)).toBe("active");
-    expect(await status(false)).toBe("locked");
-    expect(await status(false)).toBe("locked");
-    expect(await status(true)).toBe("active");
-    const approve = await api("/api/v1/customers", { host: "approve.test", key: APPROVAL_KEY, method: "POST", body: { email: "waiting@example.test" } });
-    const approved = await api(`/api/v1/customers/${approve.json.data.id}`, { host: "approve.test", key: APPROVAL_KEY, method: "PATCH", body: { active: true } });
-    expect(approved.json.data.status).toBe("active");
-  });
-
   test("Product: exactly the fields id, name, sku|null, internalSku|null, price, salePrice|null, stock|null, visible, description|null, vatFree, unitName|null, createdAt, updatedAt", async () => {
     expect((await api("/api/v1/products/3")).json.data).toEqual({
       id: 3,
