@@ -181,7 +181,9 @@ describe("GET /customers/{id}", () => {
   });
 
   test("unknown, foreign and malformed ids", async () => {
-    expectError(await get("/customers/999"), 404, "not_found");
+    const missing = await get("/customers/999");
+    expectError(missing, 404, "not_found");
+    expect(missing.json.error.message).toBe("Customer 999 was not found."); // worded like every resource's 404
     expectError(await get("/customers/900"), 404, "not_found");
     expectError(await get("/customers/1", { host: "shop2.test", key: KEYS.other }), 404, "not_found");
     expectError(await get("/customers/abc"), 400, "invalid_parameter", "id");

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { ApiError } from "../../errors";
 import { fixtureDateTime } from "../../load/section";
 import { ok } from "../../http/respond";
-import { getCustomer, toCustomer } from "../../routes/customers/mapping";
+import { getCustomer, toCustomer } from "../../routes/customers/row";
 import { customerOut } from "../../routes/customers/schema";
 import { slugSchema } from "../../stores/rules";
 import { optionalJsonBody } from "../body";

@@ -15,7 +15,7 @@ import {
   emailTaken,
   getCustomer,
   toCustomer,
-} from "./mapping";
+} from "./row";
 import { customerOut, customerUpdateBody } from "./schema";
 import type * as v from "valibot";
 
