@@ -3,10 +3,9 @@ import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
-import { type ServerProcess, spawnServer } from "./process";
+import { runCli, type ServerProcess, spawnServer } from "./process";
 
 // Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
 setDefaultTimeout(60_000);
@@ -68,16 +67,16 @@ test("POST .../admin-links: a 15-minute one-time link on the store's own domain,
 
 test("storeapi admin-link SLUG [--origin URL] [--json]", async () => {
   const data = dataDirIn(dir);
-  const json = await storeapi(["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", "--data", data]);
+  const json = await runCli(["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", "--data", data]);
   expect(json.code).toBe(0);
   expect(Object.keys(json.json).sort()).toEqual(["expiresAt", "token", "url"]);
   expect(json.json.url).toBe(`http://shop1.localhost:8080/api/admin/sign-in?token=${json.json.token}`);
-  const text = await storeapi(["admin-link", "shop1", "--data", data]);
+  const text = await runCli(["admin-link", "shop1", "--data", data]);
   expect(text.code).toBe(0);
   expect(text.stdout).toMatch(/^https:\/\/shop1\.example\.com\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}\n$/);
   expect(text.stderr).toMatch(/^One use, valid until .+\.\n$/);
-  const unknown = await storeapi(["admin-link", "nope", "--data", data]);
+  const unknown = await runCli(["admin-link", "nope", "--data", data]);
   expect(unknown.code).toBe(1);
   expect(unknown.stderr).toBe('storeapi: no store "nope"\n');
-  expect((await storeapi(["admin-link", "shop1", "--origin", "ftp://x", "--data", data])).code).toBe(2);
+  expect((await runCli(["admin-link", "shop1", "--origin", "ftp://x", "--data", data])).code).toBe(2);
 });

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
-import { type ServerProcess, spawnServer } from "./process";
+import { runCli, type ServerProcess, spawnServer } from "./process";
 
 // Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
 setDefaultTimeout(60_000);
@@ -110,7 +109,7 @@ describe("POST /manage/v1/stores", () => {
   });
 
   test("a leftover unregistered store file is overwritten by the next create", async () => {
-    const made = await storeapi(["stores", "add", "ghost", "--domain", "ghost.example.com", "--plan", "growth", "--owner-email", "o@g.com", "--data", data]);
+    const made = await runCli(["stores", "add", "ghost", "--domain", "ghost.example.com", "--plan", "growth", "--owner-email", "o@g.com", "--data", data]);
     expect(made.code).toBe(0);
     // Simulate a crash between the file and its registration: the row goes, the file stays.
     const { Database } = await import("bun:sqlite");
@@ -177,7 +176,7 @@ describe("PUT /manage/v1/stores/{slug}/order-statuses", () => {
       fixture,
       JSON.stringify({ stores: [{ ...storeBody("zeta-orders"), orderStatuses: [{ id: 4, name: "S" }], orders: [{ number: 1, status: 4, total: 10 }] }] }),
     );
-    expect((await storeapi(["load", fixture, "--data", data])).code).toBe(0);
+    expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
     await Bun.sleep(600);
     const inUse = await call("PUT", "/stores/zeta-orders/order-statuses", [{ id: 1, name: "New" }]);
     expect(inUse.status).toBe(409);

@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { storeapi } from "./cli-run";
 import { expectDocumented } from "./contract";
+import { runCli } from "./process";
 
 /**
  * A management API call: JSON in and out, a host key unless `key` says otherwise (null: none).
@@ -35,7 +35,7 @@ export async function manage(
 
 /** Makes a host key with the CLI; returns its secret. */
 export async function newHostKey(dataDir: string, name = "platform"): Promise<string> {
-  const made = await storeapi(["host-keys", "create", "--name", name, "--json", "--data", dataDir]);
+  const made = await runCli(["host-keys", "create", "--name", name, "--json", "--data", dataDir]);
   if (made.code !== 0) throw new Error(made.stderr);
   return made.json.key;
 }

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { ApiError } from "../../errors";
 import { fixtureDateTime } from "../../load/section";
 import { ok } from "../../http/respond";
-import { getCustomer, toCustomer } from "../../routes/customers/mapping";
+import { getCustomer, toCustomer } from "../../routes/customers/row";
 import { customerOut } from "../../routes/customers/schema";
 import { optionalJsonBody } from "../body";
 import { storeOr404 } from "../context";
