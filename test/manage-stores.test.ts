@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_ORDER_STATUSES } from "../src/stores/rules";
 import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
+import { DEFAULT_ORDER_STATUSES } from "../src/stores/rules";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
 
