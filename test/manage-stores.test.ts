@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers";
+import { DEFAULT_ORDER_STATUSES } from "../src/stores/rules";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { runCli, type ServerProcess, spawnServer } from "./process";
 
@@ -26,14 +27,6 @@ afterAll(async () => {
 });
 
 const call = (method: string, path: string, body?: unknown) => manage(server.url, method, path, { key: hostKey, body });
-const DEFAULT_STATUSES = [
-  { id: 1, name: "New" },
-  { id: 2, name: "Awaiting payment" },
-  { id: 3, name: "Processing" },
-  { id: 4, name: "Shipped" },
-  { id: 5, name: "Delivered" },
-  { id: 6, name: "Cancelled" },
-];
 const ISRAEL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00$/;
 
 describe("POST /manage/v1/stores", () => {
@@ -50,7 +43,7 @@ describe("POST /manage/v1/stores", () => {
         plan: "growth",
         ownerEmail: "owner@alpha.example.com",
         settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
-        orderStatuses: DEFAULT_STATUSES,
+        orderStatuses: DEFAULT_ORDER_STATUSES,
         createdAt: expect.stringMatching(ISRAEL_TIME),
       },
     });

@@ -1,5 +1,5 @@
-import { Platform, type Store } from "../db/platform";
-import { StorePool } from "../db/pool";
+import type { Store } from "../db/platform";
+import type { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { AREAS, describePermissions } from "../keys/permissions";
 import {
@@ -16,6 +16,7 @@ import {
 } from "../keys/repository";
 import { command, existingDataDirOf, type FlagTable, orList, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
+import { withPlatformAndPool } from "./open";
 
 /** `--expires never/30d/90d/1y` (default never) as the moment the key expires, or null. */
 export function expiresFlag(value: string | undefined, now: number): number | null {
@@ -33,20 +34,15 @@ const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
  * Opens the store for a key operation; afterwards bumps the store's key version (so a
  * running server reloads its keys) and its mail version (so it delivers the notice).
  */
-async function withStore<T>(dataDir: string, slug: string, fn: (store: Store, pool: StorePool) => Promise<T>): Promise<T> {
-  const platform = await Platform.open(dataDir);
-  const pool = new StorePool(dataDir);
-  try {
+function withStore<T>(dataDir: string, slug: string, fn: (store: Store, pool: StorePool) => Promise<T>): Promise<T> {
+  return withPlatformAndPool(dataDir, async (platform, pool) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
     await platform.markMailQueued(slug); // before the notice is queued: see `mail_queued`
     const result = await fn(store, pool);
     await platform.bumpKeysAndMail(slug);
     return result;
-  } finally {
-    await pool.close();
-    await platform.close();
-  }
+  });
 }
 
 const AREA_FLAGS = Object.fromEntries(
@@ -101,10 +97,8 @@ const create = command(
 
 const LIST = { name: "keys list", args: ["SLUG"], summary: "List a store's keys (never the keys themselves).", flags: {} };
 
-const list = command(LIST, async ({ values, args: [slug] }) => {
-  const platform = await Platform.open(existingDataDirOf(values));
-  const pool = new StorePool(existingDataDirOf(values));
-  try {
+const list = command(LIST, ({ values, args: [slug] }) =>
+  withPlatformAndPool(existingDataDirOf(values), async (platform, pool) => {
     if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
     const keys = (await pool.use(slug, listKeys)).filter((k) => k.deletedAt === null);
     const rows = keys.map((k) => ({
@@ -125,11 +119,8 @@ const list = command(LIST, async ({ values, args: [slug] }) => {
           `created ${r.createdAt}  expires ${r.expiresAt ?? "never"}${r.expired ? " (expired)" : ""}  last used ${r.lastUsedAt ?? "never"}`,
       );
     }
-  } finally {
-    await pool.close();
-    await platform.close();
-  }
-});
+  }),
+);
 
 const remove = command(
   { name: "keys delete", args: ["SLUG", "ID"], summary: "Delete a key and queue a notice to the store owner.", flags: {} },

@@ -45,3 +45,13 @@ export function domainUnderPlatform(domain: string, platformDomain: string): boo
   const platform = platformDomain.toLowerCase().replace(/\.$/, "");
   return name === platform || name.endsWith(`.${platform}`);
 }
+
+/** The order statuses a new store starts with unless its creator lists its own. */
+export const DEFAULT_ORDER_STATUSES = [
+  { id: 1, name: "New" },
+  { id: 2, name: "Awaiting payment" },
+  { id: 3, name: "Processing" },
+  { id: 4, name: "Shipped" },
+  { id: 5, name: "Delivered" },
+  { id: 6, name: "Cancelled" },
+];
