@@ -11,6 +11,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { formatIsrael } from "../src/format/time";
+import { DEFAULT_ORDER_STATUSES } from "../src/stores/rules";
 
 const OUT = join(import.meta.dir, "..", "fixtures", "demo.json");
 const DAY = 86_400_000;
@@ -485,21 +486,12 @@ const FROM = d("2026-05-01T00:00:00+03:00");
 const TO = d("2026-11-15T00:00:00+02:00");
 const stripped = (customers: Customer[]) => customers.map(({ created: _created, ...c }) => c);
 
-const STANDARD_STATUSES = [
-  { id: 1, name: "New" },
-  { id: 2, name: "Awaiting payment" },
-  { id: 3, name: "Processing" },
-  { id: 4, name: "Shipped" },
-  { id: 5, name: "Delivered" },
-  { id: 6, name: "Cancelled" },
-];
-
 function beansStore() {
   const r = prng(20261);
   const customers = makeCustomers(r, 40, d("2026-01-05T00:00:00+02:00"), TO - 20 * DAY, 0, true);
   const catalogue = makeProducts(r, COFFEE_SPECS, "BL", d("2026-01-01T00:00:00+02:00"), TO);
   const plan: OrderPlan = {
-    statuses: STANDARD_STATUSES,
+    statuses: DEFAULT_ORDER_STATUSES,
     s: { new: 1, awaiting: 2, processing: 3, shipped: 4, delivered: 5, cancelled: 6 },
     prefix: "BL",
     invoiceHost: "shop1.example.com",
@@ -531,7 +523,7 @@ function beansStore() {
     plan: "growth",
     ownerEmail: "owner@shop1.example.com",
     settings: { manualCustomerApproval: true, notifyStatusChange: true, registration: true },
-    orderStatuses: STANDARD_STATUSES,
+    orderStatuses: DEFAULT_ORDER_STATUSES,
     keys: [
       {
         name: "demo",

@@ -114,10 +114,10 @@ describe("signing in with a one-time link", () => {
 describe("storeapi admin-link", () => {
   test("prints a working link on the store's own domain, or on --origin; --json gives url, token, expiresAt", async () => {
     const data = ["--data", server.dataDir];
-    const plain = await runCli(["admin-link", "shop1", ...data]);
+    const plain = await runCli(["admin-link", "shop1", ...data], { underTest: true });
     expect(plain.code).toBe(0);
     expect(plain.stdout).toMatch(/^https:\/\/shop1\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}\n$/);
-    const json = await runCli(["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", ...data]);
+    const json = await runCli(["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", ...data], { underTest: true });
     const link = JSON.parse(json.stdout);
     expect(Object.keys(link)).toEqual(["url", "token", "expiresAt"]);
     expect(link.url).toBe(`http://shop1.localhost:8080/api/admin/sign-in?token=${link.token}`);
@@ -128,10 +128,10 @@ describe("storeapi admin-link", () => {
   test("a bad --origin is exit 2, an unknown store exit 1, each one line", async () => {
     const data = ["--data", server.dataDir];
     const origins = ["ftp://x.test", "not a url", "https://x.test/path"];
-    const bad = await Promise.all(origins.map((o) => runCli(["admin-link", "shop1", "--origin", o, ...data])));
+    const bad = await Promise.all(origins.map((o) => runCli(["admin-link", "shop1", "--origin", o, ...data], { underTest: true })));
     expect(bad.map((r) => r.code)).toEqual([2, 2, 2]);
     expect(bad[0].stderr).toBe('storeapi: --origin must be like https://shop.example.com (scheme, host and port only), not "ftp://x.test"\n');
-    const unknown = await runCli(["admin-link", "nope", ...data]);
+    const unknown = await runCli(["admin-link", "nope", ...data], { underTest: true });
     expect([unknown.code, unknown.stderr]).toEqual([1, 'storeapi: no store "nope"\n']);
   }, SLOW);
 });

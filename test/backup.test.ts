@@ -2,9 +2,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
-import { isOneCleanLine, storeapi } from "./cli-run";
 import { otherStore, send, tempDir, testStore } from "./helpers";
-import { spawnServer } from "./process";
+import { isOneCleanLine, runCli, spawnServer } from "./process";
 import { TEST_LIBSQL, testLocation } from "./sqld";
 
 const dir = tempDir("storeapi-backup-");
@@ -53,7 +52,7 @@ test.skipIf(TEST_LIBSQL)("a backup taken during a write load is a valid data dir
     for (let i = 0; i < 1500 && load.acknowledged.length < 50; i++) await Bun.sleep(20);
     const before = [...load.acknowledged];
     const dest = join(dir, "copy");
-    const run = await storeapi(["backup", dest, "--data", data, "--json"]);
+    const run = await runCli(["backup", dest, "--data", data, "--json"]);
     await load.stop();
     expect(load.acknowledged.length).toBeGreaterThan(before.length); // writes went on during the backup
     expect(run.stderr).toBe("");
@@ -80,23 +79,23 @@ test.skipIf(TEST_LIBSQL)("a backup taken during a write load is a valid data dir
 test.skipIf(TEST_LIBSQL)("backup prints a summary line, and refuses a destination that is not empty or a directory that is not a data directory", async () => {
   const data = join(dir, "data2");
   await loadFixture(await testLocation(data), { stores: [testStore()] });
-  const ok = await storeapi(["backup", join(dir, "copy2"), "--data", data]);
+  const ok = await runCli(["backup", join(dir, "copy2"), "--data", data]);
   expect(ok.code).toBe(0);
   expect(ok.stdout).toMatch(new RegExp(`^backed up platform\\.db and 1 stores \\([0-9.]+ MiB\\) into ${join(dir, "copy2")} in [0-9.]+ s\\n$`));
 
   const full = join(dir, "full");
   mkdirSync(full);
   writeFileSync(join(full, "keep.txt"), "x");
-  const refused = await storeapi(["backup", full, "--data", data]);
+  const refused = await runCli(["backup", full, "--data", data]);
   expect(refused.code).toBe(1);
   expect(isOneCleanLine(refused.stderr)).toBe(true);
   expect(refused.stderr).toBe(`storeapi: ${full} is not empty: back up into a new or empty directory\n`);
 
-  const notData = await storeapi(["backup", join(dir, "copy3"), "--data", join(dir, "nothing-here")]);
+  const notData = await runCli(["backup", join(dir, "copy3"), "--data", join(dir, "nothing-here")]);
   expect(notData.code).toBe(1);
   expect(notData.stderr).toBe(`storeapi: ${join(dir, "nothing-here")} is not a storeapi data directory (no platform.db)\n`);
 
-  const missing = await storeapi(["backup", "--data", data]);
+  const missing = await runCli(["backup", "--data", data]);
   expect(missing.code).toBe(2);
   expect(missing.stderr).toBe("storeapi: missing DEST_DIR; usage: storeapi backup DEST_DIR\n");
 }, 30_000);
@@ -107,7 +106,7 @@ test("backing up many stores shows progress on stderr and keeps stdout for the s
     testStore({ slug: `s${i}`, domain: `s${i}.test`, ownerEmail: `owner@s${i}.test`, keys: [] }),
   );
   await loadFixture(await testLocation(data), { stores });
-  const run = await storeapi(["backup", join(dir, "many-copy"), "--data", data, "--json"]);
+  const run = await runCli(["backup", join(dir, "many-copy"), "--data", data, "--json"]);
   expect(run.code).toBe(0);
   expect(run.json.stores).toBe(50);
   expect(run.stderr.split("\n").at(-2)).toBe("backup: stores copied: 50/50");

@@ -2,9 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
-import { isOneCleanLine, storeapi } from "./cli-run";
 import { KEYS, send, tempDir, testStore } from "./helpers";
-import { spawnServer } from "./process";
+import { isOneCleanLine, runCli, spawnServer } from "./process";
 import { testLocation } from "./sqld";
 
 // What a first-time operator types, and what they read back (issue 13, items 9 and 10 and
@@ -22,7 +21,7 @@ function freshData(): string {
 }
 
 const add = (data: string, slug: string, ...flags: string[]) =>
-  storeapi(["stores", "add", slug, "--domain", `${slug}.example.com`, "--plan", "growth", "--owner-email", `owner@${slug}.example.com`, ...flags, "--data", data]);
+  runCli(["stores", "add", slug, "--domain", `${slug}.example.com`, "--plan", "growth", "--owner-email", `owner@${slug}.example.com`, ...flags, "--data", data]);
 
 describe("stores add/set: owner email, name and domain are checked like a fixture's", () => {
   test("an owner email that is not exactly one address is exit 2 with one line, and nothing is stored", async () => {
@@ -35,11 +34,11 @@ describe("stores add/set: owner email, name and domain are checked like a fixtur
       [["stores", "set", "shop1", "--owner-email", "a@x.com b@y.com"], '"a@x.com b@y.com"'],
     ];
     for (const [args, shown] of cases) {
-      const result = await storeapi([...args, "--data", data]);
+      const result = await runCli([...args, "--data", data]);
       expect(result.code).toBe(2);
       expect(result.stderr).toBe(`storeapi: --owner-email ${shown} must be a valid email address.\n`);
     }
-    const list = await storeapi(["stores", "list", "--json", "--data", data]);
+    const list = await runCli(["stores", "list", "--json", "--data", data]);
     expect(list.json.map((s: { slug: string; ownerEmail: string }) => [s.slug, s.ownerEmail])).toEqual([["shop1", "owner@shop1.example.com"]]);
   });
 
@@ -49,14 +48,14 @@ describe("stores add/set: owner email, name and domain are checked like a fixtur
     expect((await add(data, "shop1", "--name", long)).stderr).toBe(`storeapi: --name "${long}" must be at most 100 characters long.\n`);
     expect((await add(data, "shop1", "--name", "")).stderr).toBe('storeapi: --name "" must not be empty.\n');
     expect((await add(data, "shop1", "--name", "n".repeat(100))).code).toBe(0);
-    expect((await storeapi(["stores", "set", "shop1", "--name", long, "--data", data])).code).toBe(2);
+    expect((await runCli(["stores", "set", "shop1", "--name", long, "--data", data])).code).toBe(2);
   });
 
   test("an own domain under the platform domain, localhost, an IP literal or a trailing dot is refused", async () => {
     const data = freshData();
     expect((await add(data, "shop1")).code).toBe(0);
     const domain = async (value: string, ...flags: string[]) => {
-      const result = await storeapi(["stores", "add", "shop2", "--domain", value, "--plan", "growth", "--owner-email", "o@shop2.example.com", ...flags, "--data", data]);
+      const result = await runCli(["stores", "add", "shop2", "--domain", value, "--plan", "growth", "--owner-email", "o@shop2.example.com", ...flags, "--data", data]);
       expect(result.code).toBe(2);
       expect(isOneCleanLine(result.stderr)).toBe(true);
       return result.stderr;
@@ -71,22 +70,22 @@ describe("stores add/set: owner email, name and domain are checked like a fixtur
     expect(await domain("127.0.0.1")).toBe('storeapi: --domain "127.0.0.1" must be a host name, not an IP address.\n');
     expect(await domain("shop2.example.com.")).toBe('storeapi: --domain "shop2.example.com." must not end with a dot.\n');
     // stores set, and the platform domain from the environment, as serve reads it
-    const set = await storeapi(["stores", "set", "shop1", "--domain", "shop2.localhost", "--data", data]);
+    const set = await runCli(["stores", "set", "shop1", "--domain", "shop2.localhost", "--data", data]);
     expect([set.code, set.stderr]).toEqual([2, under("shop2.localhost", "localhost")]);
-    const fromEnv = await storeapi(["stores", "set", "shop1", "--domain", "a.shops.example.org", "--data", data], {
+    const fromEnv = await runCli(["stores", "set", "shop1", "--domain", "a.shops.example.org", "--data", data], {
       env: { STOREAPI_PLATFORM_DOMAIN: "shops.example.org" },
     });
     expect([fromEnv.code, fromEnv.stderr]).toEqual([2, under("a.shops.example.org", "shops.example.org")]);
     // the same name is fine when the platform domain is elsewhere
     expect((await add(data, "shop3", "--domain", "shop3.localhost", "--platform-domain", "example.net")).code).toBe(0);
-    const list = await storeapi(["stores", "list", "--json", "--data", data]);
+    const list = await runCli(["stores", "list", "--json", "--data", data]);
     expect(list.json.map((s: { domain: string }) => s.domain)).toEqual(["shop1.example.com", "shop3.localhost"]);
   });
 
   test("stores set with nothing to change is exit 2 and says so", async () => {
     const data = freshData();
     expect((await add(data, "shop1")).code).toBe(0);
-    const result = await storeapi(["stores", "set", "shop1", "--data", data]);
+    const result = await runCli(["stores", "set", "shop1", "--data", data]);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toBe(
@@ -100,7 +99,7 @@ describe("load: the same store rules", () => {
     const data = freshData();
     const file = join(data, "..", "fixture.json");
     writeFileSync(file, JSON.stringify({ stores }));
-    return storeapi(["load", file, ...flags, "--data", data]);
+    return runCli(["load", file, ...flags, "--data", data]);
   };
 
   test("an own domain under the platform domain is refused with its path", async () => {
@@ -148,17 +147,17 @@ describe("keys create", () => {
   test("a key with no permission at all is refused (exit 2); the notice is said to be queued", async () => {
     const data = freshData();
     expect((await add(data, "shop1")).code).toBe(0);
-    const none = await storeapi(["keys", "create", "shop1", "--name", "idle", "--data", data]);
+    const none = await runCli(["keys", "create", "shop1", "--name", "idle", "--data", data]);
     expect(none.code).toBe(2);
     expect(none.stderr).toBe("storeapi: a key needs at least one permission: give --products, --orders, --customers or --leads as read or write\n");
-    const allNone = await storeapi(["keys", "create", "shop1", "--name", "idle", "--orders", "none", "--leads", "none", "--data", data]);
+    const allNone = await runCli(["keys", "create", "shop1", "--name", "idle", "--orders", "none", "--leads", "none", "--data", data]);
     expect(allNone.code).toBe(2);
-    expect((await storeapi(["keys", "list", "shop1", "--json", "--data", data])).json).toEqual([]);
+    expect((await runCli(["keys", "list", "shop1", "--json", "--data", data])).json).toEqual([]);
 
-    const created = await storeapi(["keys", "create", "shop1", "--name", "erp", "--orders", "read", "--data", data]);
+    const created = await runCli(["keys", "create", "shop1", "--name", "erp", "--orders", "read", "--data", data]);
     expect(created.code).toBe(0);
     expect(created.stdout).toEndWith("This is the only time the key is shown; store it now. An email to the store owner is queued.\n");
-    const deleted = await storeapi(["keys", "delete", "shop1", "1", "--data", data]);
+    const deleted = await runCli(["keys", "delete", "shop1", "1", "--data", data]);
     expect(deleted.stdout).toMatch(/^deleted key 1 "erp" \(svc_sk_…\w{4}\) from shop1; an email to the store owner is queued\n$/);
   });
 });
@@ -175,7 +174,7 @@ describe("command-line messages", () => {
       [["serve", "--listen"], "--listen needs a value"],
     ];
     for (const [args, message] of cases) {
-      const result = await storeapi([...args, "--data", data]);
+      const result = await runCli([...args, "--data", data]);
       expect([args.join(" "), result.code, result.stderr]).toEqual([args.join(" "), 2, `storeapi: ${message}\n`]);
     }
   });
@@ -183,10 +182,10 @@ describe("command-line messages", () => {
   test("an environment variable's mistake names the variable", async () => {
     const data = freshData();
     expect((await add(data, "shop1")).code).toBe(0);
-    const result = await storeapi(["serve", "--data", data, "--listen", "127.0.0.1:0"], { env: { STOREAPI_RATE_LIMIT: "abc" } });
+    const result = await runCli(["serve", "--data", data, "--listen", "127.0.0.1:0"], { env: { STOREAPI_RATE_LIMIT: "abc" } });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('storeapi: STOREAPI_RATE_LIMIT must be a positive whole number, not "abc"\n');
-    const flag = await storeapi(["serve", "--data", data, "--listen", "127.0.0.1:0", "--rate-limit", "abc"]);
+    const flag = await runCli(["serve", "--data", data, "--listen", "127.0.0.1:0", "--rate-limit", "abc"]);
     expect(flag.stderr).toBe('storeapi: --rate-limit must be a positive whole number, not "abc"\n');
   });
 
@@ -195,7 +194,7 @@ describe("command-line messages", () => {
     expect((await add(data, "shop1")).code).toBe(0);
     const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
     try {
-      const result = await storeapi(["serve", "--data", data, "--listen", `127.0.0.1:${taken.port}`, "--allow-http"]);
+      const result = await runCli(["serve", "--data", data, "--listen", `127.0.0.1:${taken.port}`, "--allow-http"]);
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(`storeapi: address 127.0.0.1:${taken.port} is already in use; stop what listens there or pick another --listen\n`);
     } finally {
@@ -207,7 +206,7 @@ describe("command-line messages", () => {
 describe("--version and --help", () => {
   test("--version prints storeapi X.Y.Z from package.json, then the libSQL and Bun versions", async () => {
     const { version } = JSON.parse(readFileSync(join(import.meta.dir, "..", "package.json"), "utf8"));
-    const result = await storeapi(["--version"]);
+    const result = await runCli(["--version"]);
     expect(result.code).toBe(0);
     const lines = result.stdout.split("\n");
     expect(lines[0]).toBe(`storeapi ${version}`);
@@ -234,7 +233,7 @@ describe("--version and --help", () => {
   FLAGS.demo = FLAGS.serve;
 
   test("every command's --help lists every flag it takes, and exits 0", async () => {
-    const results = await Promise.all(Object.keys(FLAGS).map((name) => storeapi([...name.split(" "), "--help"])));
+    const results = await Promise.all(Object.keys(FLAGS).map((name) => runCli([...name.split(" "), "--help"])));
     for (const [i, [name, flags]] of Object.entries(FLAGS).entries()) {
       const { code, stdout, stderr } = results[i];
       expect([name, code, stderr]).toEqual([name, 0, ""]);
@@ -245,12 +244,12 @@ describe("--version and --help", () => {
   });
 
   test("a group's --help lists its commands; the overview names every command", async () => {
-    const keys = await storeapi(["keys", "--help"]);
+    const keys = await runCli(["keys", "--help"]);
     expect(keys.code).toBe(0);
     expect(keys.stdout).toContain("  keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]\n");
     expect(keys.stdout).toContain("  keys delete SLUG ID\n");
     expect(keys.stdout).not.toContain("stores add");
-    const overview = await storeapi(["--help"]);
+    const overview = await runCli(["--help"]);
     for (const name of Object.keys(FLAGS)) expect(overview.stdout).toContain(`\n  ${name}`);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isOneCleanLine, storeapi } from "./cli-run";
+import { isOneCleanLine, runCli, runCliInProcess, spawnUntil } from "./process";
 import { tempDir, testStore } from "./helpers";
 import { TEST_LIBSQL } from "./sqld";
 
@@ -16,8 +16,8 @@ function freshDir(): string {
   return dir;
 }
 
-/** Runs a command against one data directory. */
-const inDir = (dir: string) => (...args: string[]) => storeapi([...args, "--data", join(dir, "data")]);
+/** Runs a command against one data directory, in this process (these tests are about the CLI's logic). */
+const inDir = (dir: string) => (...args: string[]) => runCliInProcess([...args, "--data", join(dir, "data")]);
 
 function writeFixture(dir: string, stores: unknown[], name = "fixture.json"): string {
   const path = join(dir, name);
@@ -202,12 +202,12 @@ describe("command line", () => {
   test("unknown command, unknown flag, missing argument: exit 2, one line, no stack", async () => {
     const dir = freshDir();
     const results = await Promise.all([
-      storeapi(["frobnicate"]),
-      storeapi(["load"]),
-      storeapi(["load", join(dir, "x.json"), "--force"]),
-      storeapi(["serve", "--data", dir, "--listen", "nowhere"]),
-      storeapi(["serve", "--data", dir, "--port", "8080"]),
-      storeapi(["openapi", "extra"]),
+      runCliInProcess(["frobnicate"]),
+      runCliInProcess(["load"]),
+      runCliInProcess(["load", join(dir, "x.json"), "--force"]),
+      runCliInProcess(["serve", "--data", dir, "--listen", "nowhere"]),
+      runCliInProcess(["serve", "--data", dir, "--port", "8080"]),
+      runCliInProcess(["openapi", "extra"]),
     ]);
     for (const result of results) {
       expect(result.code).toBe(2);
@@ -218,22 +218,22 @@ describe("command line", () => {
 
   test("a name every object has (constructor, __proto__) is an unknown command too", async () => {
     for (const name of ["constructor", "__proto__", "toString"]) {
-      const result = await storeapi([name]);
+      const result = await runCliInProcess([name]);
       expect(result.code).toBe(2);
       expect(result.stderr).toBe(`storeapi: unknown command "${name}"; run storeapi --help\n`);
     }
   });
 
   test("--help prints usage and exits 0; no command prints usage and exits 2", async () => {
-    const help = await storeapi(["--help"]);
+    const help = await runCliInProcess(["--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("keys create SLUG --name N");
-    const none = await storeapi([]);
+    const none = await runCliInProcess([]);
     expect(none.code).toBe(2);
   });
 
   test("openapi prints a JSON document", async () => {
-    const result = await storeapi(["openapi"]);
+    const result = await runCliInProcess(["openapi"]);
     expect(result.code).toBe(0);
     expect(result.json.openapi).toMatch(/^3\.1/);
   });
@@ -297,27 +297,15 @@ describe("load", () => {
 describe("demo", () => {
   test("loads the demo stores, prints them as --json, serves, and stops on SIGTERM with exit 0", async () => {
     const dir = freshDir();
-    const child = Bun.spawn([process.execPath, "src/main.ts", "demo", "--json", "--listen", "127.0.0.1:0", "--data", join(dir, "demo")], {
-      cwd: join(import.meta.dir, ".."),
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-      timeout: 60_000,
-    });
-    const reader = child.stdout.getReader();
-    let text = "";
-    let intro: { url: string; stores: Array<{ slug: string; plan: string; keys: Array<{ secret?: string }> }> } | undefined;
-    while (!intro) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += new TextDecoder().decode(value);
+    const parses = (text: string) => {
       try {
-        intro = JSON.parse(text);
+        return JSON.parse(text);
       } catch {
-        // not complete yet
+        return undefined; // not complete yet
       }
-    }
-    reader.releaseLock();
+    };
+    const { child, text } = await spawnUntil(["demo", "--json", "--listen", "127.0.0.1:0", "--data", join(dir, "demo")], (out) => parses(out) !== undefined);
+    const intro: { url: string; stores: Array<{ slug: string; plan: string; keys: Array<{ secret?: string }> }> } | undefined = parses(text);
     expect(intro).toBeDefined();
     if (!intro) return;
     expect(intro.stores.map((s) => s.plan)).toContain("free");
@@ -338,7 +326,7 @@ describe("demo", () => {
     const dir = freshDir();
     const run = inDir(dir);
     await addShop(run);
-    const result = await storeapi(["demo", "--listen", "127.0.0.1:0", "--data", join(dir, "data")]);
+    const result = await runCli(["demo", "--listen", "127.0.0.1:0", "--data", join(dir, "data")]);
     expect(result.code).toBe(1);
     expect(isOneCleanLine(result.stderr)).toBe(true);
     expect((await run("stores", "list", "--json")).json).toHaveLength(1);
@@ -374,7 +362,7 @@ describe("load: orders", () => {
     }));
     const file = writeFixture(dir, [testStore({ slug: "big", domain: "big.example.com", orders })], "big.json");
     const started = performance.now();
-    const result = await storeapi(["load", file, "--json", "--data", join(dir, "data")], { timeoutMs: 170_000 });
+    const result = await runCliInProcess(["load", file, "--json", "--data", join(dir, "data")]);
     const seconds = (performance.now() - started) / 1000;
     process.stderr.write(`[cli.test] 100,000 orders loaded in ${seconds.toFixed(1)} s\n`);
     expect(result.stderr).toContain("loading big orders: 100000/100000");

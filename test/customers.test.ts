@@ -179,7 +179,9 @@ describe("GET /customers/{id}", () => {
   });
 
   test("unknown, foreign and malformed ids", async () => {
-    expectError(await get("/customers/999"), 404, "not_found");
+    const missing = await get("/customers/999");
+    expectError(missing, 404, "not_found");
+    expect(missing.json.error.message).toBe("Customer 999 was not found."); // worded like every resource's 404
     expectError(await get("/customers/900"), 404, "not_found");
     expectError(await get("/customers/1", { host: "shop2.test", key: KEYS.other }), 404, "not_found");
     expectError(await get("/customers/abc"), 400, "invalid_parameter", "id");
@@ -322,6 +324,10 @@ describe("PATCH /customers/{id}", () => {
   test("empty body is nothing_to_update (before not_found); bad fields are invalid_field", async () => {
     expectError(await patch(102, {}), 400, "nothing_to_update");
     expectError(await patch(999, {}), 400, "nothing_to_update");
+    // Fields that are not the customer's to change (notifyCustomer is the order's), each named.
+    for (const field of ["status", "notifyCustomer", "id", "createdAt", "registeredAt"]) {
+      expectError(await patch(102, { [field]: true }), 400, "invalid_field", field);
+    }
     expectError(await patch(102, { status: "locked" }), 400, "invalid_field", "status");
     expectError(await patch(102, { active: "yes" }), 400, "invalid_field", "active");
     expectError(await patch(102, { email: null }), 400, "invalid_field", "email");

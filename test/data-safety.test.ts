@@ -2,9 +2,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isOneCleanLine, storeapi } from "./cli-run";
 import { KEYS, otherStore, send, tempDir, testStore } from "./helpers";
-import { spawnServer } from "./process";
+import { isOneCleanLine, runCli, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 const dirs: string[] = [];
@@ -28,7 +27,7 @@ function writeFixture(dir: string, stores: unknown[], name = "fixture.json"): st
 async function loadedDataDir(): Promise<string> {
   const dir = freshDir();
   const data = join(dir, "data");
-  const loaded = await storeapi(["load", writeFixture(dir, [testStore(), otherStore()]), "--data", data]);
+  const loaded = await runCli(["load", writeFixture(dir, [testStore(), otherStore()]), "--data", data]);
   expect(loaded.code).toBe(0);
   return data;
 }
@@ -42,11 +41,11 @@ describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
     const data = await loadedDataDir();
     const first = await spawnServer(data);
     try {
-      const second = await storeapi(["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http"]);
+      const second = await runCli(["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http"]);
       expect(second.code).toBe(1);
       expect(second.stderr).toBe(`storeapi: another storeapi server is already serving ${data}\n`);
       // the CLI still works beside the live server
-      expect((await storeapi(["stores", "list", "--json", "--data", data])).json).toHaveLength(2);
+      expect((await runCli(["stores", "list", "--json", "--data", data])).json).toHaveLength(2);
     } finally {
       await first.signal("SIGKILL");
     }
@@ -62,12 +61,12 @@ describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
     try {
       const created = await send(server.url, "/api/v1/products", { method: "POST", body: { name: "Kept", price: 5 } });
       expect(created.status).toBe(201);
-      const replace = await storeapi(["load", writeFixture(dir, [testStore()], "again.json"), "--replace", "--data", data]);
+      const replace = await runCli(["load", writeFixture(dir, [testStore()], "again.json"), "--replace", "--data", data]);
       expect(replace.code).toBe(1);
       expect(replace.stderr).toBe(
         `storeapi: a server is serving ${data}; stop it before load --replace (it would keep writing to the replaced files)\n`,
       );
-      const added = await storeapi(["load", writeFixture(dir, [otherStore({ slug: "shop3", domain: "shop3.test" })], "new.json"), "--data", data]);
+      const added = await runCli(["load", writeFixture(dir, [otherStore({ slug: "shop3", domain: "shop3.test" })], "new.json"), "--data", data]);
       expect(added.code).toBe(0);
       expect(await productNames(server.url)).toEqual(["Kept"]);
     } finally {
@@ -86,9 +85,9 @@ describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
 // Staging and moving store files; on a libSQL server load fills namespaces (test/libsql.test.ts).
 describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
   const crashAt = (fixture: string, data: string, step: string) =>
-    storeapi(["load", fixture, "--data", data], { env: { STOREAPI_TEST_LOAD_CRASH: step } });
+    runCli(["load", fixture, "--data", data], { env: { STOREAPI_TEST_LOAD_CRASH: step } });
   const slugs = async (data: string) =>
-    ((await storeapi(["stores", "list", "--json", "--data", data])).json as Array<{ slug: string }>).map((s) => s.slug);
+    ((await runCli(["stores", "list", "--json", "--data", data])).json as Array<{ slug: string }>).map((s) => s.slug);
 
   test("killed before the commit: nothing is registered, no staging left, and the load re-runs", async () => {
     const dir = freshDir();
@@ -99,7 +98,7 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
     expect(existsSync(join(data, "loading"))).toBe(true);
     expect(await slugs(data)).toEqual([]);
     expect(existsSync(join(data, "loading"))).toBe(false);
-    expect((await storeapi(["load", fixture, "--data", data])).code).toBe(0);
+    expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
     expect(await slugs(data)).toEqual(["shop1", "shop2"]);
   });
 
@@ -154,7 +153,7 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
       ["mail", "list"],
     ];
     for (const command of commands) {
-      const result = await storeapi([...command, "--data", missing]);
+      const result = await runCli([...command, "--data", missing]);
       expect(result.code).toBe(1);
       expect(isOneCleanLine(result.stderr)).toBe(true);
       expect(result.stderr).toBe(`storeapi: no data directory at ${missing}; create one with storeapi stores add or storeapi load\n`);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { storeapi } from "./cli-run";
+import { runCli } from "./process";
 import { startTestServer, tempDir, testStore, type ApiAnswer, type TestServer } from "./helpers";
 
 /**
@@ -16,7 +16,7 @@ beforeAll(async () => {
   // Loaded by `storeapi load` in its own process, as an operator would: a fixture loaded
   // inside this process breaks the server's reads after a CLI write (reported; db layer).
   writeFileSync(join(dir, "fixture.json"), JSON.stringify({ stores: [testStore()] }));
-  const loaded = await storeapi(["load", join(dir, "fixture.json"), "--data", join(dir, "data")]);
+  const loaded = await runCli(["load", join(dir, "fixture.json"), "--data", join(dir, "data")]);
   if (loaded.code !== 0) throw new Error(loaded.stderr);
   // 401s while polling must not block 127.0.0.1.
   server = await startTestServer({ dataDir: join(dir, "data"), flags: { "auth-failure-limit": "100000" } });
@@ -45,7 +45,7 @@ async function pollUntil(key: string, done: (a: ApiAnswer) => boolean): Promise<
 
 describe("keys from the CLI on a running server", () => {
   test("a created key works within a second; a deleted one is 401 within a second", async () => {
-    const created = await storeapi(["keys", "create", "shop1", "--name", "live", "--orders", "read", "--data", server.dataDir, "--json"]);
+    const created = await runCli(["keys", "create", "shop1", "--name", "live", "--orders", "read", "--data", server.dataDir, "--json"]);
     expect(created.code).toBe(0);
     const key: string = created.json.key;
     expect(key).toMatch(/^svc_sk_[A-Za-z0-9]{32,}$/);
@@ -55,18 +55,18 @@ describe("keys from the CLI on a running server", () => {
     expect(works.status).toBe(404);
     expect(works.headers.get("ratelimit-remaining")).toBe("119");
 
-    const deleted = await storeapi(["keys", "delete", "shop1", String(created.json.id), "--data", server.dataDir, "--json"]);
+    const deleted = await runCli(["keys", "delete", "shop1", String(created.json.id), "--data", server.dataDir, "--json"]);
     expect(deleted.code).toBe(0);
     const refused = await pollUntil(key, (a) => a.status === 401);
     expect(refused.status).toBe(401);
   });
 
   test("lastUsedAt is recorded for a used key; the key itself is never listed", async () => {
-    const created = await storeapi(["keys", "create", "shop1", "--name", "used", "--orders", "read", "--data", server.dataDir, "--json"]);
+    const created = await runCli(["keys", "create", "shop1", "--name", "used", "--orders", "read", "--data", server.dataDir, "--json"]);
     expect(created.code).toBe(0);
     expect(authenticated(await pollUntil(created.json.key, authenticated))).toBe(true);
     const listUsed = async () => {
-      const list = await storeapi(["keys", "list", "shop1", "--data", server.dataDir, "--json"]);
+      const list = await runCli(["keys", "list", "shop1", "--data", server.dataDir, "--json"]);
       return { text: list.stdout, row: list.json.find((k: { id: number }) => k.id === created.json.id) };
     };
     // Written off the request path: poll (bounded) until it lands.

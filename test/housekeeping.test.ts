@@ -7,9 +7,8 @@ import { storeDbPath } from "../src/db/pool";
 import { NativeDb } from "../src/db/native";
 import { loadFixture } from "../src/load/load";
 import { purgeStore } from "../src/housekeeping";
-import { storeapi } from "./cli-run";
 import { tempDir, testStore } from "./helpers";
-import { spawnServer } from "./process";
+import { runCli, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 const dir = tempDir("storeapi-housekeeping-");
@@ -89,7 +88,7 @@ test.skipIf(TEST_LIBSQL)("a running server purges them at start, and logs how ma
 });
 
 test("the housekeeping flags take positive whole numbers", async () => {
-  const run = await storeapi(["serve", "--data", join(dir, "flags"), "--purge-batch", "0", "--keep-sent-mail-days", "x"]);
+  const run = await runCli(["serve", "--data", join(dir, "flags"), "--purge-batch", "0", "--keep-sent-mail-days", "x"]);
   expect(run.code).toBe(2);
   expect(run.stderr).toBe('storeapi: --keep-sent-mail-days must be a positive whole number, not "x"; --purge-batch must be a positive whole number, not "0"\n');
 });

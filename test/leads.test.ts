@@ -110,7 +110,9 @@ describe("leads", () => {
     expect(cleared.json.data).toMatchObject({ handled: true, notes: null });
     expect((await patch(2, { handled: true })).json.data.handled).toBe(true);
     expect((await patch(2, {})).json.error.code).toBe("nothing_to_update");
-    expect((await patch(2, { name: "X" })).json.error).toMatchObject({ code: "invalid_field", field: "name" });
+    for (const field of ["name", "email", "message", "notifyCustomer"]) {
+      expect((await patch(2, { [field]: "X" })).json.error).toMatchObject({ code: "invalid_field", field });
+    }
     expect((await patch(2, { handled: "yes" })).json.error).toMatchObject({ code: "invalid_field", field: "handled" });
     expect((await patch(2, { notes: "n".repeat(5001) })).json.error).toMatchObject({ code: "invalid_field", field: "notes" });
     expect((await patch(2, { notes: "n".repeat(5000) })).status).toBe(200);

@@ -3,10 +3,9 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { namespaceFetch } from "../src/db/location";
-import { storeapi } from "./cli-run";
 import { otherStore, send, tempDir, testStore } from "./helpers";
 import { manage, storeBody } from "./manage-support";
-import { spawnServer, type ServerProcess } from "./process";
+import { runCli, spawnServer, type ServerProcess } from "./process";
 import { startSqld, type Sqld, TEST_LIBSQL } from "./sqld";
 
 let sqld: Sqld;
@@ -21,7 +20,7 @@ afterAll(async () => {
 });
 
 /** A command against the libSQL server; `--data` points at an empty directory that must stay empty. */
-const run = (...args: string[]) => storeapi([...args, ...sqld.flags, "--data", join(dir, "data")]);
+const run = (...args: string[]) => runCli([...args, ...sqld.flags, "--data", join(dir, "data")]);
 
 async function namespaceExists(namespace: string): Promise<boolean> {
   return (await fetch(`${sqld.adminUrl}/v1/namespaces/${namespace}/config`)).status === 200;
@@ -159,9 +158,9 @@ describe.skipIf(TEST_LIBSQL)("migrate-to-libsql", () => {
       createdAt: `2026-01-0${i + 1}`,
     }));
     writeFileSync(fixture, JSON.stringify({ stores: [testStore({ orders, products: [{ name: "Tea", price: 4 }] }), otherStore()] }));
-    const loaded = await storeapi(["load", fixture, "--data", files]);
+    const loaded = await runCli(["load", fixture, "--data", files]);
     expect([loaded.code, loaded.stderr]).toEqual([0, ""]);
-    const key = await storeapi(["keys", "create", "shop1", "--name", "moved", "--orders", "read", "--json", "--data", files]);
+    const key = await runCli(["keys", "create", "shop1", "--name", "moved", "--orders", "read", "--json", "--data", files]);
 
     const fileServer = await spawnServer(files);
     const page = "/api/v1/orders?limit=2";
@@ -172,7 +171,7 @@ describe.skipIf(TEST_LIBSQL)("migrate-to-libsql", () => {
 
     const empty = await startSqld();
     try {
-      const moved = await storeapi(["migrate-to-libsql", "--data", files, ...empty.flags]);
+      const moved = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
       expect([moved.code, moved.stderr, moved.stdout]).toEqual([0, "", `copied 2 stores (shop1, shop2) to ${empty.url}\n`]);
       const server = await spawnServer(join(dir, "unused"), empty.flags);
       try {
@@ -183,7 +182,7 @@ describe.skipIf(TEST_LIBSQL)("migrate-to-libsql", () => {
       } finally {
         await server.signal("SIGTERM");
       }
-      const again = await storeapi(["migrate-to-libsql", "--data", files, ...empty.flags]);
+      const again = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
       expect([again.code, again.stderr]).toEqual([1, "storeapi: the libSQL server already has stores (shop1, shop2); migrate-to-libsql fills an empty one\n"]);
     } finally {
       await empty.stop();
@@ -191,36 +190,36 @@ describe.skipIf(TEST_LIBSQL)("migrate-to-libsql", () => {
   });
 
   test("without --libsql-url it is a usage error", async () => {
-    const result = await storeapi(["migrate-to-libsql", "--data", join(dir, "files")]);
+    const result = await runCli(["migrate-to-libsql", "--data", join(dir, "files")]);
     expect([result.code, result.stderr]).toEqual([2, "storeapi: migrate-to-libsql needs --libsql-url (and --libsql-admin-url): the server to copy onto\n"]);
   });
 });
 
 describe.skipIf(TEST_LIBSQL)("libSQL flags", () => {
   test("--libsql-admin-url without --libsql-url is a usage error", async () => {
-    const result = await storeapi(["stores", "list", "--libsql-admin-url", "http://127.0.0.1:1", "--data", join(dir, "x")]);
+    const result = await runCli(["stores", "list", "--libsql-admin-url", "http://127.0.0.1:1", "--data", join(dir, "x")]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--libsql-admin-url needs --libsql-url");
   });
 
   test("a URL that is not http, https or libsql is a usage error naming where it came from", async () => {
-    const flag = await storeapi(["stores", "list", "--libsql-url", "ws://127.0.0.1:1"]);
+    const flag = await runCli(["stores", "list", "--libsql-url", "ws://127.0.0.1:1"]);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain('--libsql-url must be an http://, https:// or libsql:// URL, not "ws://127.0.0.1:1"');
-    const env = await storeapi(["stores", "list"], { env: { STOREAPI_LIBSQL_URL: "nonsense" } });
+    const env = await runCli(["stores", "list"], { env: { STOREAPI_LIBSQL_URL: "nonsense" } });
     expect(env.code).toBe(2);
     expect(env.stderr).toContain('STOREAPI_LIBSQL_URL must be an http://, https:// or libsql:// URL, not "nonsense"');
   });
 
   test("demo is files only and refuses --libsql-url", async () => {
-    const result = await storeapi(["demo", "--listen", "127.0.0.1:0", "--data", join(dir, "demo"), "--libsql-url", sqld.url]);
+    const result = await runCli(["demo", "--listen", "127.0.0.1:0", "--data", join(dir, "demo"), "--libsql-url", sqld.url]);
     expect([result.code, result.stderr]).toEqual([2, "storeapi: demo keeps its data in files under --data; drop --libsql-url\n"]);
   });
 
   test("a server without the registry namespace says how to make it", async () => {
     const empty = await startSqld();
     try {
-      const result = await storeapi(["stores", "list", "--libsql-url", empty.url]);
+      const result = await runCli(["stores", "list", "--libsql-url", empty.url]);
       expect([result.code, result.stderr]).toEqual([1, `storeapi: the libSQL server at ${empty.url} has no namespace platform; a command given --libsql-admin-url creates it\n`]);
     } finally {
       await empty.stop();
@@ -228,7 +227,7 @@ describe.skipIf(TEST_LIBSQL)("libSQL flags", () => {
   });
 
   test("adding a store without the admin API says what is missing", async () => {
-    const result = await storeapi(["stores", "add", "shop9", "--domain", "shop9.example.com", "--plan", "free", "--owner-email", "o@x.example.com", "--libsql-url", sqld.url]);
+    const result = await runCli(["stores", "add", "shop9", "--domain", "shop9.example.com", "--plan", "free", "--owner-email", "o@x.example.com", "--libsql-url", sqld.url]);
     expect([result.code, result.stderr]).toEqual([1, "storeapi: --libsql-admin-url is needed to create or delete databases on the libSQL server\n"]);
   });
 });

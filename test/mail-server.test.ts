@@ -2,9 +2,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { loadFixture } from "../src/load/load";
 import { startTestServer, tempDir, testStore, type TestServer } from "./helpers";
-import { storeapi } from "./cli-run";
 import { eventually, parseAddress, startSmtp, type SmtpPeer } from "./mail-support";
-import { spawnServer } from "./process";
+import { runCli, spawnServer } from "./process";
 import { testLocation } from "./sqld";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -31,14 +30,14 @@ async function fixtureDir(stores: unknown[]): Promise<string> {
   return dataDir;
 }
 
-const outbox = async (dataDir: string) => (await storeapi(["mail", "list", "--json", "--data", dataDir])).json;
+const outbox = async (dataDir: string) => (await runCli(["mail", "list", "--json", "--data", dataDir])).json;
 
 describe("mail through the running server", () => {
   test("a key created with the CLI while the server runs is emailed to the owner by that server", async () => {
     const peer = await smtp();
     const dataDir = await fixtureDir([testStore({ name: "חנות הבדיקות" })]);
     await serve(dataDir, peer, { "mail-from": "robot@mail.example.com" });
-    const created = await storeapi(["keys", "create", "shop1", "--name", "מלאי", "--products", "write", "--json", "--data", dataDir]);
+    const created = await runCli(["keys", "create", "shop1", "--name", "מלאי", "--products", "write", "--json", "--data", dataDir]);
     expect(created.code).toBe(0);
 
     const [message] = await peer.waitFor(1);
@@ -62,8 +61,8 @@ describe("mail through the running server", () => {
   test("mail queued while no server ran is delivered by the next to start", async () => {
     const peer = await smtp();
     const dataDir = await fixtureDir([testStore()]);
-    const created = await storeapi(["keys", "create", "shop1", "--name", "offline", "--orders", "read", "--json", "--data", dataDir]);
-    const deleted = await storeapi(["keys", "delete", "shop1", String(created.json.id), "--data", dataDir]);
+    const created = await runCli(["keys", "create", "shop1", "--name", "offline", "--orders", "read", "--json", "--data", dataDir]);
+    const deleted = await runCli(["keys", "delete", "shop1", String(created.json.id), "--data", dataDir]);
     expect([created.code, deleted.code]).toEqual([0, 0]);
     expect((await outbox(dataDir)).map((e: { kind: string; status: string }) => [e.kind, e.status])).toEqual([
       ["key_created", "queued"],
@@ -105,7 +104,7 @@ describe("mail through the running server", () => {
     const handedOver = new Promise<void>((resolve) => (inHand = resolve));
     const peer = await smtp({ acceptDelayMs: 700, onDataStart: () => inHand() });
     const dataDir = await fixtureDir([testStore()]);
-    expect((await storeapi(["keys", "create", "shop1", "--name", "late", "--orders", "read", "--data", dataDir])).code).toBe(0);
+    expect((await runCli(["keys", "create", "shop1", "--name", "late", "--orders", "read", "--data", dataDir])).code).toBe(0);
     const server = await spawnServer(dataDir, ["--smtp", peer.url]);
     cleanups.unshift(async () => {
       server.proc.kill("SIGKILL");

@@ -25,7 +25,7 @@ const scanLine = (stdout: string) =>
 test("mail queued in one of 40 stores while no server ran is delivered at start, opening only that store", async () => {
   const stores = Array.from({ length: 40 }, (_, i) => testStore({ slug: `s${i}`, domain: `s${i}.test`, keys: [] }));
   await loadFixture(await testLocation(dataDir), { stores });
-  const created = await runCli(["keys", "create", "s17", "--name", "deploy", "--orders", "read", "--data", dataDir]);
+  const created = await runCli(["keys", "create", "s17", "--name", "deploy", "--orders", "read", "--data", dataDir], { underTest: true });
   expect(created.code).toBe(0);
 
   server = await spawnServer(dataDir, ["--mail-dir", mailDir]);

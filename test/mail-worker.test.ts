@@ -13,7 +13,7 @@ import { MailWorker, type MailWorkerOptions } from "../src/mail/worker";
 import { StoreRegistry } from "../src/registry";
 import { otherStore, tempDir, testStore } from "./helpers";
 import { eventually, freePort, parseAddress, parseMessage, startSmtp, type SmtpPeer } from "./mail-support";
-import { storeapi } from "./cli-run";
+import { runCli } from "./process";
 import { testLocation } from "./sqld";
 
 const HEBREW_STORE = "חנות הדגמה";
@@ -272,7 +272,7 @@ describe("mail worker over SMTP", () => {
     expect(peer.messages.length).toBe(0);
     expect(h.logger.lines.filter((l) => l.msg === "mail failed for good").length).toBe(2);
 
-    const listed = await storeapi(["mail", "list", "--store", "shop1", "--json", "--data", h.dataDir]);
+    const listed = await runCli(["mail", "list", "--store", "shop1", "--json", "--data", h.dataDir]);
     expect(listed.code).toBe(0);
     expect(listed.json.map((e: Record<string, unknown>) => [e.id, e.store, e.kind, e.to, e.status, e.attempts, e.sentAt])).toEqual([
       [1, "shop1", "customer_approved", "dana@example.com", "failed", 3, null],

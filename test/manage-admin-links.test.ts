@@ -3,10 +3,9 @@ import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
-import { type ServerProcess, spawnServer } from "./process";
+import { runCli, type ServerProcess, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 // Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
@@ -28,8 +27,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Admin links live in the store's own database (src/admin/links.ts). */
 const storedLinks = () => {
-  // A link belongs to its store: it lives in the store's own database.
   const db = new Database(join(dataDirIn(dir), "stores", "shop1.db"), { readonly: true });
   try {
     return db.query("SELECT digest, expires_at - created_at AS ttl, used_at FROM admin_links").all() as Array<Record<string, unknown>>;
@@ -40,9 +39,9 @@ const storedLinks = () => {
 
 // Reads the stored link digests from the store file.
 test.skipIf(TEST_LIBSQL)("POST .../admin-links: a 15-minute one-time link on the store's own domain, or the origin given; only the digest is stored", async () => {
-  const noBody = await fetch(`${server.url}/manage/v1/stores/shop1/admin-links`, { method: "POST", headers: { Authorization: `Bearer ${hostKey}` } });
+  const noBody = await manage(server.url, "POST", "/stores/shop1/admin-links", { key: hostKey });
   expect(noBody.status).toBe(201);
-  const link = ((await noBody.json()) as any).data;
+  const link = noBody.json.data;
   expect(link.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   expect(link.url).toBe(`https://shop1.example.com/api/admin/sign-in?token=${link.token}`);
   expect(link.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00$/);
@@ -70,16 +69,16 @@ test.skipIf(TEST_LIBSQL)("POST .../admin-links: a 15-minute one-time link on the
 
 test("storeapi admin-link SLUG [--origin URL] [--json]", async () => {
   const data = dataDirIn(dir);
-  const json = await storeapi(["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", "--data", data]);
+  const json = await runCli(["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", "--data", data]);
   expect(json.code).toBe(0);
   expect(Object.keys(json.json).sort()).toEqual(["expiresAt", "token", "url"]);
   expect(json.json.url).toBe(`http://shop1.localhost:8080/api/admin/sign-in?token=${json.json.token}`);
-  const text = await storeapi(["admin-link", "shop1", "--data", data]);
+  const text = await runCli(["admin-link", "shop1", "--data", data]);
   expect(text.code).toBe(0);
   expect(text.stdout).toMatch(/^https:\/\/shop1\.example\.com\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}\n$/);
   expect(text.stderr).toMatch(/^One use, valid until .+\.\n$/);
-  const unknown = await storeapi(["admin-link", "nope", "--data", data]);
+  const unknown = await runCli(["admin-link", "nope", "--data", data]);
   expect(unknown.code).toBe(1);
   expect(unknown.stderr).toBe('storeapi: no store "nope"\n');
-  expect((await storeapi(["admin-link", "shop1", "--origin", "ftp://x", "--data", data])).code).toBe(2);
+  expect((await runCli(["admin-link", "shop1", "--origin", "ftp://x", "--data", data])).code).toBe(2);
 });

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { manageRoutes } from "../src/manage/routes";
-import { type ServerProcess, spawnServer } from "./process";
+import { runCli, type ServerProcess, spawnServer } from "./process";
 
 // Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
 setDefaultTimeout(60_000);
@@ -36,7 +35,7 @@ describe("storeapi host-keys", () => {
   test("create prints the key once, list shows only its hint, delete removes it", async () => {
     const local = tempDir("storeapi-hk-cli-");
     try {
-      const run = (...args: string[]) => storeapi([...args, "--data", dataDirIn(local)]);
+      const run = (...args: string[]) => runCli([...args, "--data", dataDirIn(local)]);
       const created = await run("host-keys", "create", "--name", "billing", "--expires", "30d", "--json");
       expect(created.code).toBe(0);
       expect(Object.keys(created.json).sort()).toEqual(["expiresAt", "hint", "id", "key"]);
@@ -61,7 +60,7 @@ describe("storeapi host-keys", () => {
   });
 
   test("bad flags are usage errors", async () => {
-    const run = (...args: string[]) => storeapi([...args, "--data", data]);
+    const run = (...args: string[]) => runCli([...args, "--data", data]);
     expect((await run("host-keys", "create")).stderr).toContain("missing --name");
     expect((await run("host-keys", "create", "--name", "x", "--expires", "2d")).stderr).toBe(
       'storeapi: --expires takes never, 30d, 90d or 1y, not "2d"\n',
@@ -77,7 +76,7 @@ describe("host keys on the management API", () => {
 
     const created = await manage(server.url, "POST", "/stores", { key: hostKey, body: storeBody("keys1") });
     expect(created.status).toBe(201);
-    const storeKey = await storeapi(["keys", "create", "keys1", "--name", "k", "--orders", "read", "--json", "--data", data]);
+    const storeKey = await runCli(["keys", "create", "keys1", "--name", "k", "--orders", "read", "--json", "--data", data]);
     expect(storeKey.code).toBe(0);
     // A store key is never a host key…
     const withStoreKey = await manage(server.url, "GET", "/stores", { key: storeKey.json.key });
@@ -100,10 +99,10 @@ describe("host keys on the management API", () => {
     }
     expect((await manage(server.url, "GET", "/stores/keys1", { key: hostKey })).status).toBe(200);
 
-    const late = await storeapi(["host-keys", "create", "--name", "late", "--json", "--data", data]);
+    const late = await runCli(["host-keys", "create", "--name", "late", "--json", "--data", data]);
     await Bun.sleep(1000);
     expect((await manage(server.url, "GET", "/stores/keys1", { key: late.json.key })).status).toBe(200);
-    await storeapi(["host-keys", "delete", String(late.json.id), "--data", data]);
+    await runCli(["host-keys", "delete", String(late.json.id), "--data", data]);
     await Bun.sleep(1000);
     expect((await manage(server.url, "GET", "/stores/keys1", { key: late.json.key })).json).toEqual(UNAUTHORIZED);
   });

@@ -92,12 +92,9 @@ describe("POST /manage/v1/stores/{slug}/customers/{id}/sign-ins", () => {
   test("sets lastVisitAt (now or `at`); pending stays pending; locked is customer_locked", async () => {
     const customer = (await storeApi("POST", "/customers", { email: "c@example.com", firstName: "C" })).json.data;
     expect(customer.status).toBe("pending");
-    const noBody = await fetch(`${server.url}/manage/v1/stores/shop/customers/${customer.id}/sign-ins`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${hostKey}` },
-    });
+    const noBody = await manage(server.url, "POST", `/stores/shop/customers/${customer.id}/sign-ins`, { key: hostKey });
     expect(noBody.status).toBe(200);
-    const signedIn = (await noBody.json()) as any;
+    const signedIn = noBody.json;
     expect(signedIn.data.status).toBe("pending");
     expect(signedIn.data.lastVisitAt).not.toBeNull();
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { storeapi } from "./cli-run";
 import { tempDir } from "./helpers";
+import { DEFAULT_ORDER_STATUSES } from "../src/stores/rules";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
-import { type ServerProcess, spawnServer } from "./process";
+import { runCli, type ServerProcess, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 // Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
@@ -28,14 +28,6 @@ afterAll(async () => {
 });
 
 const call = (method: string, path: string, body?: unknown) => manage(server.url, method, path, { key: hostKey, body });
-const DEFAULT_STATUSES = [
-  { id: 1, name: "New" },
-  { id: 2, name: "Awaiting payment" },
-  { id: 3, name: "Processing" },
-  { id: 4, name: "Shipped" },
-  { id: 5, name: "Delivered" },
-  { id: 6, name: "Cancelled" },
-];
 const ISRAEL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00$/;
 
 describe("POST /manage/v1/stores", () => {
@@ -52,7 +44,7 @@ describe("POST /manage/v1/stores", () => {
         plan: "growth",
         ownerEmail: "owner@alpha.example.com",
         settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
-        orderStatuses: DEFAULT_STATUSES,
+        orderStatuses: DEFAULT_ORDER_STATUSES,
         createdAt: expect.stringMatching(ISRAEL_TIME),
       },
     });
@@ -110,9 +102,9 @@ describe("POST /manage/v1/stores", () => {
     expect(answers.filter((a) => a.status === 409).every((a) => a.json.error.code === "slug_taken")).toBe(true);
   });
 
-// Plants a file; on a server the leftover is a namespace (test/libsql.test.ts).
+  // Plants a file; on a server the leftover is a namespace (test/libsql.test.ts).
   test.skipIf(TEST_LIBSQL)("a leftover unregistered store file is overwritten by the next create", async () => {
-    const made = await storeapi(["stores", "add", "ghost", "--domain", "ghost.example.com", "--plan", "growth", "--owner-email", "o@g.com", "--data", data]);
+    const made = await runCli(["stores", "add", "ghost", "--domain", "ghost.example.com", "--plan", "growth", "--owner-email", "o@g.com", "--data", data]);
     expect(made.code).toBe(0);
     // Simulate a crash between the file and its registration: the row goes, the file stays.
     const { Database } = await import("bun:sqlite");
@@ -179,7 +171,7 @@ describe("PUT /manage/v1/stores/{slug}/order-statuses", () => {
       fixture,
       JSON.stringify({ stores: [{ ...storeBody("zeta-orders"), orderStatuses: [{ id: 4, name: "S" }], orders: [{ number: 1, status: 4, total: 10 }] }] }),
     );
-    expect((await storeapi(["load", fixture, "--data", data])).code).toBe(0);
+    expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
     await Bun.sleep(600);
     const inUse = await call("PUT", "/stores/zeta-orders/order-statuses", [{ id: 1, name: "New" }]);
     expect(inUse.status).toBe(409);

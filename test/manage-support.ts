@@ -1,7 +1,11 @@
 import { join } from "node:path";
-import { storeapi } from "./cli-run";
+import { expectDocumented } from "./contract";
+import { runCli } from "./process";
 
-/** A management API call: JSON in and out, a host key unless `key` says otherwise (null: none). */
+/**
+ * A management API call: JSON in and out, a host key unless `key` says otherwise (null: none).
+ * The answer is checked against the management API's document (test/contract.ts).
+ */
 export async function manage(
   url: string,
   method: string,
@@ -23,12 +27,15 @@ export async function manage(
   } catch {
     json = undefined;
   }
-  return { status: response.status, headers: response.headers, json, text };
+  const answer = { status: response.status, headers: response.headers, json, text };
+  // Every answer the management tests get must be what the management API's document says.
+  expectDocumented(method, `/manage/v1${path}`, answer);
+  return answer;
 }
 
 /** Makes a host key with the CLI; returns its secret. */
 export async function newHostKey(dataDir: string, name = "platform"): Promise<string> {
-  const made = await storeapi(["host-keys", "create", "--name", name, "--json", "--data", dataDir]);
+  const made = await runCli(["host-keys", "create", "--name", name, "--json", "--data", dataDir]);
   if (made.code !== 0) throw new Error(made.stderr);
   return made.json.key;
 }

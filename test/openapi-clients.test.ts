@@ -1,19 +1,26 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KEYS, startTestServer, testStore, type TestServer } from "./helpers";
+import {
+  codeOf,
+  compileStrict,
+  documentedOperations,
+  generatedOperations,
+  redoclyProblems,
+  runProgram,
+  spectralProblems,
+  TOOL_TIMEOUT,
+  toolWorkDir,
+} from "./openapi-tools";
 
 /**
  * The document as API users consume it (issue 16): the served document is linted by
  * Spectral and Redocly, typed by openapi-typescript, and a client written the natural way
  * (test/clients/natural.ts) must compile under `tsc --strict` and run against the server.
- * Every tool runs from node_modules, offline (Redocly's telemetry and update check are off).
  */
 
-const ROOT = join(import.meta.dir, "..");
-const BUN = process.execPath;
-const bin = (path: string) => join(ROOT, "node_modules", path);
-const TOOL_TIMEOUT = 180_000; // tsc and the linters on a busy, shared 2-core machine
+const NATURAL = join(import.meta.dir, "clients", "natural.ts");
 
 // biome-ignore lint: test convenience
 type Json = Record<string, any>;
@@ -58,17 +65,9 @@ let server: TestServer;
 let work: string;
 let served: Json;
 
-async function run(command: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn(command, { cwd: work, stdout: "pipe", stderr: "pipe", stdin: "ignore", env: { ...process.env, ...env } });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
-}
-
 beforeAll(async () => {
   server = await startTestServer({ stores: [testStore({ orders, products })] });
-  // Inside node_modules so the program resolves openapi-fetch and @types/bun as a user's would.
-  mkdirSync(bin(".cache"), { recursive: true });
-  work = mkdtempSync(bin(".cache/storeapi-openapi-client-"));
+  work = toolWorkDir("storeapi-openapi-client-");
   const response = await fetch(`${server.url}/api/v1/openapi.json`, { headers: { Host: "anything.example" } });
   served = (await response.json()) as Json;
   writeFileSync(join(work, "openapi.json"), JSON.stringify(served, null, 2));
@@ -80,27 +79,17 @@ afterAll(async () => {
 
 describe("the served document, as client tools read it", () => {
   test("has exactly the contract's operations", () => {
-    const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
-    const operations = Object.entries(served.paths as Record<string, Json>).flatMap(([path, item]) =>
-      methods.filter((m) => item[m]).map((m) => `${m.toUpperCase()} ${path} ${item[m].operationId}`),
-    );
-    expect(operations.sort()).toEqual([...CONTRACT_OPERATIONS].sort());
+    expect(documentedOperations(served).sort()).toEqual([...CONTRACT_OPERATIONS].sort());
   });
 
   test("Spectral (spectral:oas) finds no errors and no warnings but the accepted ones", async () => {
-    const lint = await run([BUN, bin("@stoplight/spectral-cli/dist/index.js"), "lint", "openapi.json", "-r", join(ROOT, ".spectral.yaml"), "-f", "json", "--quiet"]);
-    const problems = JSON.parse(lint.stdout) as Array<{ code: string; severity: number }>;
-    expect(problems.map((p) => `${p.severity === 0 ? "error" : "warning"} ${p.code}`)).toEqual(["warning info-contact"]);
+    expect(await spectralProblems(work, "openapi.json")).toEqual(["warning info-contact"]);
   }, TOOL_TIMEOUT);
 
   test("Redocly (recommended) finds no errors and no warnings but the accepted ones", async () => {
-    const lint = await run(
-      [BUN, bin("@redocly/cli/bin/cli.js"), "lint", "openapi.json", "--config", join(ROOT, "redocly.yaml"), "--format", "json"],
-      { REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
-    );
-    const report = JSON.parse(lint.stdout) as { totals: { errors: number }; problems: Array<{ ruleId: string; severity: string }> };
-    expect(report.problems.map((p) => `${p.severity} ${p.ruleId}`)).toEqual(["warn info-license"]);
-    expect(report.totals.errors).toBe(0);
+    const report = await redoclyProblems(work, "openapi.json");
+    expect(report.problems).toEqual(["warn info-license"]);
+    expect(report.errors).toBe(0);
   }, TOOL_TIMEOUT);
 });
 
@@ -117,25 +106,17 @@ describe("parameters declared as integers and booleans", () => {
 
 describe("a client written the natural way", () => {
   test("openapi-typescript types it with exactly the contract's operations, and it compiles under tsc --strict", async () => {
-    const generate = await run([BUN, bin("openapi-typescript/bin/cli.js"), "openapi.json", "-o", "api.ts"]);
-    expect(generate.code, generate.stderr).toBe(0);
-    const types = readFileSync(join(work, "api.ts"), "utf8");
-    const operations = types.slice(types.indexOf("export interface operations {")).match(/^ {4}[A-Za-z]+(?=: \{)/gm) ?? [];
-    expect(operations.map((o) => o.trim()).sort()).toEqual(CONTRACT_OPERATIONS.map((o) => o.split(" ")[2]).sort());
+    const operations = await generatedOperations(work, "openapi.json");
+    expect(operations.sort()).toEqual(CONTRACT_OPERATIONS.map((o) => o.split(" ")[2]).sort());
 
-    const program = readFileSync(join(import.meta.dir, "clients", "natural.ts"), "utf8");
-    const code = program.replace(/\/\*[^]*?\*\/|\/\/.*$/gm, "");
-    expect(code).not.toMatch(/\bas\b|\bany\b|@ts-|!\./); // no casts, no non-null assertions, no escape hatches
-    copyFileSync(join(import.meta.dir, "clients", "natural.ts"), join(work, "natural.ts"));
-    const compilerOptions = { strict: true, noEmit: true, target: "ES2022", module: "ESNext", moduleResolution: "bundler", types: ["bun"], skipLibCheck: true };
-    writeFileSync(join(work, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["natural.ts"] }));
-    const tsc = await run([BUN, bin("typescript/bin/tsc"), "-p", "tsconfig.json"]);
-    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(codeOf(NATURAL)).not.toMatch(/\bas\b|\bany\b|@ts-|!\./); // no casts, no non-null assertions, no escape hatches
+    const tsc = await compileStrict(work, NATURAL);
+    expect(tsc.output).toBe("");
     expect(tsc.code).toBe(0);
   }, TOOL_TIMEOUT);
 
   test("and runs against the real server: pages, one order, a status change, a replayed create, a batch, an error code", async () => {
-    const client = await run([BUN, "natural.ts"], { STOREAPI_URL: server.url, STOREAPI_HOST: "shop1.test", STOREAPI_KEY: KEYS.all });
+    const client = await runProgram(work, NATURAL, { STOREAPI_URL: server.url, STOREAPI_HOST: "shop1.test", STOREAPI_KEY: KEYS.all });
     expect(client.stderr).toBe("");
     expect(JSON.parse(client.stdout)).toEqual({
       unpaid: [5, 4, 3, 1],

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { documentedRequests } from "./contract";
-import { KEYS, otherStore, startTestServer, testStore, type RequestOptions, type TestServer } from "./helpers";
+import { apiRoutes } from "../src/routes";
+import { startInProcess } from "./front-door-app";
+import { KEYS, otherStore, STATUSES, startTestServer, testStore, type RequestOptions, type TestServer } from "./helpers";
 import { testLocation } from "./sqld";
 
 /** GET /orders/{id} and PATCH /orders/{id} (api-contract.md §7 Order). */
@@ -72,7 +74,8 @@ let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({
     stores: [
-      testStore({ orders }),
+      // Statuses deliberately not in id order: `validIds` must come back sorted.
+      testStore({ orders, orderStatuses: [...STATUSES].reverse() }),
       otherStore({ orders: [plainOrder(1, 1)] }),
       testStore({ slug: "quiet", domain: "quiet.test", ownerEmail: "o@quiet.test", orders: [plainOrder(1, 1)], settings: { notifyStatusChange: false } }),
     ],
@@ -229,16 +232,23 @@ describe("PATCH /orders/{id}", () => {
   });
 
   test("updatedAt moves on a real change only", async () => {
-    const first = await patch(21, { trackingNumber: "T-1", paid: true, adminNotes: "n" });
-    const changedAt = first.json.data.updatedAt;
-    expect(changedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/);
-    await Bun.sleep(1100); // date-times have whole seconds
-    const same = await patch(21, { trackingNumber: "T-1", paid: true, adminNotes: "n", status: 1 });
-    expect(same.status).toBe(200);
-    expect(same.json.data.updatedAt).toBe(changedAt);
-    expect(same.json.data.customerNotified).toBe(false);
-    const changed = await patch(21, { paid: false });
-    expect(changed.json.data.updatedAt).not.toBe(changedAt);
+    // In process, with a clock the test moves: date-times have whole seconds.
+    const app = await startInProcess({ stores: [testStore({ orders: [plainOrder(21, 1)] })], routes: apiRoutes }, KEYS.all);
+    try {
+      const send = (body: unknown) => app.request("/api/v1/orders/21", { method: "PATCH", body });
+      const first = await send({ trackingNumber: "T-1", paid: true, adminNotes: "n" });
+      const changedAt = first.json.data.updatedAt;
+      expect(changedAt).toBe("2030-01-01T14:00:30+02:00");
+      app.clock.now += 1_000;
+      const same = await send({ trackingNumber: "T-1", paid: true, adminNotes: "n", status: 1 });
+      expect(same.status).toBe(200);
+      expect(same.json.data.updatedAt).toBe(changedAt);
+      expect(same.json.data.customerNotified).toBe(false);
+      const changed = await send({ paid: false });
+      expect(changed.json.data.updatedAt).toBe("2030-01-01T14:00:31+02:00");
+    } finally {
+      await app.stop();
+    }
   });
 
   test("a status equal to the present one is accepted and is not a change: no email", async () => {
@@ -280,6 +290,8 @@ describe("PATCH /orders/{id}", () => {
     const cases: Array<[unknown, string]> = [
       [{ status: "3" }, "status"],
       [{ status: 3.5 }, "status"],
+      [{ status: null }, "status"],
+      [{ status: true }, "status"],
       [{ paid: "yes" }, "paid"],
       [{ trackingNumber: "x".repeat(101) }, "trackingNumber"],
       [{ trackingNumber: 5 }, "trackingNumber"],

@@ -180,6 +180,8 @@ describe("POST /products", () => {
       [{ name: "X", price: 1, description: "d".repeat(5001) }, "description"],
       [{ name: "X", price: 1, stock: -1 }, "stock"],
       [{ name: "X", price: 1, stock: 1.5 }, "stock"],
+      [{ name: "X", price: 1, stock: "3" }, "stock"],
+      [{ name: "X", price: 1, stock: true }, "stock"],
       [{ name: "X", price: 1, visible: "yes" }, "visible"],
       [{ name: "X", price: 1, colour: "red" }, "colour"],
     ];
@@ -193,6 +195,7 @@ describe("POST /products", () => {
       const answer = await request(P, { method: "POST", raw, headers: { "Content-Type": "application/json" } });
       expect(answer.json.error).toMatchObject({ code: "invalid_field", field: "name" });
     }
+    expect((await create({ name: "X", price: 1, stock: null })).json.data.stock).toBeNull();
     // Lengths count characters, not bytes or UTF-16 units.
     expect((await create({ name: "😀".repeat(100), price: 1 })).status).toBe(201);
   });

@@ -2,9 +2,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { storeapi } from "./cli-run";
 import { send, tempDir, testStore } from "./helpers";
-import { spawnServer } from "./process";
+import { runCli, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 const dir = tempDir("storeapi-wal-");
@@ -21,7 +20,7 @@ test.skipIf(TEST_LIBSQL)("under sustained PATCHes a store's WAL is emptied once 
   const fixture = join(dir, "fixture.json");
   const products = Array.from({ length: 50 }, (_, i) => ({ id: i + 1, name: `p${i + 1}`, price: 1 }));
   writeFileSync(fixture, JSON.stringify({ stores: [testStore({ products })] }));
-  expect((await storeapi(["load", fixture, "--data", data])).code).toBe(0);
+  expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
   const server = await spawnServer(data, ["--rate-limit", "1000000"], { STOREAPI_TEST_WAL_LIMIT: String(LIMIT) });
   const wal = join(data, "stores", "shop1.db-wal");
   let largest = 0;

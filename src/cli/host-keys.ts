@@ -1,19 +1,9 @@
-import type { Location } from "../db/location";
-import { Platform } from "../db/platform";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { createHostKey, deleteHostKey, listHostKeys } from "../manage/host-keys";
 import { command, locationOf, type FlagTable, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
+import { withPlatform } from "./open";
 import { expiresFlag } from "./keys";
-
-async function withPlatform<T>(location: Location, fn: (platform: Platform) => Promise<T>): Promise<T> {
-  const platform = await Platform.open(location);
-  try {
-    return await fn(platform);
-  } finally {
-    await platform.close();
-  }
-}
 
 const create = command(
   {

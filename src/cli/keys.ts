@@ -1,6 +1,6 @@
 import type { Location } from "../db/location";
-import { Platform, type Store } from "../db/platform";
-import { StorePool } from "../db/pool";
+import type { Store } from "../db/platform";
+import type { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { AREAS, describePermissions } from "../keys/permissions";
 import {
@@ -17,6 +17,7 @@ import {
 } from "../keys/repository";
 import { command, existingLocationOf, type FlagTable, orList, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
+import { withPlatformAndPool } from "./open";
 
 /** `--expires never/30d/90d/1y` (default never) as the moment the key expires, or null. */
 export function expiresFlag(value: string | undefined, now: number): number | null {
@@ -34,20 +35,15 @@ const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
  * Opens the store for a key operation; afterwards bumps the store's key version (so a
  * running server reloads its keys) and its mail version (so it delivers the notice).
  */
-async function withStore<T>(location: Location, slug: string, fn: (store: Store, pool: StorePool) => Promise<T>): Promise<T> {
-  const platform = await Platform.open(location);
-  const pool = new StorePool(location);
-  try {
+function withStore<T>(location: Location, slug: string, fn: (store: Store, pool: StorePool) => Promise<T>): Promise<T> {
+  return withPlatformAndPool(location, async (platform, pool) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
     await platform.markMailQueued(slug); // before the notice is queued: see `mail_queued`
     const result = await fn(store, pool);
     await platform.bumpKeysAndMail(slug);
     return result;
-  } finally {
-    await pool.close();
-    await platform.close();
-  }
+  });
 }
 
 const AREA_FLAGS = Object.fromEntries(
@@ -102,11 +98,8 @@ const create = command(
 
 const LIST = { name: "keys list", args: ["SLUG"], summary: "List a store's keys (never the keys themselves).", flags: {} };
 
-const list = command(LIST, async ({ values, args: [slug] }) => {
-  const location = existingLocationOf(values);
-  const platform = await Platform.open(location);
-  const pool = new StorePool(location);
-  try {
+const list = command(LIST, ({ values, args: [slug] }) =>
+  withPlatformAndPool(existingLocationOf(values), async (platform, pool) => {
     if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
     const keys = (await pool.use(slug, listKeys)).filter((k) => k.deletedAt === null);
     const rows = keys.map((k) => ({
@@ -127,11 +120,8 @@ const list = command(LIST, async ({ values, args: [slug] }) => {
           `created ${r.createdAt}  expires ${r.expiresAt ?? "never"}${r.expired ? " (expired)" : ""}  last used ${r.lastUsedAt ?? "never"}`,
       );
     }
-  } finally {
-    await pool.close();
-    await platform.close();
-  }
-});
+  }),
+);
 
 const remove = command(
   { name: "keys delete", args: ["SLUG", "ID"], summary: "Delete a key and queue a notice to the store owner.", flags: {} },

@@ -1,8 +1,8 @@
-import type { Location } from "../db/location";
-import { Platform, type NewStore, type Store } from "../db/platform";
+import type { NewStore, Store } from "../db/platform";
 import { domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../stores/rules";
 import { checkValue, command, type CommandSpec, existingLocationOf, locationOf, onOff, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
+import { withPlatform } from "./open";
 
 /** A store's own domain, checked like a fixture's: a host name outside the platform domain. */
 function checkDomain(value: string | undefined, platformDomain: string): string | undefined {
@@ -25,15 +25,6 @@ const storeJson = (s: Store) => ({
   ownerEmail: s.ownerEmail,
   settings: s.settings,
 });
-
-async function withPlatform<T>(location: Location, fn: (platform: Platform) => Promise<T>): Promise<T> {
-  const platform = await Platform.open(location);
-  try {
-    return await fn(platform);
-  } finally {
-    await platform.close();
-  }
-}
 
 const add = command(
   {

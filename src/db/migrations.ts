@@ -1,5 +1,21 @@
 import type { Migration } from "./migrate";
 
+/**
+ * The management API's replay records, in platform.db (key_id is a host key's id) and in
+ * each store's database (a store key's id). One text for both: the schemas stay identical.
+ */
+const IDEMPOTENCY_TABLE = `
+      CREATE TABLE idempotency (
+        key_id INTEGER NOT NULL,
+        idem_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (key_id, idem_key)
+      );
+      CREATE INDEX idempotency_created ON idempotency (created_at);`;
+
 /** platform.db: the registry of stores, their domains, plans and settings. */
 export const platformMigrations: Migration[] = [
   {
@@ -35,19 +51,10 @@ export const platformMigrations: Migration[] = [
         expires_at INTEGER,
         deleted_at INTEGER
       );
-      CREATE TABLE idempotency (
-        key_id INTEGER NOT NULL,
-        idem_key TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        status INTEGER NOT NULL,
-        body TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        PRIMARY KEY (key_id, idem_key)
-      );
-      CREATE INDEX idempotency_created ON idempotency (created_at);
-      `,
-    },
-    {
+${IDEMPOTENCY_TABLE}
+    `,
+  },
+  {
     // Stores that may have queued mail, so a server's start looks at no other outbox. Set
     // before the outbox commit (a crash leaves only an extra marker); cleared at a clean
     // stop. Existing stores start marked: the first start after the upgrade looks at all.
@@ -158,16 +165,7 @@ export const storeMigrations: Migration[] = [
         created_at INTEGER NOT NULL
       );
       CREATE INDEX leads_created ON leads (created_at, id);
-      CREATE TABLE idempotency (
-        key_id INTEGER NOT NULL,
-        idem_key TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        status INTEGER NOT NULL,
-        body TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        PRIMARY KEY (key_id, idem_key)
-      );
-      CREATE INDEX idempotency_created ON idempotency (created_at);
+${IDEMPOTENCY_TABLE}
       CREATE TABLE outbox (
         id INTEGER PRIMARY KEY,
         kind TEXT NOT NULL,

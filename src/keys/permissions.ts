@@ -1,7 +1,7 @@
 export const AREAS = ["products", "orders", "customers", "leads"] as const;
 export type Area = (typeof AREAS)[number];
 
-const ACCESS_LEVELS = ["none", "read", "write"] as const;
+export const ACCESS_LEVELS = ["none", "read", "write"] as const;
 export type Access = (typeof ACCESS_LEVELS)[number];
 
 export type Permissions = Record<Area, Access>;

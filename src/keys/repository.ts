@@ -48,7 +48,8 @@ const toKey = (row: KeyRow): ApiKey => ({
   lastUsedAt: row.last_used_at,
 });
 
-export const isActive = (key: ApiKey, now: number) =>
+/** Not deleted and not expired: the rule for store keys and host keys alike. */
+export const isActive = (key: Pick<ApiKey, "deletedAt" | "expiresAt">, now: number) =>
   key.deletedAt === null && (key.expiresAt === null || key.expiresAt > now);
 
 /** The sixth active key: `plan_limit` (the CLI exits 1 with this message). */

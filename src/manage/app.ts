@@ -4,6 +4,7 @@ import type { Platform } from "../db/platform";
 import { ApiError } from "../errors";
 import { failedKey, presentedKey, refuseBlockedIp } from "../http/middleware/auth";
 import { chain } from "../http/chain";
+import { jsonAnswer } from "../http/respond";
 import type { AppContext, AppEnv } from "../http/context";
 import type { KeyedQueue } from "../http/idempotency";
 import type { RateLimiter } from "../http/rate-limit";
@@ -11,6 +12,7 @@ import { rateLimit } from "../http/middleware/rate-limit";
 import { transport } from "../http/middleware/transport";
 import { MANAGE_PREFIX, type ManageRoute } from "./define";
 import type { HostKey, HostKeyCache } from "./host-keys";
+import { manageDocsHtml, manageOpenApiText } from "./openapi";
 import { manageRoutes } from "./routes";
 
 export interface ManageDeps {
@@ -42,9 +44,18 @@ function authenticateHost(deps: AppDeps, hostKeys: HostKeyCache): MiddlewareHand
   };
 }
 
+/** The document and its page: GET needs no key (management-api.md §2); another method is an ordinary request. */
+const PUBLIC_GETS: Array<[string, (c: AppContext) => Response]> = [
+  [`${MANAGE_PREFIX}/openapi.json`, (c) => jsonAnswer(c, manageOpenApiText())],
+  [`${MANAGE_PREFIX}/docs`, (c) => c.html(manageDocsHtml())],
+];
+
 /** OPTIONS is never served (no CORS): 405 naming the methods of a known path, before any key. */
 function refuseOptions(routes: ManageRoute[]): MiddlewareHandler<AppEnv> {
-  const allowedMethods = allowedMethodsOf(routes.map((r) => ({ method: r.method, path: `${MANAGE_PREFIX}${r.path}` })));
+  const allowedMethods = allowedMethodsOf([
+    ...PUBLIC_GETS.map(([path]) => ({ method: "GET", path })),
+    ...routes.map((r) => ({ method: r.method, path: `${MANAGE_PREFIX}${r.path}` })),
+  ]);
   return function refuseOptionsMiddleware(c, next) {
     if (c.req.method !== "OPTIONS") return next();
     const allow = allowedMethods(c.req.path);
@@ -67,6 +78,15 @@ export function mountManage(
     authenticateHost(deps, manage.hostKeys),
     rateLimit(manage.rateLimiter, deps.now, (c: AppContext) => `host:${c.get("hostKey").id}`),
   ];
+  for (const [path, respond] of PUBLIC_GETS) {
+    app.get(path, chain(...front, answer(respond)));
+    app.all(
+      path,
+      chain(...checks, () => {
+        throw methodNotAllowed(["GET"]);
+      }),
+    );
+  }
   mountRoutes(app, MANAGE_PREFIX, routes, checks, () => {});
   const noRoute = chain(
     ...checks,

@@ -20,6 +20,10 @@ export interface ManageRoute<P = Schema, Q = Schema, B = Schema> extends Omit<Mo
   query?: Q & Schema;
   body?: B & Schema;
   handler: (c: AppContext, input: RouteInput<P, Q, B>) => Promise<Response>;
+  /** The success status in the document when not the default (201 for `POST /stores`, else 200). */
+  status?: 200 | 201;
+  /** The request may come with no body at all (documented as an optional body). */
+  bodyOptional?: boolean;
 }
 
 export const defineManageRoute = <P = undefined, Q = undefined, B = undefined>(route: ManageRoute<P, Q, B>) =>

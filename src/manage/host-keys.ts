@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/driver";
+import { isActive } from "../keys/repository";
 import { digestSecret, generateSecret, HOST_KEY_PATTERN, HOST_KEY_PREFIX, hintFor } from "../keys/secret";
 
 /** A host key of the management API (management-api.md §1), as platform.db keeps it. */
@@ -31,9 +32,6 @@ const toHostKey = (row: HostKeyRow): HostKey => ({
   expiresAt: row.expires_at,
   deletedAt: row.deleted_at,
 });
-
-export const isHostKeyActive = (key: HostKey, now: number) =>
-  key.deletedAt === null && (key.expiresAt === null || key.expiresAt > now);
 
 export async function listHostKeys(db: Queryable): Promise<HostKey[]> {
   return (await db.all<HostKeyRow>("SELECT * FROM host_keys WHERE deleted_at IS NULL ORDER BY id")).map(toHostKey);
@@ -75,6 +73,6 @@ export class HostKeyCache {
   find(secret: string, now: number): HostKey | undefined {
     if (!HOST_KEY_PATTERN.test(secret)) return undefined;
     const key = this.byDigest.get(digestSecret(secret));
-    return key && isHostKeyActive(key, now) ? key : undefined;
+    return key && isActive(key, now) ? key : undefined;
   }
 }

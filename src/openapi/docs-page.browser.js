@@ -261,6 +261,8 @@
   var keyInput;
   /** @type {HTMLInputElement} */
   var hostInput;
+  /** Whether the API answers on any host (the management API): then Try it needs no host picked. */
+  var anyHost = document.body.getAttribute("data-store-host") === "any";
   /**
    * @param {string} path
    * @param {string} method
@@ -326,7 +328,7 @@
     });
     box.appendChild(send);
     box.appendChild(out);
-    return el("details", {}, [el("summary", { text: "Try it (sent to the store host above)" }), box]);
+    return el("details", {}, [el("summary", { text: anyHost ? "Try it (sent to this page's host)" : "Try it (sent to the store host above)" }), box]);
   }
   /**
    * @param {string} path
@@ -359,15 +361,19 @@
   var filter = el("input", { type: "search", placeholder: "Filter endpoints" });
   side.appendChild(filter);
   side.appendChild(el("a", { href: "openapi.json", text: "openapi.json" }));
-  keyInput = el("input", { type: "password", placeholder: "svc_sk_… (kept in this page only)", autocomplete: "off" });
   var onStoreHost = document.body.getAttribute("data-store-host") === "yes";
+  keyInput = el("input", { type: "password", placeholder: (anyHost ? "svc_hk_…" : "svc_sk_…") + " (kept in this page only)", autocomplete: "off" });
   hostInput = el("input", { type: "text", placeholder: "your store's host, like shop1.example.com", autocomplete: "off", id: "store-host" });
-  if (onStoreHost) hostInput.value = location.host;
-  main.appendChild(el("div", { id: "keybar" }, [el("span", { text: "Store host:" }), hostInput, el("span", { text: "API key:" }), keyInput]));
+  if (onStoreHost || anyHost) hostInput.value = location.host;
+  main.appendChild(el("div", { id: "keybar" }, anyHost
+    ? [el("span", { text: "Host key:" }), keyInput]
+    : [el("span", { text: "Store host:" }), hostInput, el("span", { text: "API key:" }), keyInput]));
   var note = /** @type {HTMLElement} */ (document.getElementById("hostnote"));
-  note.appendChild(document.createTextNode(onStoreHost
-    ? " This page is on the store host " + location.host + "."
-    : " This page's host (" + location.host + ") is not a store's: type your store's host above."));
+  if (!anyHost) {
+    note.appendChild(document.createTextNode(onStoreHost
+      ? " This page is on the store host " + location.host + "."
+      : " This page's host (" + location.host + ") is not a store's: type your store's host above."));
+  }
   main.appendChild(note);
   var intro = el("section", { class: "card intro", id: "overview" }, [el("h3", { text: "Overview" })]);
   intro.appendChild(markdown(doc.info.description));
@@ -390,7 +396,7 @@
     if (tag.description) main.appendChild(el("p", { class: "sum", text: tag.description }));
     ops.forEach(function (o) {
       var id = "op-" + (n++);
-      var link = el("a", { href: "#" + id }, [el("span", { class: "m " + o[1], text: o[1].toUpperCase() }), el("span", { class: "mono", text: o[0].replace("/api/v1", "") })]);
+      var link = el("a", { href: "#" + id }, [el("span", { class: "m " + o[1], text: o[1].toUpperCase() }), el("span", { class: "mono", text: o[0].replace(/^\/(api|manage)\/v1/, "") })]);
       link.dataset.search = (o[1] + " " + o[0] + " " + (o[2].summary || "")).toLowerCase();
       links.push(link);
       side.appendChild(link);

@@ -77,9 +77,15 @@ export const HOST_NOTE =
   "Try it sends each request to the store host you pick: the Host header picks the store. " +
   "This page can only send requests to the host it was opened on (the API has no CORS), so for another host Try it offers a link to this page there.";
 
-/** `onStoreHost`: whether the page is served at a store's host (Try it's host is prefilled). */
-export function docsPage(document: unknown, { onStoreHost = false } = {}): string {
-  const title = "Store Management API reference";
+/** For an API that answers on any host (the management API): Try it sends to the page's own. */
+export const ANY_HOST_NOTE = "Try it sends each request to this page's host: this API answers on any host name.";
+
+/**
+ * `onStoreHost`: whether the page is served at a store's host (Try it's host is prefilled);
+ * `anyHost`: the API answers on every host, so Try it needs no host picked; `title` is plain text.
+ */
+export function docsPage(document: unknown, { onStoreHost = false, anyHost = false, title = "Store Management API reference" } = {}): string {
+  const hostMode = anyHost ? "any" : onStoreHost ? "yes" : "no";
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -89,9 +95,9 @@ export function docsPage(document: unknown, { onStoreHost = false } = {}): strin
 <title>${title}</title>
 <style>${STYLE}</style>
 </head>
-<body data-store-host="${onStoreHost ? "yes" : "no"}">
+<body data-store-host="${hostMode}">
 <nav id="side"></nav>
-<p id="hostnote">${HOST_NOTE}</p>
+<p id="hostnote">${anyHost ? ANY_HOST_NOTE : HOST_NOTE}</p>
 <main id="main"><noscript>This page needs JavaScript; the document itself is at <a href="openapi.json">openapi.json</a>.</noscript></main>
 <script type="application/json" id="openapi">${scriptJson(document)}</script>
 <script>${SCRIPT}</script>

@@ -1,12 +1,12 @@
 import type { JsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import type { ErrorCode } from "../errors";
-import { accessFor, API_PREFIX, type RouteDef } from "../routes/define";
+import { accessFor, API_PREFIX, type Method, type RouteDef } from "../routes/define";
 import { SchemaConverter } from "./convert";
-import { byStatus, ERROR_CATALOG, routeErrorCodes } from "./error-catalog";
+import { AUTHENTICATED, byStatus, ERROR_CATALOG, routeErrorCodes } from "./error-catalog";
 import {
-  ERROR_ENVELOPE,
   ERROR_SCHEMA_NAME,
+  errorEnvelope,
   errorExamples,
   errorSchema,
   header,
@@ -18,6 +18,7 @@ import {
   SECURITY_SCHEMES,
   KEY_SECURITY,
   SERVERS,
+  STORE_ERROR_CODES,
   successEnvelope,
   TAGS,
 } from "./parts";
@@ -30,6 +31,17 @@ export interface OpenApiBuild {
 
 type Schema = v.GenericSchema;
 type Operation = Json;
+
+/** What the document reads of a route: the store API's (RouteDef) and the management API's alike. */
+export type DocumentedRoute = Omit<RouteDef, "method" | "area" | "handler"> & {
+  method: Method | "PUT" | "DELETE";
+  /** The permission area a key needs; absent where any key of the API may call it. */
+  area?: RouteDef["area"];
+  /** The success status, when not the default (201 for a POST on a collection, else 200). */
+  status?: 200 | 201;
+  /** The request may come with no body at all. */
+  bodyOptional?: boolean;
+};
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -49,8 +61,8 @@ function operationId(method: string, path: string): string {
 }
 
 /** Creates (POST on a collection) answer 201; everything else 200. */
-const successStatus = (route: RouteDef) =>
-  route.method === "POST" && /^\/[^/]+$/.test(route.path) ? 201 : 200;
+const successStatus = (route: DocumentedRoute) =>
+  route.status ?? (route.method === "POST" && /^\/[^/]+$/.test(route.path) ? 201 : 200);
 
 /** A `title` given with `v.title()` or `v.metadata({ title })` in the schema's pipe. */
 function schemaTitle(schema: Schema): string | undefined {
@@ -64,7 +76,7 @@ function schemaTitle(schema: Schema): string | undefined {
 }
 
 /** The schema of one element of a list answer (`response` may be the array or the element). */
-function itemSchema(route: RouteDef): Schema | undefined {
+function itemSchema(route: DocumentedRoute): Schema | undefined {
   const response = route.response;
   if (!response || !route.list) return response;
   return response.type === "array" && "item" in response ? (response.item as Schema) : response;
@@ -74,7 +86,7 @@ function itemSchema(route: RouteDef): Schema | undefined {
  * Names answer shapes so the document shows them once: a schema titled in its pipe, and
  * the answer of `GET /{resources}/:id` (as `Order`, `Customer`, …) wherever it recurs.
  */
-function nameSchemas(routes: RouteDef[], converter: SchemaConverter): void {
+function nameSchemas(routes: DocumentedRoute[], converter: SchemaConverter): void {
   for (const route of routes) {
     const item = itemSchema(route);
     const title = item && schemaTitle(item);
@@ -89,6 +101,7 @@ function nameSchemas(routes: RouteDef[], converter: SchemaConverter): void {
 interface Context {
   converter: SchemaConverter;
   problems: string[];
+  spec: DocumentSpec;
 }
 
 function objectProperties(schema: JsonSchema): Array<[string, JsonSchema, boolean]> {
@@ -97,7 +110,7 @@ function objectProperties(schema: JsonSchema): Array<[string, JsonSchema, boolea
   return Object.entries(properties).map(([name, property]) => [name, property, required.has(name)]);
 }
 
-function parameters(route: RouteDef, ctx: Context, where: string): Json[] {
+function parameters(route: DocumentedRoute, ctx: Context, where: string): Json[] {
   const result: Json[] = [];
   const pathNames = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
   const pathSchema = route.params ? ctx.converter.convert(route.params, `${where} params`) : {};
@@ -121,7 +134,7 @@ function parameters(route: RouteDef, ctx: Context, where: string): Json[] {
   return result;
 }
 
-function successResponse(route: RouteDef, ctx: Context, where: string): Json {
+function successResponse(route: DocumentedRoute, ctx: Context, where: string): Json {
   const item = itemSchema(route);
   if (!item) ctx.problems.push(`${where}: no response schema.`);
   const data = item ? ctx.converter.convert(item, `${where} response`, true) : {};
@@ -158,26 +171,26 @@ function errorResponses(codes: ErrorCode[], options: { authenticated: boolean; i
   return Object.fromEntries(byStatus(codes).map(([status, group]) => [String(status), errorResponse(status, group, options)]));
 }
 
-function routeOperation(route: RouteDef, ctx: Context): Operation {
+function routeOperation(route: DocumentedRoute, ctx: Context): Operation {
   const where = `${route.method} ${route.path}`;
-  const permission = `${route.area}:${accessFor(route.method)}`;
-  const { codes, unknown } = routeErrorCodes(route);
+  const { codes, unknown } = routeErrorCodes(route, ctx.spec.commonErrors);
   for (const code of unknown) ctx.problems.push(`${where}: unknown error code "${code}".`);
+  const permission = route.area && `${route.area}:${accessFor(route.method as Method)}`;
   const operation: Operation = {
     operationId: operationId(route.method, templatePath(route.path)),
-    tags: [capitalize(route.area)],
+    tags: [ctx.spec.tagOf(route)],
     summary: route.summary,
-    description: `Needs the \`${permission}\` permission.`,
-    security: KEY_SECURITY,
-    "x-permission": permission,
+    description: permission ? `Needs the \`${permission}\` permission.` : ctx.spec.keyNote,
+    security: ctx.spec.security,
+    ...(permission ? { "x-permission": permission } : {}),
     parameters: parameters(route, ctx, where),
   };
   if (route.body) {
     const schema = ctx.converter.convert(route.body, `${where} body`);
     // A PATCH must change something: an empty object is 400 `nothing_to_update`.
     if (route.method === "PATCH") schema.minProperties = 1;
-    operation.requestBody = { required: true, content: { "application/json": { schema } } };
-  } else if (route.method !== "GET") {
+    operation.requestBody = { required: !route.bodyOptional, content: { "application/json": { schema } } };
+  } else if (route.method !== "GET" && route.method !== "DELETE") {
     ctx.problems.push(`${where}: no body schema.`);
   }
   operation.responses = {
@@ -231,6 +244,17 @@ export interface DocumentSpec {
   info: { title: string; version: string; description: string };
   servers: Json[];
   tags: Json[];
+  /** The tag (one of `tags`) a route is listed under. */
+  tagOf: (route: DocumentedRoute) => string;
+  securitySchemes: Json;
+  /** An operation's description when its route needs no permission area (any key of the API). */
+  keyNote?: string;
+  /** Every operation's security requirement (either scheme). */
+  security: Json[];
+  /** The codes of the error envelope: every code this API answers. */
+  errorCodes: ErrorCode[];
+  /** Codes every route can answer, in check order (a route adds its method's and its own). */
+  commonErrors: ErrorCode[];
   /** GET operations outside the route table, by full path (health, this document, its page). */
   extraGets: Record<string, Operation>;
 }
@@ -241,15 +265,20 @@ export const STORE_API_SPEC: DocumentSpec = {
   info: { title: "Store Management API", version: "1.0.0", description: OVERVIEW },
   servers: SERVERS,
   tags: TAGS,
+  tagOf: (route) => capitalize(route.area ?? ""),
+  securitySchemes: SECURITY_SCHEMES,
+  security: KEY_SECURITY,
+  errorCodes: STORE_ERROR_CODES,
+  commonErrors: AUTHENTICATED,
   get extraGets() {
     return serviceOperations();
   },
 };
 
 /** Builds the OpenAPI 3.1 document for a route table mounted at `spec.prefix`. */
-export function buildOpenApi(routes: RouteDef[], spec: DocumentSpec = STORE_API_SPEC): OpenApiBuild {
+export function buildOpenApi(routes: DocumentedRoute[], spec: DocumentSpec = STORE_API_SPEC): OpenApiBuild {
   const converter = new SchemaConverter();
-  const ctx: Context = { converter, problems: [] };
+  const ctx: Context = { converter, problems: [], spec };
   nameSchemas(routes, converter);
 
   const paths: Record<string, Record<string, Operation>> = {};
@@ -263,13 +292,13 @@ export function buildOpenApi(routes: RouteDef[], spec: DocumentSpec = STORE_API_
     openapi: "3.1.0",
     info: spec.info,
     servers: spec.servers,
-    security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+    security: spec.security,
     tags: spec.tags,
     paths,
     components: {
-      schemas: { [ERROR_SCHEMA_NAME]: ERROR_ENVELOPE, ...converter.components() },
+      schemas: { [ERROR_SCHEMA_NAME]: errorEnvelope(spec.errorCodes), ...converter.components() },
       parameters: PARAMETERS,
-      securitySchemes: SECURITY_SCHEMES,
+      securitySchemes: spec.securitySchemes,
     },
   };
   return { document, problems: [...ctx.problems, ...converter.problems] };

@@ -1,5 +1,5 @@
 import { ERROR_STATUS, type ErrorCode } from "../errors";
-import type { RouteDef } from "../routes/define";
+import type { DocumentedRoute } from "./document";
 
 interface ErrorInfo {
   /** When the code is answered (shown in the document). */
@@ -152,8 +152,8 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
 
 const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_STATUS, code);
 
-/** Codes every authenticated endpoint can answer, in check order. */
-const AUTHENTICATED: ErrorCode[] = [
+/** Codes every authenticated endpoint of the store API can answer, in check order. */
+export const AUTHENTICATED: ErrorCode[] = [
   "key_in_url",
   "https_required",
   "not_found",
@@ -169,10 +169,10 @@ const AUTHENTICATED: ErrorCode[] = [
 
 const WITH_BODY: ErrorCode[] = ["json_required", "payload_too_large", "invalid_json", "invalid_field"];
 
-/** The error codes one endpoint can answer: the common ones, its method's, and its own. */
-export function routeErrorCodes(route: RouteDef): { codes: ErrorCode[]; unknown: string[] } {
-  const codes = new Set<ErrorCode>(AUTHENTICATED);
-  if (route.method !== "GET") for (const code of WITH_BODY) codes.add(code);
+/** The error codes one endpoint can answer: the `common` ones, its method's, and its own. */
+export function routeErrorCodes(route: DocumentedRoute, common: ErrorCode[]): { codes: ErrorCode[]; unknown: string[] } {
+  const codes = new Set<ErrorCode>(common);
+  if (route.method !== "GET" && route.method !== "DELETE") for (const code of WITH_BODY) codes.add(code);
   if (route.method === "PATCH") codes.add("nothing_to_update");
   const unknown: string[] = [];
   for (const code of route.errors ?? []) {

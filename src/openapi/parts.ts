@@ -83,12 +83,14 @@ export const SECURITY_SCHEMES = {
  */
 export const KEY_SECURITY = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 
-const ERROR_CODES = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => !MANAGE_ONLY_CODES.includes(code));
+/** The codes the store API answers (the management API's own conflicts are not among them). */
+export const STORE_ERROR_CODES = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => !MANAGE_ONLY_CODES.includes(code));
 
 /** Not `Error`: generated types of that name shadow the language's own. */
 export const ERROR_SCHEMA_NAME = "ApiError";
 
-export const ERROR_ENVELOPE: JsonSchema = {
+/** The envelope of every error answer, its `code` one of `codes`. */
+export const errorEnvelope = (codes: ErrorCode[]): JsonSchema => ({
   type: "object",
   description: "Every error answer.",
   required: ["ok", "error"],
@@ -100,7 +102,7 @@ export const ERROR_ENVELOPE: JsonSchema = {
       required: ["code", "message"],
       additionalProperties: false,
       properties: {
-        code: { type: "string", enum: ERROR_CODES },
+        code: { type: "string", enum: codes },
         message: { type: "string", description: "One English sentence saying what to fix." },
         field: { type: "string", description: "The offending body field, parameter or header." },
         validIds: {
@@ -111,7 +113,7 @@ export const ERROR_ENVELOPE: JsonSchema = {
       },
     },
   },
-};
+});
 
 /** The error envelope narrowed to the codes one answer can carry. */
 export const errorSchema = (codes: ErrorCode[]): JsonSchema => ({

@@ -8,7 +8,8 @@ import { PLANS } from "../plans";
  */
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-const HOST_PATTERN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+// No `i` flag: JSON Schema patterns (the OpenAPI document) have no flags.
+const HOST_PATTERN = /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
 export const slugSchema = v.pipe(v.string("must be a string."), v.regex(SLUG_PATTERN, "must be lower-case letters, digits and inner hyphens."));
 
@@ -44,3 +45,13 @@ export function domainUnderPlatform(domain: string, platformDomain: string): boo
   const platform = platformDomain.toLowerCase().replace(/\.$/, "");
   return name === platform || name.endsWith(`.${platform}`);
 }
+
+/** The order statuses a new store starts with unless its creator lists its own. */
+export const DEFAULT_ORDER_STATUSES = [
+  { id: 1, name: "New" },
+  { id: 2, name: "Awaiting payment" },
+  { id: 3, name: "Processing" },
+  { id: 4, name: "Shipped" },
+  { id: 5, name: "Delivered" },
+  { id: 6, name: "Cancelled" },
+];

@@ -77,7 +77,7 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
   const apiStatus = async (key: string) => (await send(server.url, "/api/v1/orders", { host: "shop1.localhost", key })).status;
 
   async function signInWithCliLink(slug = "shop1") {
-    const link = await runCli(["admin-link", slug, "--origin", origin(), "--json", "--data", join(dir, "data")]);
+    const link = await runCli(["admin-link", slug, "--origin", origin(), "--json", "--data", join(dir, "data")], { underTest: true });
     expect(link.code).toBe(0);
     return JSON.parse(link.stdout).url as string;
   }

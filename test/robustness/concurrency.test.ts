@@ -72,7 +72,7 @@ describe("concurrency", () => {
         server.request(`/api/v1/orders/${(i % 20) + 1}`, { method: "PATCH", body: { adminNotes: `cli race ${i}` } }),
       ),
     );
-    const created = await runCli(["keys", "create", "shop1", "--name", "race", "--orders", "read", "--data", server.dataDir, "--json"]);
+    const created = await runCli(["keys", "create", "shop1", "--name", "race", "--orders", "read", "--data", server.dataDir, "--json"], { underTest: true });
     expectNoServerTrouble(await load);
     expect(created.stderr).toBe("");
     expect(created.code).toBe(0);

@@ -21,6 +21,8 @@ export const createAdminLinkRoute = defineManageRoute({
   body: v.strictObject({ origin: v.optional(originSchema) }),
   readBody: optionalJsonBody,
   response: v.object({ url: v.string(), token: v.string(), expiresAt: v.string() }),
+  status: 201,
+  bodyOptional: true,
   handler: async (c, { params, body }) => {
     const store = storeOr404(c, params.slug);
     const origin = body.origin ?? `https://${store.domain}`;

@@ -17,6 +17,7 @@ export const createLead = defineManageRoute({
   params: slugParams,
   body: formLead,
   response: leadOut,
+  status: 201,
   idempotent: true,
   handler: (c, { params, body }) =>
     idempotentAcross(c, async () => {

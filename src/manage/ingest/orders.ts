@@ -18,6 +18,7 @@ export const createOrder = defineManageRoute({
   params: slugParams,
   body: checkoutOrder,
   response: orderOut,
+  status: 201,
   errors: ["number_taken"],
   idempotent: true,
   handler: (c, { params, body }) =>

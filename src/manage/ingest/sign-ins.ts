@@ -2,9 +2,8 @@ import * as v from "valibot";
 import { ApiError } from "../../errors";
 import { fixtureDateTime } from "../../load/section";
 import { ok } from "../../http/respond";
-import { getCustomer, toCustomer } from "../../routes/customers/mapping";
+import { getCustomer, toCustomer } from "../../routes/customers/row";
 import { customerOut } from "../../routes/customers/schema";
-import { slugSchema } from "../../stores/rules";
 import { optionalJsonBody } from "../body";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
@@ -14,10 +13,11 @@ export const recordSignIn = defineManageRoute({
   method: "POST",
   path: "/stores/:slug/customers/:id/sign-ins",
   summary: "The customer signed in to the storefront: sets lastVisitAt to now or to `at`.",
-  params: v.strictObject({ slug: slugSchema, id: keyParams.entries.id }),
+  params: keyParams,
   body: v.strictObject({ at: v.optional(fixtureDateTime()) }),
   readBody: optionalJsonBody,
   response: customerOut,
+  bodyOptional: true,
   errors: ["customer_locked"],
   handler: async (c, { params, body }) => {
     const store = storeOr404(c, params.slug);

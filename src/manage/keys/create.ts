@@ -19,6 +19,7 @@ export const createStoreKey = defineManageRoute({
   params: slugParams,
   body: createKeyBody,
   response: createdKeyOut,
+  status: 201,
   errors: ["plan_limit"],
   idempotent: true,
   handler: (c, { params, body }) => idempotentAcross(c, () => create(c, params.slug, body), withoutSecret),

@@ -4,7 +4,7 @@ import { KeyInactiveError, KeyLimitError, KeyNotFoundError, listKeys, rollKey } 
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { byHost, keysChanged } from "./changed";
-import { createdKeyOut, expiresAtFor, GRACE_MS, keyParams, rollKeyBody, toKeyJson } from "./schema";
+import { rolledKeyOut, expiresAtFor, GRACE_MS, keyParams, rollKeyBody, toKeyJson } from "./schema";
 
 export const rollStoreKey = defineManageRoute({
   method: "POST",
@@ -12,7 +12,8 @@ export const rollStoreKey = defineManageRoute({
   summary: "Replace a key: a new one with the same name and permissions; the old one works until the grace ends.",
   params: keyParams,
   body: rollKeyBody,
-  response: createdKeyOut,
+  response: rolledKeyOut,
+  status: 201,
   errors: ["key_inactive"],
   handler: async (c, { params, body }) => {
     const store = storeOr404(c, params.slug);

@@ -1,19 +1,16 @@
 import * as v from "valibot";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
-import { positiveInteger, text } from "../../http/schemas";
-import { AREAS, type Area, isAccess, normalizePermissions } from "../../keys/permissions";
+import { idParam, positiveInteger, text } from "../../http/schemas";
+import { ACCESS_LEVELS, AREAS, type Area, normalizePermissions } from "../../keys/permissions";
 import { type ApiKey, EXPIRY_CHOICES, isActive } from "../../keys/repository";
-import { slugSchema } from "../../stores/rules";
+import { slugParam } from "../stores/schema";
 
-export const keyParams = v.strictObject({
-  slug: slugSchema,
-  id: v.pipe(v.string(), v.regex(/^[1-9]\d{0,14}$/, "must be a positive integer."), v.transform(Number)),
-});
+export const keyParams = v.strictObject({ slug: slugParam, id: idParam() });
 
 const EXPIRY_NAMES = Object.keys(EXPIRY_CHOICES) as Array<keyof typeof EXPIRY_CHOICES>;
 export const expiresSchema = v.optional(v.picklist(EXPIRY_NAMES, `must be one of ${EXPIRY_NAMES.join(", ")}.`), "never");
 
-const access = v.custom<"none" | "read" | "write">(isAccess, "must be none, read or write.");
+const access = v.picklist(ACCESS_LEVELS, "must be none, read or write.");
 
 export const permissionsSchema = v.pipe(
   v.strictObject(Object.fromEntries(AREAS.map((area) => [area, v.optional(access)])) as Record<Area, v.OptionalSchema<typeof access, undefined>>),
@@ -53,7 +50,14 @@ export const keyOut = v.object({
   status: v.picklist(["active", "expired", "deleted"]),
 });
 
-export const createdKeyOut = v.object({ ...keyOut.entries, key: v.string() });
+/** A rolled key: the full secret, shown this once. */
+export const rolledKeyOut = v.object({ ...keyOut.entries, key: v.pipe(v.string(), v.description("The full key, shown this once.")) });
+
+/** A created key: as rolled, but a replayed answer (Idempotent-Replayed) has `key: null` (the secret is never stored). */
+export const createdKeyOut = v.object({
+  ...keyOut.entries,
+  key: v.pipe(v.nullable(v.string()), v.description("The full key, shown this once; null in a replayed answer.")),
+});
 
 export const keyStatus = (key: ApiKey, now: number): "active" | "expired" | "deleted" =>
   key.deletedAt !== null ? "deleted" : isActive(key, now) ? "active" : "expired";

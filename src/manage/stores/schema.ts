@@ -5,9 +5,11 @@ import { ApiError } from "../../errors";
 import { formatIsrael } from "../../format/time";
 import { bool, positiveInteger, text } from "../../http/schemas";
 import type { StoreRegistry } from "../../registry";
-import { domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../../stores/rules";
+import { DEFAULT_ORDER_STATUSES, domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../../stores/rules";
 
-export const slugParams = v.strictObject({ slug: slugSchema });
+/** A `{slug}` path parameter (with an example for tools that call the API from its document). */
+export const slugParam = v.pipe(slugSchema, v.examples(["shop1"]));
+export const slugParams = v.strictObject({ slug: slugParam });
 
 export const settingsBody = v.strictObject({
   manualCustomerApproval: v.optional(bool()),
@@ -23,15 +25,6 @@ export const orderStatusesBody = v.pipe(
   v.maxLength(100, "must list at most 100 statuses."),
   v.check(statusIdsUnique, "must not list an id twice."),
 );
-
-export const DEFAULT_ORDER_STATUSES = [
-  { id: 1, name: "New" },
-  { id: 2, name: "Awaiting payment" },
-  { id: 3, name: "Processing" },
-  { id: 4, name: "Shipped" },
-  { id: 5, name: "Delivered" },
-  { id: 6, name: "Cancelled" },
-];
 
 export const createStoreBody = v.strictObject({
   slug: slugSchema,

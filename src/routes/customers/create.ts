@@ -1,7 +1,7 @@
 import { ApiError } from "../../errors";
 import { idempotentCreate } from "../../http/idempotency";
 import { defineRoute } from "../define";
-import { emailOwner, emailTaken, findCustomer, INSERT_CUSTOMER, insertArgs, toCustomer } from "./mapping";
+import { emailOwner, emailTaken, findCustomer, INSERT_CUSTOMER, insertArgs, toCustomer } from "./row";
 import { customerCreateBody, customerOut } from "./schema";
 
 const registrationDisabled = () =>

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
-import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./mapping";
+import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./row";
 
 /**
  * Customers in a fixture (operations.md): the API's field names and formats. Records

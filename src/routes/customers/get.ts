@@ -1,7 +1,7 @@
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { defineRoute } from "../define";
-import { getCustomer, toCustomer } from "./mapping";
+import { getCustomer, toCustomer } from "./row";
 import { customerOut } from "./schema";
 
 export const getCustomerRoute = defineRoute({

@@ -2,7 +2,7 @@ import type { SqlValue } from "../../db/driver";
 import * as v from "valibot";
 import { listAnswer, type ListSource } from "../../http/pagination";
 import { defineRoute } from "../define";
-import { CUSTOMER_COLUMNS, type CustomerRow, emailKey, toCustomer } from "./mapping";
+import { CUSTOMER_COLUMNS, type CustomerRow, emailKey, toCustomer } from "./row";
 import { customerListQuery, customerOut } from "./schema";
 
 const source: ListSource = { list: "customers", table: "customers", sortColumn: "created_at", columns: CUSTOMER_COLUMNS };

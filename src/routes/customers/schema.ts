@@ -11,7 +11,7 @@ import {
   nullableText,
   text,
 } from "../../http/schemas";
-import { CUSTOMER_STATUSES } from "./mapping";
+import { CUSTOMER_STATUSES } from "./row";
 
 const status = () => v.picklist(CUSTOMER_STATUSES, "must be active, pending or locked.");
 

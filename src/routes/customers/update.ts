@@ -5,6 +5,7 @@ import type { AppContext } from "../../http/context";
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
+import { changedColumns, type Columns, sendsAnyOf } from "../changes";
 import { defineRoute } from "../define";
 import {
   type CustomerRow,
@@ -14,7 +15,7 @@ import {
   emailTaken,
   getCustomer,
   toCustomer,
-} from "./mapping";
+} from "./row";
 import { customerOut, customerUpdateBody } from "./schema";
 import type * as v from "valibot";
 
@@ -27,16 +28,21 @@ type CustomerUpdate = v.InferOutput<typeof customerUpdateBody>;
 const statusAfter = (current: CustomerStatus, active: boolean | undefined): CustomerStatus =>
   active === undefined ? current : active ? "active" : "locked";
 
+/** The fields a PATCH sets as sent, and their columns (`active` sets `status`: statusAfter). */
+const COLUMN_OF: Columns<CustomerUpdate, CustomerRow> = {
+  email: "email",
+  firstName: "first_name",
+  lastName: "last_name",
+  phone: "phone",
+  newsletter: "newsletter",
+  notes: "notes",
+};
+
 function applyUpdate(row: CustomerRow, update: CustomerUpdate): CustomerRow {
   return {
     ...row,
-    email: update.email ?? row.email,
+    ...changedColumns(row, update, COLUMN_OF),
     email_lower: update.email === undefined ? row.email_lower : emailKey(update.email),
-    first_name: update.firstName ?? row.first_name,
-    last_name: update.lastName ?? row.last_name,
-    phone: update.phone === undefined ? row.phone : update.phone,
-    newsletter: update.newsletter === undefined ? row.newsletter : Number(update.newsletter),
-    notes: update.notes === undefined ? row.notes : update.notes,
     status: statusAfter(row.status, update.active),
   };
 }
@@ -75,7 +81,7 @@ export const updateCustomer = defineRoute({
   response: customerOut,
   errors: ["nothing_to_update", "email_taken"],
   async handler(c, { params, body }) {
-    if (Object.keys(body).length === 0) throw nothingToUpdate();
+    if (!sendsAnyOf(body, { ...COLUMN_OF, active: "status" })) throw nothingToUpdate();
     const result = await c.var.db.transaction((tx) => updateInTransaction(c, tx, params.id, body));
     if (result.approved) c.var.deps.onMailQueued(c.var.store.slug);
     return ok(c, result.customer);

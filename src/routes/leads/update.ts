@@ -1,9 +1,14 @@
+import type * as v from "valibot";
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
+import { changedColumns, type Columns, sendsAnyOf } from "../changes";
 import { defineRoute } from "../define";
 import { getLead } from "./queries";
-import { leadOut, toLead, updateBody } from "./schema";
+import { type LeadRow, leadOut, toLead, updateBody } from "./schema";
+
+/** The fields a PATCH may change, and their columns. */
+const COLUMN_OF: Columns<v.InferOutput<typeof updateBody>, LeadRow> = { handled: "handled", notes: "notes" };
 
 export const updateLead = defineRoute({
   method: "PATCH",
@@ -15,15 +20,12 @@ export const updateLead = defineRoute({
   response: leadOut,
   errors: ["nothing_to_update"],
   async handler(c, { params, body }) {
-    if (body.handled === undefined && body.notes === undefined) throw nothingToUpdate();
+    if (!sendsAnyOf(body, COLUMN_OF)) throw nothingToUpdate();
     const lead = await c.var.db.transaction(async (tx) => {
       const current = await getLead(tx, params.id);
-      const next = {
-        ...current,
-        handled: body.handled === undefined ? current.handled : Number(body.handled),
-        notes: body.notes === undefined ? current.notes : body.notes,
-      };
-      if (next.handled !== current.handled || next.notes !== current.notes) {
+      const changed = changedColumns(current, body, COLUMN_OF);
+      const next = { ...current, ...changed };
+      if (Object.keys(changed).length > 0) {
         await tx.run("UPDATE leads SET handled = ?, notes = ? WHERE id = ?", [next.handled, next.notes, current.id]);
       }
       return next;

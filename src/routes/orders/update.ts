@@ -6,6 +6,7 @@ import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
 import type { Store } from "../../db/platform";
+import { changedColumns, type Columns, sendsAnyOf } from "../changes";
 import { defineRoute } from "../define";
 import { getOrder, toOrder, type OrderRow } from "./row";
 import { SILENT_STATUSES, updateBody, updatedOrderOut, type UpdateBody } from "./schema";
@@ -15,10 +16,13 @@ interface Status {
   name: string;
 }
 
-/** The fields of the body that change the order (everything but `notifyCustomer`). */
-const UPDATABLE = ["status", "paid", "trackingNumber", "adminNotes"] as const;
-
-const hasUpdate = (body: UpdateBody) => UPDATABLE.some((field) => body[field] !== undefined);
+/** The fields of the body that change the order (everything but `notifyCustomer`), and their columns. */
+const COLUMN_OF: Columns<UpdateBody, OrderRow> = {
+  status: "status_id",
+  paid: "paid",
+  trackingNumber: "tracking_number",
+  adminNotes: "admin_notes",
+};
 
 /** The status the body names, or 400 `invalid_field` listing the store's ids. */
 async function requireStatus(db: Queryable, id: number): Promise<Status> {
@@ -28,18 +32,6 @@ async function requireStatus(db: Queryable, id: number): Promise<Status> {
   const validIds = statuses.map((s) => s.id);
   const allowed = validIds.length ? `one of this store's status ids: ${validIds.join(", ")}` : "a status id, but this store has none";
   throw new ApiError("invalid_field", `Field "status" must be ${allowed}.`, { field: "status", validIds });
-}
-
-type Assignments = Array<[column: keyof OrderRow, value: number | string | null]>;
-
-/** Column assignments for the sent fields whose value differs from the stored one. */
-function changes(row: OrderRow, body: UpdateBody): Assignments {
-  const wanted: Assignments = [];
-  if (body.status !== undefined) wanted.push(["status_id", body.status]);
-  if (body.paid !== undefined) wanted.push(["paid", Number(body.paid)]);
-  if (body.trackingNumber !== undefined) wanted.push(["tracking_number", body.trackingNumber]);
-  if (body.adminNotes !== undefined) wanted.push(["admin_notes", body.adminNotes]);
-  return wanted.filter(([column, value]) => row[column] !== value);
 }
 
 /** All four conditions of api-contract.md §7 for the status email. */
@@ -79,20 +71,20 @@ export const updateOrder = defineRoute({
   response: updatedOrderOut,
   errors: ["invalid_field", "nothing_to_update", "not_found"],
   async handler(c, { params, body }) {
-    if (!hasUpdate(body)) throw nothingToUpdate();
+    if (!sendsAnyOf(body, COLUMN_OF)) throw nothingToUpdate();
     const { db, store, deps } = c.var;
     // Statuses never change through the API, so they are checked before taking the write lock.
     const status = body.status === undefined ? null : await requireStatus(db, body.status);
     const now = deps.now();
     const { row, notified } = await db.transaction(async (tx) => {
       const row = await getOrder(tx, params.id);
-      const assignments = changes(row, body);
-      if (assignments.length === 0) return { row, notified: false };
-      const columns = [...assignments.map(([column]) => column), "updated_at"];
-      const values = [...assignments.map(([, value]) => value), now];
-      await tx.run(`UPDATE orders SET ${columns.map((col) => `${col} = ?`).join(", ")} WHERE id = ?`, [...values, row.id]);
-      const statusChanged = assignments.some(([column]) => column === "status_id");
-      const updated: OrderRow = Object.assign(row, Object.fromEntries(assignments), { updated_at: now });
+      const changed = changedColumns(row, body, COLUMN_OF);
+      if (Object.keys(changed).length === 0) return { row, notified: false };
+      const assignments = Object.entries({ ...changed, updated_at: now });
+      const columns = assignments.map(([column]) => `${column} = ?`).join(", ");
+      await tx.run(`UPDATE orders SET ${columns} WHERE id = ?`, [...assignments.map(([, value]) => value), row.id]);
+      const statusChanged = changed.status_id !== undefined;
+      const updated: OrderRow = { ...row, ...changed, updated_at: now };
       if (status && statusChanged) updated.status_name = status.name;
       const notify = shouldNotify(store, body, updated, statusChanged);
       if (notify) {

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { ApiError, invalidField, type ErrorCode } from "../../errors";
+import { ApiError, type ErrorCode, invalidField, notFound } from "../../errors";
 import { ok } from "../../http/respond";
 import { documentedAs, idOut, positiveInteger, text } from "../../http/schemas";
 import { parseBody } from "../../http/validate";
@@ -136,7 +136,7 @@ type Named = Awaited<ReturnType<typeof loadNamed>>;
 function resolve(item: ParsedItem, named: Named): number {
   if (item.by === "id") {
     if (named.rows.has(item.name as number)) return item.name as number;
-    throw new ApiError("not_found", `Product ${item.name} was not found.`);
+    throw notFound(`Product ${item.name}`);
   }
   if (item.by === "internalSku") {
     const id = named.byInternalSku.get(item.name as string);

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { fromMinor, fromMinorOrNull } from "../../format/money";
 import { formatIsrael } from "../../format/time";
+import { changedColumns, sendsAnyOf } from "../changes";
 import {
   bool,
   cursorParam,
@@ -136,25 +137,13 @@ const COLUMN_OF: Record<keyof ProductChanges, keyof ProductRow> = {
   unitName: "unit_name",
 };
 
-const asColumnValue = (value: unknown) => (typeof value === "boolean" ? Number(value) : value);
-
 /**
  * Applies the sent fields to a row; returns the new row and whether anything really
  * changed (a field sent with its present value is not a change).
  */
 export function applyChanges(row: ProductRow, changes: ProductChanges): { row: ProductRow; changed: boolean } {
-  const next: Record<string, unknown> = { ...row };
-  let changed = false;
-  for (const [field, value] of Object.entries(changes)) {
-    if (value === undefined) continue;
-    const column = COLUMN_OF[field as keyof ProductChanges];
-    const stored = asColumnValue(value);
-    if (next[column] !== stored) {
-      next[column] = stored;
-      changed = true;
-    }
-  }
-  return { row: next as unknown as ProductRow, changed };
+  const changed = changedColumns(row, changes, COLUMN_OF);
+  return { row: { ...row, ...changed }, changed: Object.keys(changed).length > 0 };
 }
 
-export const hasChanges = (changes: ProductChanges) => Object.values(changes).some((value) => value !== undefined);
+export const hasChanges = (changes: ProductChanges) => sendsAnyOf(changes, COLUMN_OF);

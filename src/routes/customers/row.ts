@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/driver";
-import { ApiError } from "../../errors";
+import { ApiError, notFound } from "../../errors";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
 
 export const CUSTOMER_STATUSES = ["active", "pending", "locked"] as const;
@@ -87,7 +87,7 @@ export function findCustomer(db: Queryable, id: number): Promise<CustomerRow | u
 /** One customer row of this store, or 404 `not_found`. */
 export async function getCustomer(db: Queryable, id: number): Promise<CustomerRow> {
   const row = await findCustomer(db, id);
-  if (!row) throw new ApiError("not_found", `Customer ${id} was not found in this store.`);
+  if (!row) throw notFound(`Customer ${id}`);
   return row;
 }
 
