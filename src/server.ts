@@ -4,7 +4,6 @@ import type { ServeConfig } from "./config";
 import { DataDirLock, makeDataDirPrivate, requireDataDir } from "./db/data-dir";
 import { FileLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
-import { raiseOpenFilesLimit } from "./db/open-files";
 import { defaultMaxOpenStores, StorePool, storeDbPath } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
@@ -86,7 +85,7 @@ async function serveFrom(config: ServeConfig, location: Location, logger: Logger
   registry.onReload(() => hostKeys.load());
   await registry.load();
   registry.watch();
-  const openFiles = await raiseOpenFilesLimit();
+  const openFiles = await runtime().raiseOpenFilesLimit();
   // 1024: the usual soft limit, when it cannot be read.
   const maxOpenStores = config.maxOpenStores ?? defaultMaxOpenStores(openFiles?.soft ?? 1024);
   const pool = new StorePool(location, maxOpenStores);

@@ -4,6 +4,7 @@
  *   bun scripts/bench/run.ts [--quick] [--rounds N] [--seconds S] [--warmup S]
  *                            [--connections N] [--scale F] [--regenerate] [--no-write]
  *                            [--only ID,ID…] [--profile ID] [--inline-checkpoints]
+ *                            [--max-open-stores N]
  *
  * 1. generates (or reuses) the bench data in bench/tmp/ (scripts/bench/generate.ts);
  * 2. measures cold start of ./storeapi to its first /healthz answer;
@@ -64,6 +65,7 @@ const { values: flags } = parseArgs({
     profile: { type: "string" },
     only: { type: "string" },
     "inline-checkpoints": { type: "boolean" },
+    "max-open-stores": { type: "string" },
   },
   strict: true,
 });
@@ -139,6 +141,7 @@ function serveArgs(dataDir: string, port: number): string[] {
     "--allow-http",
     "--log-level",
     "warn",
+    ...(flags["max-open-stores"] ? ["--max-open-stores", flags["max-open-stores"]] : []),
   ];
 }
 

@@ -1,3 +1,4 @@
+import { LIBC, raiseOpenFilesLimitWith } from "./open-files";
 import type { Runtime } from "./runtime";
 
 /**
@@ -39,5 +40,24 @@ export const bunRuntime: Runtime = {
     const url = new URL(compiled ? `./${path}` : `../${path}`, import.meta.url);
     // smol: a small heap; ref false: the worker never keeps the process alive.
     return new Worker(url.href, { smol: true, ref: false });
+  },
+
+  async raiseOpenFilesLimit() {
+    try {
+      // Imported here, not at the top: Deno loads this file too (src/main.ts) and has no bun:ffi.
+      const { dlopen, FFIType, ptr } = await import("bun:ffi");
+      const rlimit = { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 } as const;
+      const { symbols, close } = dlopen(LIBC, { getrlimit: rlimit, setrlimit: rlimit });
+      try {
+        return raiseOpenFilesLimitWith({
+          getrlimit: (resource, limit) => symbols.getrlimit(resource, ptr(limit)),
+          setrlimit: (resource, limit) => symbols.setrlimit(resource, ptr(limit)),
+        });
+      } finally {
+        close();
+      }
+    } catch {
+      return null;
+    }
   },
 };

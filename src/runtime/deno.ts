@@ -1,3 +1,4 @@
+import { LIBC, raiseOpenFilesLimitWith } from "./open-files";
 import type { Runtime } from "./runtime";
 
 /** The part of Deno's global this file uses (the project type-checks against Bun's types). */
@@ -7,6 +8,10 @@ declare const Deno: {
     options: { hostname: string; port: number; cert?: string; key?: string; onListen(): void },
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
   ): { addr: { port: number }; shutdown(): Promise<void> };
+  dlopen(
+    path: string,
+    symbols: Record<"getrlimit" | "setrlimit", { parameters: readonly ["i32", "buffer"]; result: "i32" }>,
+  ): { symbols: Record<"getrlimit" | "setrlimit", (resource: number, limit: BigUint64Array) => number>; close(): void };
 };
 
 /**
@@ -45,4 +50,18 @@ export const denoRuntime: Runtime = {
   collectGarbage: () => (globalThis as { gc?: () => void }).gc?.(),
 
   startWorker: (path) => new Worker(new URL(`../${path}`, import.meta.url).href, { type: "module" }),
+
+  async raiseOpenFilesLimit() {
+    try {
+      const rlimit = { parameters: ["i32", "buffer"], result: "i32" } as const;
+      const libc = Deno.dlopen(LIBC, { getrlimit: rlimit, setrlimit: rlimit });
+      try {
+        return raiseOpenFilesLimitWith(libc.symbols);
+      } finally {
+        libc.close(); // a method: called on its library
+      }
+    } catch {
+      return null; // no --allow-ffi, or no libc by that name
+    }
+  },
 };

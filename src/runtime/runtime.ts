@@ -1,3 +1,5 @@
+import type { OpenFilesLimit } from "./open-files";
+
 /**
  * The runtime edge: the few things the program needs from Bun or Deno beyond web
  * standards and `node:` modules. `bun.ts` and `deno.ts` implement it; the entry point
@@ -19,6 +21,11 @@ export interface Runtime {
    * never keeping the process alive where the runtime allows.
    */
   startWorker(path: string): Worker;
+  /**
+   * Raises the soft open-files limit to the hard one (src/runtime/open-files.ts) and returns
+   * the limit in force; null where libc cannot be reached (then nothing changes).
+   */
+  raiseOpenFilesLimit(): Promise<OpenFilesLimit | null>;
 }
 
 /** What the server tells the app about each request's connection. */

@@ -1,0 +1,84 @@
+import { afterAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { raiseOpenFilesLimitWith, type RlimitCalls } from "../src/runtime/open-files";
+import { tempDir } from "./helpers";
+import { storeapiCommand } from "./process";
+
+/** libc as a fake: a limit in memory; `setrlimit` fails when `refuse` is set. */
+function fakeLibc(soft: bigint, hard: bigint, { readable = true, refuse = false } = {}) {
+  const state = { soft, hard, sets: 0 };
+  const calls: RlimitCalls = {
+    getrlimit: (_, limit) => {
+      if (!readable) return -1;
+      limit[0] = state.soft;
+      limit[1] = state.hard;
+      return 0;
+    },
+    setrlimit: (_, limit) => {
+      state.sets++;
+      if (refuse) return -1;
+      state.soft = limit[0]!;
+      return 0;
+    },
+  };
+  return { calls, state };
+}
+
+test("the soft open-files limit is raised to the hard one", () => {
+  const { calls, state } = fakeLibc(1024n, 20_000n);
+  expect(raiseOpenFilesLimitWith(calls)).toEqual({ soft: 20_000, hard: 20_000 });
+  expect(state.soft).toBe(20_000n);
+});
+
+test("a soft limit already at the hard one is left alone", () => {
+  const { calls, state } = fakeLibc(4096n, 4096n);
+  expect(raiseOpenFilesLimitWith(calls)).toEqual({ soft: 4096, hard: 4096 });
+  expect(state.sets).toBe(0);
+});
+
+test("a refused raise reports the limit unchanged; an unreadable one reports null", () => {
+  expect(raiseOpenFilesLimitWith(fakeLibc(1024n, 20_000n, { refuse: true }).calls)).toEqual({ soft: 1024, hard: 20_000 });
+  expect(raiseOpenFilesLimitWith(fakeLibc(1024n, 20_000n, { readable: false }).calls)).toBeNull();
+});
+
+test("an unlimited hard limit (RLIM_INFINITY) reads as the largest safe integer", () => {
+  const { calls } = fakeLibc(1024n, 2n ** 64n - 1n);
+  expect(raiseOpenFilesLimitWith(calls)).toEqual({ soft: Number.MAX_SAFE_INTEGER, hard: Number.MAX_SAFE_INTEGER });
+});
+
+const dataDir = tempDir("storeapi-open-files-");
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** The shell's hard open-files limit, or null where it cannot be told. */
+function hardLimit(): number | null {
+  const answer = Bun.spawnSync(["sh", "-c", "ulimit -Hn"]).stdout.toString().trim();
+  return /^\d+$/.test(answer) ? Number(answer) : null;
+}
+
+const hard = hardLimit();
+
+// Under Bun and under Deno (STOREAPI_BIN=scripts/storeapi-deno): each runtime's edge calls libc.
+test.skipIf(process.platform !== "linux" || hard === null || hard <= 512)(
+  "serve raises a low soft open-files limit to the hard one and reports it",
+  async () => {
+    const serve = [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--allow-http"];
+    const proc = Bun.spawn(["sh", "-c", 'ulimit -Sn 512 && exec "$@"', "sh", ...serve], {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 60_000,
+    });
+    let output = "";
+    const decoder = new TextDecoder();
+    const reader = proc.stdout.getReader();
+    while (!output.includes('"listening"')) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      output += decoder.decode(chunk.value);
+    }
+    proc.kill("SIGTERM");
+    await proc.exited;
+    const line = output.split("\n").find((l) => l.includes('"listening"'));
+    expect(line ? JSON.parse(line).openFilesLimit : output).toBe(hard!);
+  },
+);
