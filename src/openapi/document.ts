@@ -161,8 +161,7 @@ function errorResponses(codes: ErrorCode[], options: { authenticated: boolean; i
 function routeOperation(route: RouteDef, ctx: Context): Operation {
   const where = `${route.method} ${route.path}`;
   const permission = `${route.area}:${accessFor(route.method)}`;
-  const { codes, unknown } = routeErrorCodes(route);
-  for (const code of unknown) ctx.problems.push(`${where}: unknown error code "${code}".`);
+  const codes = routeErrorCodes(route);
   const operation: Operation = {
     operationId: operationId(route.method, templatePath(route.path)),
     tags: [capitalize(route.area)],

@@ -150,8 +150,6 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
 };
 
-const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_STATUS, code);
-
 /** Codes every authenticated endpoint can answer, in check order. */
 const AUTHENTICATED: ErrorCode[] = [
   "key_in_url",
@@ -170,16 +168,12 @@ const AUTHENTICATED: ErrorCode[] = [
 const WITH_BODY: ErrorCode[] = ["json_required", "payload_too_large", "invalid_json", "invalid_field"];
 
 /** The error codes one endpoint can answer: the common ones, its method's, and its own. */
-export function routeErrorCodes(route: RouteDef): { codes: ErrorCode[]; unknown: string[] } {
+export function routeErrorCodes(route: RouteDef): ErrorCode[] {
   const codes = new Set<ErrorCode>(AUTHENTICATED);
   if (route.method !== "GET") for (const code of WITH_BODY) codes.add(code);
   if (route.method === "PATCH") codes.add("nothing_to_update");
-  const unknown: string[] = [];
-  for (const code of route.errors ?? []) {
-    if (isErrorCode(code)) codes.add(code);
-    else unknown.push(code);
-  }
-  return { codes: [...codes], unknown };
+  for (const code of route.errors ?? []) codes.add(code);
+  return [...codes];
 }
 
 /** Codes grouped by HTTP status, statuses ascending. */
