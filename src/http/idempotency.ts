@@ -105,9 +105,9 @@ interface Place {
 
 function placeOf(c: AppContext): Place {
   const hostKey = c.get("hostKey"); // set only on the management API
-  const platform = c.var.deps.manage?.platform;
+  const platform = c.get("deps").manage?.platform;
   if (hostKey && platform) return { db: platform.db, keyId: hostKey.id, queue: `host\n${hostKey.id}` };
-  return { db: c.var.db, keyId: c.var.key.id, queue: `${c.var.store.slug}\n${c.var.key.id}` };
+  return { db: c.get("db"), keyId: c.get("key").id, queue: `${c.get("store").slug}\n${c.get("key").id}` };
 }
 
 /**
@@ -119,7 +119,7 @@ function once(c: AppContext, request: IdempotentRequest, execute: (scope: Answer
   const place = placeOf(c);
   const scope: AnswerScope = { keyId: place.keyId, key: request.key };
   const print = fingerprint(c.req.method, c.req.path, request.body);
-  const deps = c.var.deps;
+  const deps = c.get("deps");
   return deps.idempotencyQueue.run(`${place.queue}\n${scope.key}`, async () => {
     const previous = await findAnswer(place.db, scope, deps.now());
     if (!previous) return execute(scope, print);
@@ -138,7 +138,7 @@ async function rememberError(c: AppContext, scope: AnswerScope, print: string, e
   if (keepsError(error)) {
     const stored = { fingerprint: print, status: error.status, body: errorBody(error) };
     if (stored.body.length <= MAX_KEPT_ERROR_CHARS) {
-      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, stored, c.var.deps.now()));
+      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, stored, c.get("deps").now()));
     }
   }
   throw error;
@@ -162,7 +162,7 @@ export function idempotentRejection(c: AppContext, error: ApiError): Promise<Res
  * rethrown; anything else (5xx, 429) is not stored, so a retry may succeed.
  */
 export async function idempotentCreate(c: AppContext, create: (tx: Queryable) => Promise<Created>): Promise<Response> {
-  const db = c.var.db;
+  const db = c.get("db");
   const request = c.get("idempotency");
   if (!request) {
     const created = await db.transaction(create);
@@ -173,7 +173,7 @@ export async function idempotentCreate(c: AppContext, create: (tx: Queryable) =>
       const answer = await db.transaction(async (tx) => {
         const created = await create(tx);
         const stored = { fingerprint: print, status: created.status, body: JSON.stringify({ ok: true, data: created.data }) };
-        await storeAnswer(tx, scope, stored, c.var.deps.now());
+        await storeAnswer(tx, scope, stored, c.get("deps").now());
         return stored;
       });
       return jsonAnswer(c, answer.body, answer.status);
@@ -202,7 +202,7 @@ export async function idempotentAcross(
     try {
       const created = await create();
       const kept = { fingerprint: print, status: created.status, body: JSON.stringify({ ok: true, data: redact(created.data) }) };
-      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.var.deps.now()));
+      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.get("deps").now()));
       return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
     } catch (error) {
       return rememberError(c, scope, print, error);
