@@ -1,6 +1,6 @@
 import type { Queryable } from "./db/driver";
+import { IDEMPOTENCY_TTL_MS } from "./db/idempotency";
 import type { StorePool } from "./db/pool";
-import { IDEMPOTENCY_TTL_MS } from "./http/idempotency";
 import type { Logger } from "./log";
 import { errorFields } from "./log";
 import type { StoreRegistry } from "./registry";

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as v from "valibot";
+import { IDEMPOTENCY_TTL_MS } from "../src/db/idempotency";
 import { ApiError } from "../src/errors";
-import { canonicalJson, fingerprint, IDEMPOTENCY_TTL_MS, idempotentCreate } from "../src/http/idempotency";
+import { canonicalJson, fingerprint, idempotentCreate } from "../src/http/idempotency";
 import { defineRoute, type RouteDef } from "../src/routes/define";
 import { startInProcess, type InProcessApp } from "./front-door-app";
 import { KEYS, testStore } from "./helpers";

@@ -5,6 +5,7 @@
  *                            [--connections N] [--scale F] [--regenerate] [--no-write]
  *                            [--only ID,ID…] [--profile ID] [--inline-checkpoints]
  *                            [--max-open-stores N]
+ *                            [--log-level info|warn|…]
  *
  * 1. generates (or reuses) the bench data in bench/tmp/ (scripts/bench/generate.ts);
  * 2. measures cold start of ./storeapi to its first /healthz answer;
@@ -16,7 +17,8 @@
  * 4. times single 500-item batches, touches all small stores and reads the server's RSS;
  * 5. prints the table and writes bench/results.md.
  * --only runs just the named scenarios with their anchors (no results file); --profile ID runs only that scenario (and its anchor) against `bun --cpu-prof-md src/main.ts`
- * and leaves the profile in bench/tmp/profile/. Loopback only; every child is killed at the
+ * and leaves the profile in bench/tmp/profile/. --log-level is the server's (default warn: no
+ * request lines; `info`, serve's default, writes one per request). Loopback only; every child is killed at the
  * end or at the deadline.
  */
 import { spawnSync } from "node:child_process";
@@ -66,6 +68,7 @@ const { values: flags } = parseArgs({
     only: { type: "string" },
     "inline-checkpoints": { type: "boolean" },
     "max-open-stores": { type: "string" },
+    "log-level": { type: "string" },
   },
   strict: true,
 });
@@ -79,6 +82,7 @@ const settings = {
   coldStarts: quick ? 3 : 5,
   batchTimings: quick ? 5 : 9,
   scale: Number(flags.scale ?? 1),
+  logLevel: flags["log-level"] ?? "warn",
 };
 const sizes = {
   orders: Math.round(FULL_SIZES.orders * settings.scale),
@@ -140,7 +144,7 @@ function serveArgs(dataDir: string, port: number): string[] {
     "100000000",
     "--allow-http",
     "--log-level",
-    "warn",
+    settings.logLevel,
     ...(flags["max-open-stores"] ? ["--max-open-stores", flags["max-open-stores"]] : []),
   ];
 }
@@ -513,7 +517,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
     machine: await machineDescription(),
     settings: [
-      `server: ${binary.command.map((p) => p.replace(`${ROOT}/`, "./")).join(" ")} serve --rate-limit 100000000 --allow-http --log-level warn`,
+      `server: ${binary.command.map((p) => p.replace(`${ROOT}/`, "./")).join(" ")} serve --rate-limit 100000000 --allow-http --log-level ${settings.logLevel}`,
       SERVER_CPU === null ? "no CPU pinning (one core)" : `server and anchors pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU} (taskset)`,
       `load generator: ${tool === "wrk" ? "wrk -t1 with scripts/bench/wrk.lua" : "autocannon"}; ${settings.rounds} round(s) of ${settings.seconds} s per scenario after ${settings.warmup} s warm-up, anchor and real interleaved`,
       `data: one store with ${data.sizes.orders.toLocaleString("en")} orders, ${data.sizes.products.toLocaleString("en")} products, ${data.sizes.customers.toLocaleString("en")} customers; ${data.sizes.smallStores.toLocaleString("en")} small stores${data.generatedIn === null ? " (reused)" : ` (generated in ${data.generatedIn.toFixed(0)} s)`}`,

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Db, Queryable } from "../db/driver";
+import { type AnswerScope, findAnswer, storeAnswer } from "../db/idempotency";
 import { ApiError, errorBody, invalidParameter } from "../errors";
 import type { AppContext } from "./context";
 import { jsonAnswer } from "./respond";
@@ -31,20 +32,18 @@ declare module "hono" {
 }
 
 const IDEMPOTENCY_HEADER = "Idempotency-Key";
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
 /**
  * A 4xx answer longer than this is not kept, so a record cannot grow with what a client
  * sends (with echoes cut to 100 characters none is this long); a retry is checked afresh.
  */
 const MAX_KEPT_ERROR_CHARS = 4096;
-/** Expired records deleted per stored answer: bounded work, yet the table cannot grow without end. */
-const PURGE_BATCH = 100;
 
 /**
  * Checks the header of a route that accepts one and keeps it with the raw body for
- * `idempotentCreate`. Called by mount() among the parameter checks, before the body is
- * validated: a malformed key is 400 `invalid_parameter` whatever the body holds.
+ * `idempotentCreate`. Called by `mountRoutes` (src/app.ts) for routes marked `idempotent`,
+ * after the parameters are checked and before the body is validated: a malformed key is
+ * 400 `invalid_parameter` whatever the body holds.
  */
 export function readIdempotencyKey(c: AppContext, rawBody: unknown): void {
   const key = c.req.header(IDEMPOTENCY_HEADER);
@@ -74,37 +73,6 @@ export function canonicalJson(value: unknown): string {
 /** What makes two requests "the same": method, path and canonical body. */
 export function fingerprint(method: string, path: string, body: unknown): string {
   return createHash("sha256").update(`${method} ${path}\n${canonicalJson(body)}`).digest("hex");
-}
-
-interface StoredAnswer {
-  fingerprint: string;
-  status: number;
-  body: string;
-}
-
-interface Scope {
-  keyId: number;
-  key: string;
-}
-
-const findAnswer = (db: Queryable, scope: Scope, now: number) =>
-  db.get<StoredAnswer>(
-    "SELECT fingerprint, status, body FROM idempotency WHERE key_id = ? AND idem_key = ? AND created_at > ?",
-    [scope.keyId, scope.key, now - IDEMPOTENCY_TTL_MS],
-  );
-
-/** Stores an answer; first clears this scope's expired record and a batch of other expired ones. */
-async function storeAnswer(tx: Queryable, scope: Scope, answer: StoredAnswer, now: number): Promise<void> {
-  const cutoff = now - IDEMPOTENCY_TTL_MS;
-  await tx.run("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?", [scope.keyId, scope.key]);
-  await tx.run(
-    "DELETE FROM idempotency WHERE rowid IN (SELECT rowid FROM idempotency WHERE created_at <= ? ORDER BY created_at LIMIT ?)",
-    [cutoff, PURGE_BATCH],
-  );
-  await tx.run(
-    "INSERT INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-    [scope.keyId, scope.key, answer.fingerprint, answer.status, answer.body, now],
-  );
 }
 
 /** One chain of waiting requests per id: the (store, key id, Idempotency-Key) of a create. */
@@ -137,9 +105,9 @@ interface Place {
 
 function placeOf(c: AppContext): Place {
   const hostKey = c.get("hostKey"); // set only on the management API
-  const platform = c.var.deps.manage?.platform;
+  const platform = c.get("deps").manage?.platform;
   if (hostKey && platform) return { db: platform.db, keyId: hostKey.id, queue: `host\n${hostKey.id}` };
-  return { db: c.var.db, keyId: c.var.key.id, queue: `${c.var.store.slug}\n${c.var.key.id}` };
+  return { db: c.get("db"), keyId: c.get("key").id, queue: `${c.get("store").slug}\n${c.get("key").id}` };
 }
 
 /**
@@ -147,11 +115,11 @@ function placeOf(c: AppContext): Place {
  * on the management API: a stored answer for the same request is replayed, one for a
  * different request is 400; concurrent duplicates queue.
  */
-function once(c: AppContext, request: IdempotentRequest, execute: (scope: Scope, print: string) => Promise<Response>) {
+function once(c: AppContext, request: IdempotentRequest, execute: (scope: AnswerScope, print: string) => Promise<Response>) {
   const place = placeOf(c);
-  const scope: Scope = { keyId: place.keyId, key: request.key };
+  const scope: AnswerScope = { keyId: place.keyId, key: request.key };
   const print = fingerprint(c.req.method, c.req.path, request.body);
-  const deps = c.var.deps;
+  const deps = c.get("deps");
   return deps.idempotencyQueue.run(`${place.queue}\n${scope.key}`, async () => {
     const previous = await findAnswer(place.db, scope, deps.now());
     if (!previous) return execute(scope, print);
@@ -166,11 +134,11 @@ function once(c: AppContext, request: IdempotentRequest, execute: (scope: Scope,
 }
 
 /** Stores a 4xx answer under the request's key (not 429: a retry may succeed; not an outsized one), then throws it. */
-async function rememberError(c: AppContext, scope: Scope, print: string, error: unknown): Promise<never> {
+async function rememberError(c: AppContext, scope: AnswerScope, print: string, error: unknown): Promise<never> {
   if (keepsError(error)) {
     const stored = { fingerprint: print, status: error.status, body: errorBody(error) };
     if (stored.body.length <= MAX_KEPT_ERROR_CHARS) {
-      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, stored, c.var.deps.now()));
+      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, stored, c.get("deps").now()));
     }
   }
   throw error;
@@ -194,7 +162,7 @@ export function idempotentRejection(c: AppContext, error: ApiError): Promise<Res
  * rethrown; anything else (5xx, 429) is not stored, so a retry may succeed.
  */
 export async function idempotentCreate(c: AppContext, create: (tx: Queryable) => Promise<Created>): Promise<Response> {
-  const db = c.var.db;
+  const db = c.get("db");
   const request = c.get("idempotency");
   if (!request) {
     const created = await db.transaction(create);
@@ -205,7 +173,7 @@ export async function idempotentCreate(c: AppContext, create: (tx: Queryable) =>
       const answer = await db.transaction(async (tx) => {
         const created = await create(tx);
         const stored = { fingerprint: print, status: created.status, body: JSON.stringify({ ok: true, data: created.data }) };
-        await storeAnswer(tx, scope, stored, c.var.deps.now());
+        await storeAnswer(tx, scope, stored, c.get("deps").now());
         return stored;
       });
       return jsonAnswer(c, answer.body, answer.status);
@@ -234,7 +202,7 @@ export async function idempotentAcross(
     try {
       const created = await create();
       const kept = { fingerprint: print, status: created.status, body: JSON.stringify({ ok: true, data: redact(created.data) }) };
-      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.var.deps.now()));
+      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.get("deps").now()));
       return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
     } catch (error) {
       return rememberError(c, scope, print, error);

@@ -44,8 +44,8 @@ export async function listPage<Row extends { id: number }>(
   source: ListSource,
   query: ListQuery,
 ): Promise<Page<Row>> {
-  const scope: CursorScope = { list: source.list, store: c.var.store.slug, filters: filterKey(query.filters) };
-  const secret = c.var.deps.cursorSecret;
+  const scope: CursorScope = { list: source.list, store: c.get("store").slug, filters: filterKey(query.filters) };
+  const secret = c.get("deps").cursorSecret;
   const conditions: string[] = [];
   const args: SqlValue[] = [];
   for (const [column, value] of Object.entries(query.where ?? {})) {
@@ -65,7 +65,7 @@ export async function listPage<Row extends { id: number }>(
   const sql =
     `SELECT ${source.columns} FROM ${source.table} ${where} ` +
     `ORDER BY ${source.sortColumn} DESC, id DESC LIMIT ${query.limit + 1}`;
-  const rows = await c.var.db.all<Row & Record<string, number>>(sql, args);
+  const rows = await c.get("db").all<Row & Record<string, number>>(sql, args);
   const hasMore = rows.length > query.limit;
   if (hasMore) rows.pop();
   const last = rows[rows.length - 1];

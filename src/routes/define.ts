@@ -1,4 +1,5 @@
 import type * as v from "valibot";
+import type { ErrorCode } from "../errors";
 import type { AppContext } from "../http/context";
 import type { Area } from "../keys/permissions";
 
@@ -38,7 +39,7 @@ export interface RouteDef<P = Schema, Q = Schema, B = Schema> {
   /** Accepts `Idempotency-Key`. */
   idempotent?: boolean;
   /** Error codes this endpoint can answer beyond the common ones (documentation). */
-  errors?: string[];
+  errors?: ErrorCode[];
   handler: (c: AppContext, input: RouteInput<P, Q, B>) => Promise<Response>;
 }
 

@@ -18,10 +18,10 @@ export const createCustomer = defineRoute({
   errors: ["email_taken", "registration_disabled"],
   handler: (c, { body }) =>
     idempotentCreate(c, async (tx) => {
-      const store = c.var.store;
+      const store = c.get("store");
       if (!store.settings.registration) throw registrationDisabled();
       if ((await emailOwner(tx, body.email)) !== undefined) throw emailTaken();
-      const now = c.var.deps.now();
+      const now = c.get("deps").now();
       const { lastInsertRowid } = await tx.run(
         INSERT_CUSTOMER,
         insertArgs({

@@ -12,6 +12,6 @@ export const getCustomerRoute = defineRoute({
   params: idParams,
   response: customerOut,
   async handler(c, { params }) {
-    return ok(c, toCustomer(await getCustomer(c.var.db, params.id)));
+    return ok(c, toCustomer(await getCustomer(c.get("db"), params.id)));
   },
 });

@@ -64,9 +64,9 @@ async function updateInTransaction(c: AppContext, tx: Queryable, id: number, upd
   await saveRow(tx, updated);
   const approved = row.status === "pending" && updated.status === "active";
   if (approved) {
-    await c.var.deps.beforeMailQueued(c.var.store.slug);
-    const mail = customerApproved({ storeName: c.var.store.name, firstName: updated.first_name });
-    await queueMail(tx, { ...mail, to: updated.email }, c.var.deps.now());
+    await c.get("deps").beforeMailQueued(c.get("store").slug);
+    const mail = customerApproved({ storeName: c.get("store").name, firstName: updated.first_name });
+    await queueMail(tx, { ...mail, to: updated.email }, c.get("deps").now());
   }
   return { customer: toCustomer(updated), approved };
 }
@@ -82,8 +82,8 @@ export const updateCustomer = defineRoute({
   errors: ["nothing_to_update", "email_taken"],
   async handler(c, { params, body }) {
     if (!sendsAnyOf(body, { ...COLUMN_OF, active: "status" })) throw nothingToUpdate();
-    const result = await c.var.db.transaction((tx) => updateInTransaction(c, tx, params.id, body));
-    if (result.approved) c.var.deps.onMailQueued(c.var.store.slug);
+    const result = await c.get("db").transaction((tx) => updateInTransaction(c, tx, params.id, body));
+    if (result.approved) c.get("deps").onMailQueued(c.get("store").slug);
     return ok(c, result.customer);
   },
 });

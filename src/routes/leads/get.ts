@@ -12,6 +12,6 @@ export const getLeadRoute = defineRoute({
   params: idParams,
   response: leadOut,
   async handler(c, { params }) {
-    return ok(c, toLead(await getLead(c.var.db, params.id)));
+    return ok(c, toLead(await getLead(c.get("db"), params.id)));
   },
 });

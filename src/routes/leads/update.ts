@@ -21,7 +21,7 @@ export const updateLead = defineRoute({
   errors: ["nothing_to_update"],
   async handler(c, { params, body }) {
     if (!sendsAnyOf(body, COLUMN_OF)) throw nothingToUpdate();
-    const lead = await c.var.db.transaction(async (tx) => {
+    const lead = await c.get("db").transaction(async (tx) => {
       const current = await getLead(tx, params.id);
       const changed = changedColumns(current, body, COLUMN_OF);
       const next = { ...current, ...changed };

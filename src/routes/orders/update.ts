@@ -72,7 +72,9 @@ export const updateOrder = defineRoute({
   errors: ["invalid_field", "nothing_to_update", "not_found"],
   async handler(c, { params, body }) {
     if (!sendsAnyOf(body, COLUMN_OF)) throw nothingToUpdate();
-    const { db, store, deps } = c.var;
+    const db = c.get("db");
+    const store = c.get("store");
+    const deps = c.get("deps");
     // Statuses never change through the API, so they are checked before taking the write lock.
     const status = body.status === undefined ? null : await requireStatus(db, body.status);
     const now = deps.now();

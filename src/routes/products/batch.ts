@@ -192,7 +192,7 @@ export const batchUpdateProducts = defineRoute({
   async handler(c, { body }) {
     const parsed = body.items.map(parseItem);
     const valid = parsed.filter((p): p is ParsedItem => "by" in p);
-    const applied = valid.length ? await c.var.db.transaction((tx) => applyBatch(tx, valid, c.var.deps.now())) : [];
+    const applied = valid.length ? await c.get("db").transaction((tx) => applyBatch(tx, valid, c.get("deps").now())) : [];
     const results = [...parsed.filter((p): p is Result => "ok" in p), ...applied].sort((a, b) => a.index - b.index);
     const updated = results.filter((r) => r.ok).length;
     return ok(c, { updated, failed: results.length - updated, results });

@@ -55,8 +55,8 @@ export const createProduct = defineRoute({
   async handler(c, { body }) {
     return idempotentCreate(c, async (tx) => {
       await assertInternalSkuFree(tx, body.internalSku, null);
-      await assertBelowPlanLimit(tx, c.var.store.plan);
-      const id = await insertProduct(tx, body, await changeStamp(tx, c.var.deps.now()));
+      await assertBelowPlanLimit(tx, c.get("store").plan);
+      const id = await insertProduct(tx, body, await changeStamp(tx, c.get("deps").now()));
       return { status: 201, data: toProduct(await getProduct(tx, id)) };
     });
   },

@@ -12,6 +12,6 @@ export const getProductRoute = defineRoute({
   params: idParams,
   response: productOut,
   async handler(c, { params }) {
-    return ok(c, toProduct(await getProduct(c.var.db, params.id)));
+    return ok(c, toProduct(await getProduct(c.get("db"), params.id)));
   },
 });

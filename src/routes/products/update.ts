@@ -16,12 +16,12 @@ export const updateProduct = defineRoute({
   errors: ["nothing_to_update"],
   async handler(c, { params, body }) {
     if (!hasChanges(body)) throw nothingToUpdate();
-    const product = await c.var.db.transaction(async (tx) => {
+    const product = await c.get("db").transaction(async (tx) => {
       const current = await getProduct(tx, params.id);
       const { row, changed } = applyChanges(current, body);
       if (!changed) return current;
       await assertInternalSkuFree(tx, body.internalSku, current.id);
-      row.updated_at = await changeStamp(tx, c.var.deps.now());
+      row.updated_at = await changeStamp(tx, c.get("deps").now());
       await saveProduct(tx, row);
       return row;
     });
