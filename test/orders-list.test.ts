@@ -243,7 +243,8 @@ describe("GET /orders query plans", () => {
         return db.all(sql, args as never);
       },
     };
-    const c = { var: { db: recorder, store: { slug: "shop1" }, deps: { cursorSecret: "plan-test" } } } as unknown as AppContext;
+    const vars: Record<string, unknown> = { db: recorder, store: { slug: "shop1" }, deps: { cursorSecret: "plan-test" } };
+    const c = { var: vars, get: (name: string) => vars[name] } as unknown as AppContext;
     try {
       const parsed = { limit: 2, cursor: undefined, created_since: undefined, status: undefined, paid: undefined, ...query };
       const first = await listPage(c, orderListSource, orderListQuery(parsed as never));
