@@ -132,7 +132,10 @@ class DocumentContract {
     const template = this.documentedPath(path);
     const operation = template ? this.doc.paths[template][verb] : undefined;
     const where = `${method.toUpperCase()} ${path}`;
-    if (!template || !operation) return this.checkUndocumented(where, answer);
+    if (!template || !operation) {
+      this.checkUndocumented(where, answer);
+      return;
+    }
     const response = operation.responses?.[String(answer.status)] as Json | undefined;
     if (!response) {
       fail(where, `status ${answer.status} is not documented (documented: ${Object.keys(operation.responses ?? {}).join(", ")}).`, answer);

@@ -43,9 +43,9 @@ describe("plain HTTP without a trusted proxy", () => {
     const first = await server.request(probe, { key: BAD_KEY, headers: { "X-Forwarded-For": "1.1.1.1" } });
     const second = await server.request(probe, { key: BAD_KEY, headers: { "X-Forwarded-For": "2.2.2.2" } });
     expect([code(first), code(second)]).toEqual(["401 unauthorized", "401 unauthorized"]);
-    const escape = await server.request(probe, { headers: { "X-Forwarded-For": "3.3.3.3" } });
-    expect(code(escape)).toBe("429 too_many_failures");
-    expect(escape.headers.get("retry-after")).toMatch(/^(599|600)$/);
+    const escaped = await server.request(probe, { headers: { "X-Forwarded-For": "3.3.3.3" } });
+    expect(code(escaped)).toBe("429 too_many_failures");
+    expect(escaped.headers.get("retry-after")).toMatch(/^(599|600)$/);
   });
 });
 
@@ -60,7 +60,7 @@ describe("behind a trusted proxy", () => {
     }
   });
 
-  test("the client IP is the right-most forwarded address not in the list; prepending addresses does not escape a block", async () => {
+  test("the client IP is the right-most forwarded address not in the list; prepending addresses does not escaped a block", async () => {
     const server = await serve({ "trust-proxy": "127.0.0.1,10.0.0.0/8", "auth-failure-limit": "2" });
     const via = (forwardedFor: string, key: string = KEYS.all) =>
       server.request(probe, { key, headers: { "X-Forwarded-Proto": "https", "X-Forwarded-For": forwardedFor } });

@@ -62,7 +62,6 @@ export interface ApiAnswer {
   status: number;
   headers: Headers;
   text: string;
-  // biome-ignore lint: test convenience
   json: any;
 }
 

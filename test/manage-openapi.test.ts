@@ -30,7 +30,6 @@ import { runCli, type ServerProcess, spawnServer } from "./process";
 
 setDefaultTimeout(60_000);
 
-// biome-ignore lint: test convenience
 type Json = Record<string, any>;
 
 const CHECKED_IN = join(import.meta.dir, "..", "docs", "manage-openapi.json");
@@ -86,7 +85,7 @@ describe("GET /manage/v1/openapi.json and /manage/v1/docs", () => {
     expect(page.headers.get("content-type")).toStartWith("text/html");
     expect(page.text).toContain('<body data-store-host="any">');
     expect(page.text).toContain("<title>Store Management API: management API reference</title>");
-    const embedded = /<script type="application\/json" id="openapi">([^]*?)<\/script>/.exec(page.text);
+    const embedded = /<script type="application\/json" id="openapi">([\s\S]*?)<\/script>/.exec(page.text);
     expect(JSON.parse(embedded?.[1] ?? "null")).toEqual(JSON.parse(JSON.stringify(doc)));
   });
 

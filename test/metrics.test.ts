@@ -48,7 +48,7 @@ async function scrape(): Promise<{ families: Map<string, Family>; text: string }
   return { families: new Map(families.map((family) => [family.name, family])), text };
 }
 
-const valueOf = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}) =>
+const sampleValue = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}) =>
   Number(families.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value);
 
 test.skipIf(TEST_LIBSQL)("metrics are served at /metrics on their own address only", async () => {
@@ -65,21 +65,21 @@ test.skipIf(TEST_LIBSQL)("a scrape parses and reports requests, latency, pool, o
   for (let i = 0; i < 2; i++) expect((await send(server.url, "/api/v1/orders", { key: wrong })).status).toBe(401);
   const { families, text } = await scrape();
 
-  expect(valueOf(families, "storeapi_http_requests_total", { route: "/api/v1/products/:id", status: "404" })).toBe(3);
-  expect(valueOf(families, "storeapi_http_requests_total", { route: "/api/v1/products", status: "201" })).toBe(1);
-  expect(valueOf(families, "storeapi_http_requests_total", { route: "/api/v1/orders", status: "401" })).toBe(2);
+  expect(sampleValue(families, "storeapi_http_requests_total", { route: "/api/v1/products/:id", status: "404" })).toBe(3);
+  expect(sampleValue(families, "storeapi_http_requests_total", { route: "/api/v1/products", status: "201" })).toBe(1);
+  expect(sampleValue(families, "storeapi_http_requests_total", { route: "/api/v1/orders", status: "401" })).toBe(2);
   const latency = families.get("storeapi_http_request_duration_seconds");
   expect(latency?.type).toBe("HISTOGRAM");
   // The parser folds a histogram's labelled series into one: read the count line itself.
   expect(text).toContain('storeapi_http_request_duration_seconds_count{route="/api/v1/products/:id"} 3\n');
 
-  expect(valueOf(families, "storeapi_open_stores")).toBe(1);
-  expect(valueOf(families, "storeapi_store_pool_misses_total")).toBe(1);
-  expect(valueOf(families, "storeapi_outbox_queued")).toBe(1);
-  expect(valueOf(families, "storeapi_outbox_failed")).toBe(1);
-  expect(valueOf(families, "storeapi_outbox_oldest_queued_age_seconds")).toBeGreaterThanOrEqual(3600);
-  expect(valueOf(families, "storeapi_idempotency_records")).toBe(1);
+  expect(sampleValue(families, "storeapi_open_stores")).toBe(1);
+  expect(sampleValue(families, "storeapi_store_pool_misses_total")).toBe(1);
+  expect(sampleValue(families, "storeapi_outbox_queued")).toBe(1);
+  expect(sampleValue(families, "storeapi_outbox_failed")).toBe(1);
+  expect(sampleValue(families, "storeapi_outbox_oldest_queued_age_seconds")).toBeGreaterThanOrEqual(3600);
+  expect(sampleValue(families, "storeapi_idempotency_records")).toBe(1);
   expect(families.get("storeapi_store_wal_bytes")?.metrics.map((m) => m.labels?.store)).toEqual(["shop1"]);
-  expect(valueOf(families, "storeapi_auth_failures_total")).toBe(2);
-  expect(valueOf(families, "storeapi_blocked_ips")).toBe(1);
+  expect(sampleValue(families, "storeapi_auth_failures_total")).toBe(2);
+  expect(sampleValue(families, "storeapi_blocked_ips")).toBe(1);
 }, 30_000);

@@ -22,7 +22,6 @@ import {
 
 const NATURAL = join(import.meta.dir, "clients", "natural.ts");
 
-// biome-ignore lint: test convenience
 type Json = Record<string, any>;
 
 /** The operations of the contract (api-contract.md), and nothing else: no OPTIONS. */

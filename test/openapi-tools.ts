@@ -14,7 +14,6 @@ const bin = (path: string) => join(ROOT, "node_modules", path);
 /** tsc and the linters on a busy, shared 2-core machine. */
 export const TOOL_TIMEOUT = 180_000;
 
-// biome-ignore lint: test convenience
 type Json = Record<string, any>;
 
 /** A fresh work directory under node_modules/.cache (remove it when done). */
@@ -64,7 +63,7 @@ export async function generatedOperations(work: string, file: string): Promise<s
 }
 
 /** The program's code without comments (to check it has no casts or escape hatches). */
-export const codeOf = (program: string) => readFileSync(program, "utf8").replace(/\/\*[^]*?\*\/|\/\/.*$/gm, "");
+export const codeOf = (program: string) => readFileSync(program, "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
 
 /** Copies `program` into `work` and type-checks it under `tsc --strict`: its output (empty when it compiles). */
 export async function compileStrict(work: string, program: string): Promise<{ code: number; output: string }> {

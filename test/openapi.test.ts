@@ -12,7 +12,6 @@ import SCRIPT from "../src/openapi/docs-page.browser.js" with { type: "text" };
 import { apiRoutes } from "../src/routes";
 import { expectDocumented, validatorAt } from "./contract";
 
-// biome-ignore lint: test convenience
 type Json = Record<string, any>;
 
 const doc = openApiDocument() as Json;
@@ -125,7 +124,10 @@ describe("OpenAPI document", () => {
   test("says for generators what JSON Schema can say (issue 16)", () => {
     const consts: Json[] = [];
     const walk = (node: unknown): void => {
-      if (Array.isArray(node)) return node.forEach(walk);
+      if (Array.isArray(node)) {
+        node.forEach(walk);
+        return;
+      }
       if (!node || typeof node !== "object") return;
       if ("const" in node) consts.push(node as Json);
       Object.values(node).forEach(walk);
@@ -193,13 +195,13 @@ describe("reference page", () => {
     expect(page).toContain(`<p id="hostnote">${HOST_NOTE}</p>`);
     expect(HOST_NOTE).toContain("Try it sends each request to the store host you pick");
     expect(docsPage(doc, { onStoreHost: true })).toContain('<body data-store-host="yes">');
-    const script = /<script>([^]*?)<\/script>/.exec(page)?.[1] ?? "";
+    const script = /<script>([\s\S]*?)<\/script>/.exec(page)?.[1] ?? "";
     expect(script).toContain('id: "store-host"');
     expect(() => new Function(script)).not.toThrow();
   });
 
   test("embeds the document so that no text in it can close the script element", () => {
-    const embedded = /<script type="application\/json" id="openapi">([^]*?)<\/script>/.exec(page);
+    const embedded = /<script type="application\/json" id="openapi">([\s\S]*?)<\/script>/.exec(page);
     expect(embedded).not.toBeNull();
     expect(JSON.parse(embedded?.[1] ?? "")).toEqual(doc);
     const hostile = docsPage({ info: { title: "</script><script>alert(1)</script>" } });

@@ -30,7 +30,6 @@ export interface CliResult {
   stdout: string;
   stderr: string;
   /** stdout parsed as JSON (undefined when it is not JSON). */
-  // biome-ignore lint: test convenience
   json: any;
 }
 
@@ -198,5 +197,9 @@ export async function spawnUntil(args: string[], until: string | ((text: string)
   };
   await readUntil(() => (typeof until === "string" ? text.includes(until) : until(text)));
   const head = text;
-  return { child, text: head, rest: async () => (await readUntil(() => false), text.slice(head.length)) };
+  return { child, text: head, rest: async () => {
+      await readUntil(() => false);
+      return text.slice(head.length);
+    },
+  };
 }

@@ -78,7 +78,7 @@ function scenarioRows(scenarios: ScenarioSummary[]): string[][] {
 const HEADER = ["Scenario", "req/s", "p50 ms", "p99 ms", "conns", "anchor req/s", "ratio", "note"];
 
 function markdownTable(header: string[], rows: string[][]): string {
-  const escape = (cell: string) => cell.replaceAll("|", "\\|");
+  const escapeCell = (cell: string) => cell.replaceAll("|", "\\|");
   return [
     `| ${header.join(" | ")} |`,
     `| ${header.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,

@@ -286,13 +286,10 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
   app.post("/api/admin/keys/:id/delete", guardedPost, async (c) => {
     const store = c.get("store");
     const { id: keyId } = await activeKeyOf(c);
-    let deleted;
-    try {
-      deleted = await deleteKey(c.get("db"), store, keyId, BY_SCREEN, deps.now());
-    } catch (error) {
+    const deleted = await deleteKey(c.get("db"), store, keyId, BY_SCREEN, deps.now()).catch((error) => {
       if (error instanceof KeyNotFoundError) throw new ApiError("not_found", "There is no such key, or it was already deleted.");
       throw error;
-    }
+    });
     await deps.keysChanged(store.slug);
     flashes.put(c.get("session").id, { kind: "deleted", name: deleted.name, hint: deleted.hint }, deps.now());
     return redirect(c, ADMIN_PATH);

@@ -93,7 +93,7 @@ function statusOf(key: ApiKey, now: number): string {
   return isActive(key, now) ? "Active" : "Expired";
 }
 
-function KeyRow({ apiKey, now, action }: { apiKey: ApiKey; now: number; action: Child }) {
+function KeyRow({ apiKey, action }: { apiKey: ApiKey; action: Child }) {
   return (
     <tr>
       <th scope="row" dir="auto" data-label="Name">
@@ -138,7 +138,7 @@ function KeyTable({ caption, keys, now, lastColumn, action }: {
       </thead>
       <tbody>
         {keys.map((key) => (
-          <KeyRow apiKey={key} now={now} action={action(key)} />
+          <KeyRow apiKey={key} action={action(key)} />
         ))}
       </tbody>
     </table>

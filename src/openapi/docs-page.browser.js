@@ -60,7 +60,7 @@
     var last = 0, m;
     var tick = String.fromCharCode(96);
     var re = new RegExp("(\\*\\*[^*]+\\*\\*|" + tick + "[^" + tick + "]+" + tick + ")", "g");
-    while ((m = re.exec(text))) {
+    for (m = re.exec(text); m; m = re.exec(text)) {
       if (m.index > last) frag.appendChild(document.createTextNode(text.slice(last, m.index)));
       var t = m[0];
       frag.appendChild(t.charAt(0) === "*" ? el("strong", { text: t.slice(2, -2) }) : el("code", { text: t.slice(1, -1) }));

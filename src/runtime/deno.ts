@@ -41,7 +41,11 @@ export const denoRuntime: Runtime = {
       port: server.addr.port,
       // Deno cannot close connections a shutdown is waiting for (aborting its `signal` then
       // throws inside Deno 2.9): a forced stop stops waiting, and the process exit closes them.
-      stop: (closeActiveConnections) => (closeActiveConnections ? Promise.resolve() : (shutdown ??= server.shutdown())),
+      stop: (closeActiveConnections) => {
+        if (closeActiveConnections) return Promise.resolve();
+        shutdown ??= server.shutdown();
+        return shutdown;
+      },
     };
   },
 
