@@ -51,10 +51,13 @@ async function waitForMails(slug: string, subject: string, count: number): Promi
 
 /** What the clock passing the grace does: the old key's expiry moves into the past (and the server reloads keys). */
 function passGrace(slug: string, keyId: number) {
+  // The server may be writing the same databases (key usage, mail): wait for the lock like it does.
   const store = new Database(join(data, "stores", `${slug}.db`));
+  store.run("PRAGMA busy_timeout = 5000");
   store.run("UPDATE api_keys SET expires_at = ? WHERE id = ?", [Date.now() - 1000, keyId]);
   store.close();
   const platform = new Database(join(data, "platform.db"));
+  platform.run("PRAGMA busy_timeout = 5000");
   platform.run("UPDATE stores SET keys_version = keys_version + 1 WHERE slug = ?", [slug]);
   platform.close();
 }

@@ -109,6 +109,7 @@ describe("POST /manage/v1/stores", () => {
     // Simulate a crash between the file and its registration: the row goes, the file stays.
     const { Database } = await import("bun:sqlite");
     const platform = new Database(join(data, "platform.db"));
+    platform.run("PRAGMA busy_timeout = 5000"); // the running server may be writing it
     platform.run("DELETE FROM stores WHERE slug = 'ghost'");
     platform.close();
     await Bun.sleep(600);
