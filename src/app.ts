@@ -4,7 +4,7 @@ import { adminApp } from "./admin/app";
 import type { StorePool } from "./db/pool";
 import { ApiError, ClientClosed, echo, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
-import { authenticate } from "./http/middleware/auth";
+import { authenticate, recordKeyUse, requirePlan } from "./http/middleware/auth";
 import { chain } from "./http/chain";
 import type { CidrList } from "./http/cidr";
 import type { AppContext, AppEnv } from "./http/context";
@@ -275,14 +275,17 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     app.use(chain(...identify));
     app.use(requestLog(deps.log, deps.now, deps.trustProxy));
   }
-  // After frontDoorPaths only paths under /api/v1/ and /healthz remain.
+  // The store API's steps in the contract's order (§2); after `path` only paths under
+  // /api/v1/ and /healthz remain. Route, scope, validate and handler follow in mountRoutes.
   const checks = [
-    ...front,
-    transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
-    frontDoorPaths(allRoutes),
-    storeByHost(deps.registry, deps.pool),
-    authenticate({ keys: deps.keys, usage: deps.usage, failures: deps.authFailures, now: deps.now }),
-    rateLimit(deps.rateLimiter, deps.now),
+    ...front, // 1 key_in_url
+    transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }), // 3 https_required
+    frontDoorPaths(allRoutes), // 4 not_found, OPTIONS
+    storeByHost(deps.registry, deps.pool), // 5 unknown host
+    authenticate({ keys: deps.keys, failures: deps.authFailures, now: deps.now }), // 6–7 lockout, key
+    requirePlan(), // 8 plan_required
+    recordKeyUse(deps.usage, deps.now),
+    rateLimit(deps.rateLimiter, deps.now), // 9 rate_limited
   ];
 
   const health = (c: AppContext) => {
