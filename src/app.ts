@@ -253,8 +253,8 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   };
   app.onError((error, c) => renderFailure(c, error));
 
-  // The steps are chains (src/http/chain.ts) mounted with each path's handler; a step with
-  // nothing to do after the answer returns next() instead of awaiting it.
+  // The steps after the request id are chains (src/http/chain.ts) mounted with each path's
+  // handler; a step with nothing to do after the answer returns next() instead of awaiting it.
   const provideDeps: MiddlewareHandler<AppEnv> = (c, next) => {
     c.set("deps", deps);
     return next();
@@ -267,14 +267,11 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     return next();
   };
   if (deps.observe) app.use(observeRequests(deps.observe));
-  const identify = [provideDeps, requestId()];
-  // The request log must see every rendered answer, errors included, so when it is on it
-  // is Hono middleware for every path, after the request id, and the chains start after it.
-  const front = deps.log ? [keyInUrl] : [...identify, keyInUrl];
-  if (deps.log) {
-    app.use(chain(...identify));
-    app.use(requestLog(deps.log, deps.now, deps.trustProxy));
-  }
+  // The request id is made before routing, for every path; the request log must see every
+  // rendered answer, errors included, so it is Hono middleware of its own, after the id.
+  app.use(chain(provideDeps, requestId()));
+  if (deps.log) app.use(requestLog(deps.log, deps.now, deps.trustProxy));
+  const front = [keyInUrl];
   // The store API's steps in the contract's order (§2); after `path` only paths under
   // /api/v1/ and /healthz remain. Route, scope, validate and handler follow in mountRoutes.
   const checks = [
@@ -315,11 +312,9 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   // The store admin's screen is its own app of HTML pages (src/admin/, management-api.md §3).
   const admin = adminApp(deps);
   const toAdmin = (c: AppContext) => {
-    // With the request log on, the id is made before routing: the screen answers with the same one.
-    const id = c.get("requestId");
-    if (!id) return admin.fetch(c.req.raw, c.env);
+    // The screen answers with the id made before routing.
     const headers = new Headers(c.req.raw.headers);
-    headers.set("X-Request-Id", id);
+    headers.set("X-Request-Id", c.get("requestId"));
     return admin.fetch(new Request(c.req.raw, { headers }), c.env);
   };
   app.all("/api/admin", toAdmin);
