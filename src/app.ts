@@ -4,7 +4,7 @@ import { adminApp } from "./admin/app";
 import type { StorePool } from "./db/pool";
 import { ApiError, ClientClosed, echo, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
-import { authenticate } from "./http/middleware/auth";
+import { authenticate, recordKeyUse, requirePlan } from "./http/middleware/auth";
 import { chain } from "./http/chain";
 import type { CidrList } from "./http/cidr";
 import type { AppContext, AppEnv } from "./http/context";
@@ -253,8 +253,8 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   };
   app.onError((error, c) => renderFailure(c, error));
 
-  // The steps are chains (src/http/chain.ts) mounted with each path's handler; a step with
-  // nothing to do after the answer returns next() instead of awaiting it.
+  // The steps after the request id are chains (src/http/chain.ts) mounted with each path's
+  // handler; a step with nothing to do after the answer returns next() instead of awaiting it.
   const provideDeps: MiddlewareHandler<AppEnv> = (c, next) => {
     c.set("deps", deps);
     return next();
@@ -267,22 +267,22 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     return next();
   };
   if (deps.observe) app.use(observeRequests(deps.observe));
-  const identify = [provideDeps, requestId()];
-  // The request log must see every rendered answer, errors included, so when it is on it
-  // is Hono middleware for every path, after the request id, and the chains start after it.
-  const front = deps.log ? [keyInUrl] : [...identify, keyInUrl];
-  if (deps.log) {
-    app.use(chain(...identify));
-    app.use(requestLog(deps.log, deps.now, deps.trustProxy));
-  }
-  // After frontDoorPaths only paths under /api/v1/ and /healthz remain.
+  // The request id is made before routing, for every path; the request log must see every
+  // rendered answer, errors included, so it is Hono middleware of its own, after the id.
+  app.use(chain(provideDeps, requestId()));
+  if (deps.log) app.use(requestLog(deps.log, deps.now, deps.trustProxy));
+  const front = [keyInUrl];
+  // The store API's steps in the contract's order (§2); after `path` only paths under
+  // /api/v1/ and /healthz remain. Route, scope, validate and handler follow in mountRoutes.
   const checks = [
-    ...front,
-    transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
-    frontDoorPaths(allRoutes),
-    storeByHost(deps.registry, deps.pool),
-    authenticate({ keys: deps.keys, usage: deps.usage, failures: deps.authFailures, now: deps.now }),
-    rateLimit(deps.rateLimiter, deps.now),
+    ...front, // 1 key_in_url
+    transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }), // 3 https_required
+    frontDoorPaths(allRoutes), // 4 not_found, OPTIONS
+    storeByHost(deps.registry, deps.pool), // 5 unknown host
+    authenticate({ keys: deps.keys, failures: deps.authFailures, now: deps.now }), // 6–7 lockout, key
+    requirePlan(), // 8 plan_required
+    recordKeyUse(deps.usage, deps.now),
+    rateLimit(deps.rateLimiter, deps.now), // 9 rate_limited
   ];
 
   const health = (c: AppContext) => {
@@ -312,11 +312,9 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   // The store admin's screen is its own app of HTML pages (src/admin/, management-api.md §3).
   const admin = adminApp(deps);
   const toAdmin = (c: AppContext) => {
-    // With the request log on, the id is made before routing: the screen answers with the same one.
-    const id = c.get("requestId");
-    if (!id) return admin.fetch(c.req.raw, c.env);
+    // The screen answers with the id made before routing.
     const headers = new Headers(c.req.raw.headers);
-    headers.set("X-Request-Id", id);
+    headers.set("X-Request-Id", c.get("requestId"));
     return admin.fetch(new Request(c.req.raw, { headers }), c.env);
   };
   app.all("/api/admin", toAdmin);

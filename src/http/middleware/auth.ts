@@ -11,7 +11,6 @@ import type { AppContext, AppEnv } from "../context";
 
 export interface AuthOptions {
   keys: KeyCache;
-  usage: KeyUsage;
   failures: AuthFailures;
   now: () => number;
 }
@@ -57,8 +56,8 @@ export function failedKey(c: AppContext, failures: AuthFailures, now: number): A
 }
 
 /**
- * Blocks an IP with too many failed keys, then authenticates the key and checks the
- * plan (§2 steps 6–8). Finding a key is a lookup of its digest in memory.
+ * Blocks an IP with too many failed keys, then authenticates the key (§2 steps 6–7).
+ * Finding a key is a lookup of its digest in memory.
  */
 export function authenticate(options: AuthOptions): MiddlewareHandler<AppEnv> {
   return async function authMiddleware(c, next) {
@@ -66,18 +65,29 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<AppEnv> {
     refuseBlockedIp(c, options.failures, options.now());
 
     const secret = presentedKey(c.req.header("authorization"), c.req.header("x-api-key"));
-    const store = c.get("store");
-    const key = secret && KEY_PATTERN.test(secret) ? await options.keys.find(store, secret) : undefined;
+    const key = secret && KEY_PATTERN.test(secret) ? await options.keys.find(c.get("store"), secret) : undefined;
     const now = options.now();
     if (!key || !isActive(key, now)) throw failedKey(c, options.failures, now);
     c.set("key", key);
-    if (!planIncludesApi(store.plan)) {
-      throw new ApiError(
-        "plan_required",
-        `The API is not included in the store's "${store.plan}" plan; upgrade to growth or higher.`,
-      );
-    }
-    options.usage.touch(store.slug, key.id, now);
     await next();
+  };
+}
+
+/** 403 when the store's plan lacks the API (§2 step 8): before the rate limit, so not counted. */
+export function requirePlan(): MiddlewareHandler<AppEnv> {
+  return function requirePlanMiddleware(c, next) {
+    const plan = c.get("store").plan;
+    if (!planIncludesApi(plan)) {
+      throw new ApiError("plan_required", `The API is not included in the store's "${plan}" plan; upgrade to growth or higher.`);
+    }
+    return next();
+  };
+}
+
+/** Notes the key's last use: only a key that may use the API counts as used. */
+export function recordKeyUse(usage: KeyUsage, now: () => number): MiddlewareHandler<AppEnv> {
+  return function recordKeyUseMiddleware(c, next) {
+    usage.touch(c.get("store").slug, c.get("key").id, now());
+    return next();
   };
 }
