@@ -4,6 +4,7 @@ import { ClientDb } from "./client";
 import type { Db } from "./driver";
 import { migrate, type Migration } from "./migrate";
 import { openDb } from "./open";
+import { runtime } from "../runtime/runtime";
 import { platformMigrations, storeMigrations } from "./migrations";
 
 /**
@@ -86,7 +87,13 @@ export class LibsqlAdminError extends Error {}
 /** Namespaces `platform` and `store-{slug}` on a libSQL server started with `--enable-namespaces`. */
 export class LibsqlLocation implements Location {
   readonly remote = true;
-  constructor(readonly server: LibsqlServer) {}
+  constructor(readonly server: LibsqlServer) {
+    if (!runtime().fetchSetsHost) {
+      throw new LibsqlAdminError(
+        `--libsql-url needs the compiled storeapi: under ${runtime().version} fetch cannot choose sqld's namespace by the Host header`,
+      );
+    }
+  }
 
   get describe() {
     return this.server.url;

@@ -8,6 +8,7 @@ import type { Runtime } from "./runtime";
  */
 export const bunRuntime: Runtime = {
   name: "bun",
+  fetchSetsHost: true,
 
   get version() {
     return `Bun ${Bun.version}`;

@@ -21,6 +21,7 @@ declare const Deno: {
  */
 export const denoRuntime: Runtime = {
   name: "deno",
+  fetchSetsHost: false,
 
   get version() {
     return `Deno ${Deno.version.deno}`;

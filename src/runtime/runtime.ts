@@ -10,6 +10,11 @@ export interface Runtime {
   readonly name: "bun" | "deno";
   /** The runtime and its version, e.g. "Bun 1.4.5", for `storeapi --version`. */
   readonly version: string;
+  /**
+   * Whether `fetch` sends a `Host` header the program sets. sqld picks a namespace by it
+   * (src/db/location.ts); Deno's fetch replaces it with the URL's host.
+   */
+  readonly fetchSetsHost: boolean;
   /** Starts an HTTP(S) server listening at once; throws when the address is taken. */
   serve(options: ServeOptions): HttpServer;
   sleep(ms: number): Promise<void>;
