@@ -22,13 +22,24 @@ const ENTRY = join(ROOT, "src/main.ts");
 /** Worker threads are separate entry points of a compiled binary (src/db/checkpointer.ts finds it). */
 const WORKERS = [join(ROOT, "src/db/checkpoint-worker.ts")];
 /** Everything the binary is built from; --if-stale compares their times with the binary's. */
-const INPUTS = ["src", "fixtures", "package.json", "bun.lock", "package-lock.json", "scripts/build.ts"];
+const INPUTS = [
+  "src",
+  "fixtures",
+  "package.json",
+  "bun.lock",
+  "package-lock.json",
+  "scripts/build.ts",
+];
 
 /** libsql's own choice of platform package, made here at build time (same rules as its index.js). */
 export function libsqlTarget(): string {
   const fromLibsql = createRequire(require.resolve("libsql", { paths: [ROOT] }));
   const { currentTarget } = fromLibsql("@neon-rs/load") as { currentTarget(): string };
-  const { familySync, GLIBC, MUSL } = fromLibsql("detect-libc") as { familySync(): string | null; GLIBC: string; MUSL: string };
+  const { familySync, GLIBC, MUSL } = fromLibsql("detect-libc") as {
+    familySync(): string | null;
+    GLIBC: string;
+    MUSL: string;
+  };
   let target = currentTarget();
   if (familySync() === GLIBC) {
     if (target === "linux-x64-musl") target = "linux-x64-gnu";
@@ -48,7 +59,9 @@ export function libsqlNativePlugin(target: string): BunPlugin {
       build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/]index\.js$/ }, async (args) => {
         const source = await Bun.file(args.path).text();
         if (!LOADER.test(source)) {
-          throw new Error(`${args.path}: requireNative() not found; the libsql loader changed, update scripts/build.ts`);
+          throw new Error(
+            `${args.path}: requireNative() not found; the libsql loader changed, update scripts/build.ts`,
+          );
         }
         const fixed = source.replace(
           LOADER,
@@ -104,7 +117,9 @@ if (import.meta.main) {
     try {
       const target = await build();
       const size = (statSync(OUTFILE).size / 1024 / 1024).toFixed(0);
-      console.log(`build: wrote ./storeapi (${size} MB, libSQL native module @libsql/${target} embedded)`);
+      console.log(
+        `build: wrote ./storeapi (${size} MB, libSQL native module @libsql/${target} embedded)`,
+      );
     } catch (error) {
       console.error(`build: ${(error as Error).message}`);
       process.exit(1);

@@ -40,29 +40,93 @@ const at = (ms: number) => formatIsrael(ms);
 const between = (r: Random, from: number, to: number) => {
   const firstMidnight = from - ((from + 3 * 3_600_000) % DAY) + DAY; // 00:00 Israel summer time (01:00 in winter), the day after `from`
   const days = Math.max(1, Math.floor((to - firstMidnight) / DAY));
-  return firstMidnight + Math.floor(r.next() * days) * DAY + r.int(7, 21) * 3_600_000 + r.int(0, 59) * 60_000 + r.int(0, 59) * 1000;
+  return (
+    firstMidnight +
+    Math.floor(r.next() * days) * DAY +
+    r.int(7, 21) * 3_600_000 +
+    r.int(0, 59) * 60_000 +
+    r.int(0, 59) * 1000
+  );
 };
 
 // ---------- people ----------
 
 const PEOPLE = [
-  ["נועה", "כהן", "noa.cohen"], ["יוסי", "לוי", "yossi.levi"], ["מיכל", "מזרחי", "michal.m"], ["דניאל", "פרץ", "daniel.peretz"],
-  ["שירה", "ביטון", "shira.biton"], ["אורי", "אברהם", "uri.avraham"], ["תמר", "פרידמן", "tamar.f"], ["איתי", "שפירא", "itay.shapira"],
-  ["רוני", "דהן", "roni.dahan"], ["הילה", "אזולאי", "hila.azulay"], ["עומר", "גולדברג", "omer.goldberg"], ["יעל", "רוזנברג", "yael.rosenberg"],
-  ["אביגיל", "חדד", "avigail.h"], ["נתן", "קליין", "natan.klein"], ["מאיה", "אוחיון", "maya.ohayon"], ["אלון", "בן דוד", "alon.bendavid"],
-  ["ליאור", "גבאי", "lior.gabay"], ["עדי", "וייס", "adi.weiss"], ["גיל", "שלום", "gil.shalom"], ["דנה", "אלון", "dana.alon"],
-  ["Sarah", "Goldstein", "sarah.goldstein"], ["David", "Miller", "dmiller"], ["Rachel", "Stern", "rachel.stern"], ["Michael", "Brown", "mike.brown"],
-  ["Emma", "Katz", "emma.katz"], ["Jonathan", "Adler", "jon.adler"], ["Leah", "Fischer", "leah.fischer"], ["Ben", "Harris", "ben.harris"],
-  ["Hannah", "Levin", "hannah.levin"], ["Adam", "Shore", "adam.shore"], ["סהר", "עמר", "sahar.amar"], ["אריאל", "נחום", "ariel.nachum"],
-  ["טל", "יוסף", "tal.yosef"], ["ענבר", "סויסה", "inbar.swisa"], ["אייל", "ברק", "eyal.barak"], ["קרן", "מלכה", "keren.malka"],
-  ["Noah", "Weiss", "noah.weiss"], ["Olivia", "Green", "olivia.green"], ["יונתן", "אשכנזי", "yonatan.ash"], ["רותם", "חיים", "rotem.haim"],
-  ["Ethan", "Cole", "ethan.cole"], ["אלה", "טל", "ella.tal"], ["בועז", "רבינוביץ", "boaz.r"], ["Mia", "Rosen", "mia.rosen"],
+  ["נועה", "כהן", "noa.cohen"],
+  ["יוסי", "לוי", "yossi.levi"],
+  ["מיכל", "מזרחי", "michal.m"],
+  ["דניאל", "פרץ", "daniel.peretz"],
+  ["שירה", "ביטון", "shira.biton"],
+  ["אורי", "אברהם", "uri.avraham"],
+  ["תמר", "פרידמן", "tamar.f"],
+  ["איתי", "שפירא", "itay.shapira"],
+  ["רוני", "דהן", "roni.dahan"],
+  ["הילה", "אזולאי", "hila.azulay"],
+  ["עומר", "גולדברג", "omer.goldberg"],
+  ["יעל", "רוזנברג", "yael.rosenberg"],
+  ["אביגיל", "חדד", "avigail.h"],
+  ["נתן", "קליין", "natan.klein"],
+  ["מאיה", "אוחיון", "maya.ohayon"],
+  ["אלון", "בן דוד", "alon.bendavid"],
+  ["ליאור", "גבאי", "lior.gabay"],
+  ["עדי", "וייס", "adi.weiss"],
+  ["גיל", "שלום", "gil.shalom"],
+  ["דנה", "אלון", "dana.alon"],
+  ["Sarah", "Goldstein", "sarah.goldstein"],
+  ["David", "Miller", "dmiller"],
+  ["Rachel", "Stern", "rachel.stern"],
+  ["Michael", "Brown", "mike.brown"],
+  ["Emma", "Katz", "emma.katz"],
+  ["Jonathan", "Adler", "jon.adler"],
+  ["Leah", "Fischer", "leah.fischer"],
+  ["Ben", "Harris", "ben.harris"],
+  ["Hannah", "Levin", "hannah.levin"],
+  ["Adam", "Shore", "adam.shore"],
+  ["סהר", "עמר", "sahar.amar"],
+  ["אריאל", "נחום", "ariel.nachum"],
+  ["טל", "יוסף", "tal.yosef"],
+  ["ענבר", "סויסה", "inbar.swisa"],
+  ["אייל", "ברק", "eyal.barak"],
+  ["קרן", "מלכה", "keren.malka"],
+  ["Noah", "Weiss", "noah.weiss"],
+  ["Olivia", "Green", "olivia.green"],
+  ["יונתן", "אשכנזי", "yonatan.ash"],
+  ["רותם", "חיים", "rotem.haim"],
+  ["Ethan", "Cole", "ethan.cole"],
+  ["אלה", "טל", "ella.tal"],
+  ["בועז", "רבינוביץ", "boaz.r"],
+  ["Mia", "Rosen", "mia.rosen"],
 ] as const;
 const MAIL_DOMAINS = ["example.com", "example.net", "example.org"];
-const CITIES = ["תל אביב", "ירושלים", "חיפה", "באר שבע", "רמת גן", "הרצליה", "מודיעין", "Tel Aviv", "Haifa", "כפר סבא", "רעננה", "נתניה"];
-const STREETS = ["הרצל", "ויצמן", "בן יהודה", "ז'בוטינסקי", "רוטשילד", "Dizengoff", "Allenby", "הנביאים", "סוקולוב", "אחד העם"];
+const CITIES = [
+  "תל אביב",
+  "ירושלים",
+  "חיפה",
+  "באר שבע",
+  "רמת גן",
+  "הרצליה",
+  "מודיעין",
+  "Tel Aviv",
+  "Haifa",
+  "כפר סבא",
+  "רעננה",
+  "נתניה",
+];
+const STREETS = [
+  "הרצל",
+  "ויצמן",
+  "בן יהודה",
+  "ז'בוטינסקי",
+  "רוטשילד",
+  "Dizengoff",
+  "Allenby",
+  "הנביאים",
+  "סוקולוב",
+  "אחד העם",
+];
 
-const phone = (r: Random) => `05${r.pick(["0", "2", "3", "4", "8"])}-${r.int(200, 999)}-${String(r.int(0, 9999)).padStart(4, "0")}`;
+const phone = (r: Random) =>
+  `05${r.pick(["0", "2", "3", "4", "8"])}-${r.int(200, 999)}-${String(r.int(0, 9999)).padStart(4, "0")}`;
 const address = (r: Random) => `${r.pick(STREETS)} ${r.int(1, 120)}, ${r.pick(CITIES)}`;
 
 interface Customer {
@@ -80,14 +144,22 @@ interface Customer {
   created: number;
 }
 
-function makeCustomers(r: Random, count: number, from: number, to: number, offset: number, withPending: boolean): Customer[] {
+function makeCustomers(
+  r: Random,
+  count: number,
+  from: number,
+  to: number,
+  offset: number,
+  withPending: boolean,
+): Customer[] {
   const customers: Customer[] = [];
   for (let i = 0; i < count; i++) {
     const [firstName, lastName, handle] = PEOPLE[(i + offset) % PEOPLE.length];
     const created = between(r, from, to);
     const roll = r.next();
     const status = withPending && roll < 0.2 ? "pending" : roll > 0.9 ? "locked" : "active";
-    const lastVisit = status === "pending" ? null : created + r.int(1, 150) * DAY + r.int(0, 86_399) * 1000;
+    const lastVisit =
+      status === "pending" ? null : created + r.int(1, 150) * DAY + r.int(0, 86_399) * 1000;
     customers.push({
       id: i + 1,
       email: `${handle}${i >= PEOPLE.length ? i : ""}@${MAIL_DOMAINS[i % MAIL_DOMAINS.length]}`,
@@ -96,7 +168,12 @@ function makeCustomers(r: Random, count: number, from: number, to: number, offse
       phone: r.chance(0.7) ? phone(r) : null,
       newsletter: r.chance(0.4),
       status,
-      notes: status === "locked" ? r.pick(["חסום לבקשת הלקוח", "Repeated chargebacks", "Suspected fraud, locked by owner"]) : r.chance(0.1) ? "לקוח VIP" : null,
+      notes:
+        status === "locked"
+          ? r.pick(["חסום לבקשת הלקוח", "Repeated chargebacks", "Suspected fraud, locked by owner"])
+          : r.chance(0.1)
+            ? "לקוח VIP"
+            : null,
       registeredAt: at(created),
       lastVisitAt: lastVisit === null ? null : at(Math.min(lastVisit, to + 10 * DAY)),
       createdAt: at(created),
@@ -138,11 +215,18 @@ interface Catalogue {
   specs: ProductSpec[];
 }
 
-function makeProducts(r: Random, specs: ProductSpec[], prefix: string, from: number, to: number): Catalogue {
+function makeProducts(
+  r: Random,
+  specs: ProductSpec[],
+  prefix: string,
+  from: number,
+  to: number,
+): Catalogue {
   let previousSku: string | null = null;
   const products = specs.map((spec, i): Product => {
     // supplier SKUs repeat across variants now and then (and some products have none); internal SKUs never repeat
-    const sku: string | null = previousSku && r.chance(0.1) ? previousSku : r.chance(0.9) ? `${prefix}-${100 + i}` : null;
+    const sku: string | null =
+      previousSku && r.chance(0.1) ? previousSku : r.chance(0.9) ? `${prefix}-${100 + i}` : null;
     previousSku = sku;
     const created = between(r, from, from + 60 * DAY);
     const updated = r.chance(0.6) ? between(r, created + DAY, to) : created;
@@ -204,7 +288,12 @@ const COFFEE_SPECS: ProductSpec[] = [
     ["Masala Chai", 3600, "Assam, cardamom, ginger and cinnamon."],
     ["אולונג טייוואני", 5400, "מגולגל, פרחוני וחלבי."],
     ["Jasmine Pearls", 5900, "Hand-rolled green tea scented with jasmine."],
-  ].map(([name, base, description]) => ({ name: name as string, base: base as number, unitName: "100 גרם", description: description as string })),
+  ].map(([name, base, description]) => ({
+    name: name as string,
+    base: base as number,
+    unitName: "100 גרם",
+    description: description as string,
+  })),
   ...[
     ["מקינטה 3 כוסות", 11900, "Bialetti Moka Express, אלומיניום."],
     ["French Press 1 L", 14900, "Borosilicate glass, steel frame."],
@@ -213,7 +302,7 @@ const COFFEE_SPECS: ProductSpec[] = [
     ["פילטרים לV60 (100 יח')", 2900, "נייר לבן ללא כלור."],
     ["Gooseneck Kettle 0.9 L", 19900, "Stainless steel, built-in thermometer."],
     ["משקל קפה דיגיטלי", 12900, "עם טיימר, דיוק 0.1 גרם."],
-    ["ספל קרמיקה בעבודת יד", 7900, "350 מ\"ל, כל ספל שונה."],
+    ["ספל קרמיקה בעבודת יד", 7900, '350 מ"ל, כל ספל שונה.'],
     ["Travel Tumbler 400 ml", 9900, "Double-walled, leak-proof lid."],
     ["כוסות אספרסו (זוג)", 6900, "זכוכית כפולה."],
     ["Milk Frother", 8900, "Handheld, USB rechargeable."],
@@ -234,7 +323,7 @@ const COFFEE_SPECS: ProductSpec[] = [
     ["Cold Brew Concentrate 1 L", 4900, "Ready to dilute 1:2. Keep refrigerated.", "bottle"],
     ["עוגיות אמרטי", 2800, "ארוזות, 200 גרם.", "קופסה"],
     ["Dark Chocolate 70%", 2400, "Single origin Ecuador, 100 g bar.", "bar"],
-    ["סירופ וניל", 3900, "750 מ\"ל.", "בקבוק"],
+    ["סירופ וניל", 3900, '750 מ"ל.', "בקבוק"],
     ["Descaling Tablets", 3500, "For espresso machines, 10 tablets.", "pack"],
     ["סט מתנה: קפה וספל", 12900, "שקית קפה לבחירה וספל קרמיקה.", null],
     ["Barista Apron", 11900, "Waxed canvas, leather straps.", null],
@@ -257,13 +346,13 @@ const COFFEE_SPECS: ProductSpec[] = [
 const CERAMICS_SPECS: ProductSpec[] = [
   ["Olive Bowl, large", 18900, "Stoneware, olive-green glaze, 28 cm."],
   ["Olive Bowl, small", 8900, "Stoneware, olive-green glaze, 14 cm."],
-  ["צלחת הגשה עגולה", 21900, "קוטר 32 ס\"מ, זיגוג לבן מט."],
+  ["צלחת הגשה עגולה", 21900, 'קוטר 32 ס"מ, זיגוג לבן מט.'],
   ["Dinner Plate Set (4)", 32900, "Speckled white, dishwasher safe."],
-  ["ספל אספרסו אבן", 4900, "90 מ\"ל."],
-  ["Mug \"Sea of Galilee\"", 7900, "Blue reactive glaze, 350 ml."],
-  ["אגרטל גבוה", 26900, "גובה 30 ס\"מ, זיגוג טרקוטה."],
+  ["ספל אספרסו אבן", 4900, '90 מ"ל.'],
+  ['Mug "Sea of Galilee"', 7900, "Blue reactive glaze, 350 ml."],
+  ["אגרטל גבוה", 26900, 'גובה 30 ס"מ, זיגוג טרקוטה.'],
   ["Bud Vase Trio", 15900, "Three small vases in sand, sage and rust."],
-  ["קערת פירות", 19900, "רחבה ונמוכה, 30 ס\"מ."],
+  ["קערת פירות", 19900, 'רחבה ונמוכה, 30 ס"מ.'],
   ["Oil Cruet", 9900, "With cork stopper, 300 ml."],
   ["מגש זיתים", 6900, "מגש מוארך עם גומה לגלעינים."],
   ["Planter with Saucer", 14900, "Drainage hole, 18 cm."],
@@ -280,8 +369,8 @@ const CERAMICS_SPECS: ProductSpec[] = [
   ["Seconds Box (mixed)", 9900, "Three pieces with small glaze flaws."],
   ["כוס יין קרמית", 6900, "זוג."],
   ["Spoon Rest", 4500, "Olive-green glaze."],
-  ["מאפרה / קערית תכשיטים", 3900, "קטנה, 10 ס\"מ."],
-  ["Large Platter \"Negev\"", 44900, "Hand-painted, 45 cm."],
+  ["מאפרה / קערית תכשיטים", 3900, 'קטנה, 10 ס"מ.'],
+  ['Large Platter "Negev"', 44900, "Hand-painted, 45 cm."],
   ["סט תה יפני", 34900, "קומקום וארבע כוסות."],
   ["Candle Holder", 5900, "For pillar candles."],
   ["Custom Name Mug", 11900, "Your name painted by hand; made to order, 3 weeks."],
@@ -291,7 +380,12 @@ const CERAMICS_SPECS: ProductSpec[] = [
   unitName: String(name).match(/Class|קורס/) ? "seat" : null,
   description: description as string,
   vatFree: String(name).startsWith("Gift Voucher"),
-  options: String(name).startsWith("Custom") ? [{ name: "Name painted", price: 0 }, { name: "Gold lettering", price: 3000 }] : [GIFT_WRAP],
+  options: String(name).startsWith("Custom")
+    ? [
+        { name: "Name painted", price: 0 },
+        { name: "Gold lettering", price: 3000 },
+      ]
+    : [GIFT_WRAP],
 }));
 
 const BOOK_SPECS: ProductSpec[] = [
@@ -318,7 +412,14 @@ const BOOK_SPECS: ProductSpec[] = [
 interface OrderPlan {
   statuses: Array<{ id: number; name: string }>;
   /** status ids by meaning, for this store */
-  s: { new: number; awaiting: number; processing: number; shipped: number; delivered: number; cancelled: number };
+  s: {
+    new: number;
+    awaiting: number;
+    processing: number;
+    shipped: number;
+    delivered: number;
+    cancelled: number;
+  };
   prefix: string;
   invoiceHost: string;
   coupons: Array<{ code: string; description: string; percent?: number; fixed?: number }>;
@@ -327,9 +428,28 @@ interface OrderPlan {
   fields: Array<[string, string[]]>;
 }
 
-const PAY_TYPES = ["credit_card", "credit_card", "credit_card", "credit_card", "paypal", "bit", "bit", "bank_transfer", "cash", "other"];
+const PAY_TYPES = [
+  "credit_card",
+  "credit_card",
+  "credit_card",
+  "credit_card",
+  "paypal",
+  "bit",
+  "bit",
+  "bank_transfer",
+  "cash",
+  "other",
+];
 
-function makeOrders(r: Random, count: number, plan: OrderPlan, catalogue: Catalogue, customers: Customer[], from: number, to: number) {
+function makeOrders(
+  r: Random,
+  count: number,
+  plan: OrderPlan,
+  catalogue: Catalogue,
+  customers: Customer[],
+  from: number,
+  to: number,
+) {
   const visible = catalogue.products.filter((p) => p.visible);
   const specOf = (p: Product) => catalogue.specs[p.id - 1];
   const times = Array.from({ length: count }, () => between(r, from, to)).sort((a, b) => a - b);
@@ -339,8 +459,16 @@ function makeOrders(r: Random, count: number, plan: OrderPlan, catalogue: Catalo
     let status: number;
     if (r.chance(0.06)) status = plan.s.cancelled;
     else if (age > 20) status = r.chance(0.85) ? plan.s.delivered : plan.s.shipped;
-    else if (age > 7) status = r.pick([plan.s.shipped, plan.s.shipped, plan.s.delivered, plan.s.processing]);
-    else status = r.pick([plan.s.new, plan.s.awaiting, plan.s.processing, plan.s.processing, plan.s.shipped]);
+    else if (age > 7)
+      status = r.pick([plan.s.shipped, plan.s.shipped, plan.s.delivered, plan.s.processing]);
+    else
+      status = r.pick([
+        plan.s.new,
+        plan.s.awaiting,
+        plan.s.processing,
+        plan.s.processing,
+        plan.s.shipped,
+      ]);
 
     const lines = r.int(1, r.chance(0.3) ? 5 : 2);
     const chosen = new Set<Product>();
@@ -383,7 +511,11 @@ function makeOrders(r: Random, count: number, plan: OrderPlan, catalogue: Catalo
       const base = promo.onProduct ? Math.round(target.total * 100) : taxable;
       const amount = -Math.round((base * promo.percent) / 100);
       if (amount < 0 && !target.vatFree) {
-        promotions.push({ name: promo.name, amount: money(amount), productId: promo.onProduct ? target.productId : null });
+        promotions.push({
+          name: promo.name,
+          amount: money(amount),
+          productId: promo.onProduct ? target.productId : null,
+        });
         taxable += amount;
       }
     }
@@ -394,15 +526,23 @@ function makeOrders(r: Random, count: number, plan: OrderPlan, catalogue: Catalo
       coupon = { code: c.code, description: c.description, amount: money(amount) };
       taxable += amount;
     }
-    const delivery = r.pick(plan.deliveries.filter((option) => taxable + free >= (option.minTotal ?? 0)));
+    const delivery = r.pick(
+      plan.deliveries.filter((option) => taxable + free >= (option.minTotal ?? 0)),
+    );
     taxable += delivery.price;
     const total = taxable + free;
     const vat = Math.round((taxable * VAT_RATE) / (100 + VAT_RATE));
 
-    const registered = r.chance(0.6) ? r.pick(customers.filter((c) => c.created < created && c.status !== "pending")) : undefined;
+    const registered = r.chance(0.6)
+      ? r.pick(customers.filter((c) => c.created < created && c.status !== "pending"))
+      : undefined;
     const [gFirst, gLast, gHandle] = r.pick(PEOPLE);
     // phone orders taken by the shop often have no email
-    const email = registered ? registered.email : r.chance(0.12) ? "" : `${gHandle}@${r.pick(MAIL_DOMAINS)}`;
+    const email = registered
+      ? registered.email
+      : r.chance(0.12)
+        ? ""
+        : `${gHandle}@${r.pick(MAIL_DOMAINS)}`;
     const customer = {
       id: registered ? registered.id : null,
       name: registered ? `${registered.firstName} ${registered.lastName}` : `${gFirst} ${gLast}`,
@@ -413,11 +553,25 @@ function makeOrders(r: Random, count: number, plan: OrderPlan, catalogue: Catalo
 
     const payType = r.pick(PAY_TYPES);
     const paid =
-      status === plan.s.awaiting ? false : status === plan.s.new ? payType !== "bank_transfer" && r.chance(0.6) : status !== plan.s.cancelled || r.chance(0.3);
+      status === plan.s.awaiting
+        ? false
+        : status === plan.s.new
+          ? payType !== "bank_transfer" && r.chance(0.6)
+          : status !== plan.s.cancelled || r.chance(0.3);
     const shippedish = status === plan.s.shipped || status === plan.s.delivered;
-    const updated = status === plan.s.new ? null : created + Math.floor(Math.min(r.int(1, 10) * DAY + r.int(0, 40_000) * 1000, (to - created) * r.next()) / 1000) * 1000;
+    const updated =
+      status === plan.s.new
+        ? null
+        : created +
+          Math.floor(
+            Math.min(r.int(1, 10) * DAY + r.int(0, 40_000) * 1000, (to - created) * r.next()) /
+              1000,
+          ) *
+            1000;
     const number = 1001 + i;
-    const fields = plan.fields.filter(() => r.chance(0.1)).map(([name, values]) => ({ name, value: r.pick(values) }));
+    const fields = plan.fields
+      .filter(() => r.chance(0.1))
+      .map(([name, values]) => ({ name, value: r.pick(values) }));
     return {
       id: i + 1,
       number,
@@ -426,11 +580,27 @@ function makeOrders(r: Random, count: number, plan: OrderPlan, catalogue: Catalo
       total: money(total),
       vat: money(vat),
       payType,
-      payments: payType === "credit_card" ? (total > 30000 && r.chance(0.5) ? r.int(2, 6) : 1) : null,
+      payments:
+        payType === "credit_card" ? (total > 30000 && r.chance(0.5) ? r.int(2, 6) : 1) : null,
       paypalFee: payType === "paypal" ? money(Math.round(total * 0.034) + 120) : null,
-      trackingNumber: shippedish && delivery.price > 0 ? `RR${String(r.int(100_000_000, 999_999_999))}IL` : null,
-      adminNotes: r.chance(0.1) ? r.pick(["הלקוח ביקש משלוח אחרי 17:00", "Called to confirm the address", "לבדוק מלאי לפני אריזה", "Repeat customer, add a sample"]) : null,
-      customerNotes: r.chance(0.2) ? r.pick(["נא להשאיר ליד הדלת", "Please call before delivery", "זה מתנה, בלי חשבונית בחבילה", "קומה 3, אין מעלית"]) : "",
+      trackingNumber:
+        shippedish && delivery.price > 0 ? `RR${String(r.int(100_000_000, 999_999_999))}IL` : null,
+      adminNotes: r.chance(0.1)
+        ? r.pick([
+            "הלקוח ביקש משלוח אחרי 17:00",
+            "Called to confirm the address",
+            "לבדוק מלאי לפני אריזה",
+            "Repeat customer, add a sample",
+          ])
+        : null,
+      customerNotes: r.chance(0.2)
+        ? r.pick([
+            "נא להשאיר ליד הדלת",
+            "Please call before delivery",
+            "זה מתנה, בלי חשבונית בחבילה",
+            "קומה 3, אין מעלית",
+          ])
+        : "",
       newsletter: r.chance(0.3),
       createdAt: at(created),
       updatedAt: updated === null ? null : at(updated),
@@ -438,7 +608,12 @@ function makeOrders(r: Random, count: number, plan: OrderPlan, catalogue: Catalo
       delivery: { name: delivery.name, price: money(delivery.price) },
       coupon,
       fields,
-      invoice: paid ? { number: 20000 + number, url: `https://${plan.invoiceHost}/invoices/${20000 + number}.pdf` } : null,
+      invoice: paid
+        ? {
+            number: 20000 + number,
+            url: `https://${plan.invoiceHost}/invoices/${20000 + number}.pdf`,
+          }
+        : null,
       items,
       promotions,
     };
@@ -448,7 +623,7 @@ function makeOrders(r: Random, count: number, plan: OrderPlan, catalogue: Catalo
 // ---------- leads ----------
 
 const LEAD_MESSAGES = [
-  "מעוניין בהצעת מחיר לקפה למשרד, כ-5 ק\"ג בחודש",
+  'מעוניין בהצעת מחיר לקפה למשרד, כ-5 ק"ג בחודש',
   "Do you ship to Eilat?",
   "אפשר לתאם סדנה פרטית לקבוצה של 10?",
   "I'd like to stock your products in my café in Haifa.",
@@ -457,7 +632,14 @@ const LEAD_MESSAGES = [
   "רציתי לברר לגבי הזמנה לאירוע",
   null,
 ];
-const LEAD_SOURCES = ["contact_form", "contact_form", "wholesale_form", "newsletter_popup", "whatsapp", null];
+const LEAD_SOURCES = [
+  "contact_form",
+  "contact_form",
+  "wholesale_form",
+  "newsletter_popup",
+  "whatsapp",
+  null,
+];
 
 function makeLeads(r: Random, count: number, from: number, to: number, offset: number) {
   const times = Array.from({ length: count }, () => between(r, from, to)).sort((a, b) => a - b);
@@ -473,7 +655,15 @@ function makeLeads(r: Random, count: number, from: number, to: number, offset: n
       message: r.pick(LEAD_MESSAGES),
       source: r.pick(LEAD_SOURCES),
       handled,
-      notes: handled && r.chance(0.5) ? r.pick(["נשלחה הצעת מחיר", "Replied by email", "חזרתי בטלפון, לא רלוונטי", "Added to wholesale list"]) : null,
+      notes:
+        handled && r.chance(0.5)
+          ? r.pick([
+              "נשלחה הצעת מחיר",
+              "Replied by email",
+              "חזרתי בטלפון, לא רלוונטי",
+              "Added to wholesale list",
+            ])
+          : null,
       createdAt: at(created),
     };
   });
@@ -584,7 +774,13 @@ function ceramicsStore() {
     ownerEmail: "owner@shop2.example.com",
     settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
     orderStatuses: statuses,
-    keys: [{ name: "demo", secret: "svc_sk_demoShop2ReadOnly0000000000000000002", permissions: { orders: "read", products: "read" } }],
+    keys: [
+      {
+        name: "demo",
+        secret: "svc_sk_demoShop2ReadOnly0000000000000000002",
+        permissions: { orders: "read", products: "read" },
+      },
+    ],
     customers: stripped(customers),
     products: catalogue.products,
     orders: makeOrders(r, 80, plan, catalogue, customers, FROM, TO),
@@ -623,7 +819,13 @@ function bookStore() {
     ownerEmail: "owner@free.example.com",
     settings: { manualCustomerApproval: false, notifyStatusChange: false, registration: true },
     orderStatuses: statuses,
-    keys: [{ name: "demo", secret: "svc_sk_demoFreeShop00000000000000000000003", permissions: { products: "read" } }],
+    keys: [
+      {
+        name: "demo",
+        secret: "svc_sk_demoFreeShop00000000000000000000003",
+        permissions: { products: "read" },
+      },
+    ],
     customers: stripped(customers),
     products: catalogue.products,
     orders: makeOrders(r, 15, plan, catalogue, customers, FROM, TO),
@@ -654,6 +856,9 @@ export function renderDemo() {
 if (import.meta.main) {
   const { stores, text } = renderDemo();
   writeFileSync(OUT, text);
-  const counts = stores.map((s) => `${s.slug}: ${s.products.length} products, ${s.orders.length} orders, ${s.customers.length} customers, ${s.leads.length} leads`);
+  const counts = stores.map(
+    (s) =>
+      `${s.slug}: ${s.products.length} products, ${s.orders.length} orders, ${s.customers.length} customers, ${s.leads.length} leads`,
+  );
   console.log(`wrote fixtures/demo.json (${counts.join("; ")})`);
 }

@@ -4,27 +4,27 @@ import { adminApp } from "./admin/app";
 import type { StorePool } from "./db/pool";
 import { ApiError, ClientClosed, echo, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
-import { authenticate, recordKeyUse, requirePlan } from "./http/middleware/auth";
 import { chain } from "./http/chain";
 import type { CidrList } from "./http/cidr";
 import type { AppContext, AppEnv } from "./http/context";
 import { idempotentRejection, type KeyedQueue, readIdempotencyKey } from "./http/idempotency";
 import { readJsonBody } from "./http/json-body";
-import { requestPath, searchParamsOf } from "./http/request-url";
-import type { RateLimiter } from "./http/rate-limit";
-import { jsonAnswer, ok } from "./http/respond";
+import { authenticate, recordKeyUse, requirePlan } from "./http/middleware/auth";
 import { rateLimit } from "./http/middleware/rate-limit";
 import { requestId } from "./http/middleware/request-id";
 import { storeByHost } from "./http/middleware/store-by-host";
 import { clientIp, transport } from "./http/middleware/transport";
+import type { RateLimiter } from "./http/rate-limit";
+import { requestPath, searchParamsOf } from "./http/request-url";
+import { jsonAnswer, ok } from "./http/respond";
 import { parseBody, parseParams, queryObject } from "./http/validate";
 import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
 import type { KeyUsage } from "./keys/usage";
 import { type ManageDeps, mountManage } from "./manage/app";
 import type { StoreRegistry } from "./registry";
-import { accessFor, API_PREFIX, type RouteDef } from "./routes/define";
 import { apiRoutes } from "./routes";
+import { API_PREFIX, accessFor, type RouteDef } from "./routes/define";
 
 export interface RequestLog {
   time: string;
@@ -90,7 +90,10 @@ interface RoutePath {
  * ones). The route patterns are compiled once, when the app is built.
  */
 export function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
-  const patterns = routes.map((r) => ({ ...r, pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`) }));
+  const patterns = routes.map((r) => ({
+    ...r,
+    pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`),
+  }));
   return (path) => {
     const matching = patterns.filter((r) => r.pattern.test(path));
     const literal = matching.filter((r) => r.path === path);
@@ -99,7 +102,12 @@ export function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[
 }
 
 export const methodNotAllowed = (allow: string[]) =>
-  new ApiError("method_not_allowed", `This path accepts only ${allow.join(", ")}.`, {}, { Allow: allow.join(", ") });
+  new ApiError(
+    "method_not_allowed",
+    `This path accepts only ${allow.join(", ")}.`,
+    {},
+    { Allow: allow.join(", ") },
+  );
 
 /**
  * Paths outside /api/v1 are 404 (but for /healthz, whose other methods are 405 like those of
@@ -111,10 +119,15 @@ function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
     const path = c.req.path;
     if (c.req.method === "OPTIONS") {
       const allow = allowedMethods(path);
-      throw allow.length ? methodNotAllowed(allow) : new ApiError("not_found", `There is no endpoint at ${echo(path)}.`);
+      throw allow.length
+        ? methodNotAllowed(allow)
+        : new ApiError("not_found", `There is no endpoint at ${echo(path)}.`);
     }
     if (!path.startsWith(`${API_PREFIX}/`) && allowedMethods(path).length === 0) {
-      throw new ApiError("not_found", `There is no endpoint at ${echo(path)}; the API lives under ${API_PREFIX}/.`);
+      throw new ApiError(
+        "not_found",
+        `There is no endpoint at ${echo(path)}; the API lives under ${API_PREFIX}/.`,
+      );
     }
     return next();
   };
@@ -123,7 +136,10 @@ function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
 function checkScope(c: AppContext, route: RouteDef): void {
   const access = accessFor(route.method);
   if (!allows(c.get("key").permissions, route.area, access)) {
-    throw new ApiError("insufficient_scope", `This key lacks the "${route.area}:${access}" permission this endpoint needs.`);
+    throw new ApiError(
+      "insufficient_scope",
+      `This key lacks the "${route.area}:${access}" permission this endpoint needs.`,
+    );
   }
 }
 
@@ -137,10 +153,16 @@ export type MountableRoute = Omit<RouteDef, "method" | "area"> & {
 };
 
 /** One route's own work: scope, JSON body, then params → query → Idempotency-Key → body validation, then the handler. */
-function routeHandler<R extends MountableRoute>(route: R, authorize: (c: AppContext, route: R) => void): (c: AppContext) => Promise<Response> {
+function routeHandler<R extends MountableRoute>(
+  route: R,
+  authorize: (c: AppContext, route: R) => void,
+): (c: AppContext) => Promise<Response> {
   return async (c) => {
     authorize(c, route);
-    const rawBody = route.method === "GET" || route.method === "DELETE" ? undefined : await (route.readBody ?? readJsonBody)(c);
+    const rawBody =
+      route.method === "GET" || route.method === "DELETE"
+        ? undefined
+        : await (route.readBody ?? readJsonBody)(c);
     const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
     const query = parseParams(route.query ?? noQuery, queryObject(c.req.url));
     if (route.idempotent) readIdempotencyKey(c, rawBody);
@@ -192,10 +214,14 @@ export function mountRoutes<R extends MountableRoute>(
   const byPath = new Map<string, R[]>();
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   // Literal paths first, so /products/batch is not taken for /products/:id.
-  const paths = [...byPath.keys()].sort((a, b) => Number(a.includes(":")) - Number(b.includes(":")));
+  const paths = [...byPath.keys()].sort(
+    (a, b) => Number(a.includes(":")) - Number(b.includes(":")),
+  );
   for (const path of paths) {
     const group = byPath.get(path) ?? [];
-    const byMethod = new Map<string, (c: AppContext) => Promise<Response>>(group.map((r) => [r.method, routeHandler(r, authorize)]));
+    const byMethod = new Map<string, (c: AppContext) => Promise<Response>>(
+      group.map((r) => [r.method, routeHandler(r, authorize)]),
+    );
     const allow = group.map((r) => r.method).sort();
     const forMethod = (c: AppContext) => {
       // Hono answers HEAD with the GET route.
@@ -215,7 +241,11 @@ function observeRequests(observe: NonNullable<AppDeps["observe"]>): MiddlewareHa
   };
 }
 
-function requestLog(log: (entry: RequestLog) => void, now: () => number, trustProxy: CidrList | null): MiddlewareHandler<AppEnv> {
+function requestLog(
+  log: (entry: RequestLog) => void,
+  now: () => number,
+  trustProxy: CidrList | null,
+): MiddlewareHandler<AppEnv> {
   return async function requestLogMiddleware(c, next) {
     const started = performance.now();
     await next();
@@ -223,7 +253,9 @@ function requestLog(log: (entry: RequestLog) => void, now: () => number, trustPr
       time: new Date(now()).toISOString(),
       requestId: c.get("requestId"),
       // Resolved by the transport step; a request answered before it (key_in_url) resolves it here.
-      ip: c.get("clientIp")?.() ?? clientIp(c.env?.peerIp ?? "unknown", c.req.header("x-forwarded-for"), trustProxy),
+      ip:
+        c.get("clientIp")?.() ??
+        clientIp(c.env?.peerIp ?? "unknown", c.req.header("x-forwarded-for"), trustProxy),
       store: c.get("store")?.slug ?? null,
       keyId: c.get("key")?.id ?? null,
       method: c.req.method,
@@ -242,12 +274,16 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     { method: "GET", path: `${API_PREFIX}/openapi.json` },
     { method: "GET", path: `${API_PREFIX}/docs` },
   ];
-  const allRoutes = [...publicRoutes, ...routes.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` }))];
+  const allRoutes = [
+    ...publicRoutes,
+    ...routes.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` })),
+  ];
 
   // Errors keep the headers middleware prepared for the answer (X-Request-Id, RateLimit-*).
   // A client that hung up is no server error: its request line says 499, nothing more.
   const renderFailure = (c: AppContext, error: unknown) => {
-    if (!(error instanceof ApiError || error instanceof ClientClosed)) deps.logError(c.get("requestId") ?? "-", error);
+    if (!(error instanceof ApiError || error instanceof ClientClosed))
+      deps.logError(c.get("requestId") ?? "-", error);
     const rendered = renderError(error);
     return withHeadLength(c, c.newResponse(rendered.body, rendered));
   };
@@ -261,8 +297,14 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   };
   const keyInUrl: MiddlewareHandler<AppEnv> = (c, next) => {
     const url = c.req.url;
-    if (url.includes("?") && [...searchParamsOf(url).keys()].some((name) => name.toLowerCase() === "apikey")) {
-      throw new ApiError("key_in_url", "Never put an API key in the URL; send it in the Authorization header.");
+    if (
+      url.includes("?") &&
+      [...searchParamsOf(url).keys()].some((name) => name.toLowerCase() === "apikey")
+    ) {
+      throw new ApiError(
+        "key_in_url",
+        "Never put an API key in the URL; send it in the Authorization header.",
+      );
     }
     return next();
   };
@@ -298,7 +340,15 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     return jsonAnswer(c, openApiText);
   };
   app.get(`${API_PREFIX}/openapi.json`, chain(...front, answer(openApi)));
-  app.get(`${API_PREFIX}/docs`, chain(...front, answer((c) => c.html(deps.docsHtml(deps.registry.resolveHost(c.req.header("host")) !== undefined)))));
+  app.get(
+    `${API_PREFIX}/docs`,
+    chain(
+      ...front,
+      answer((c) =>
+        c.html(deps.docsHtml(deps.registry.resolveHost(c.req.header("host")) !== undefined)),
+      ),
+    ),
+  );
   // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
   for (const { path } of publicRoutes) {
     app.all(

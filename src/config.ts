@@ -55,31 +55,62 @@ export const SERVE_FLAGS = [
 ] as const;
 
 /** Each serve flag's placeholder and help line (operations.md), for `storeapi serve --help`. */
-export const SERVE_FLAG_HELP: Record<(typeof SERVE_FLAGS)[number], { value?: string; help: string }> = {
+export const SERVE_FLAG_HELP: Record<
+  (typeof SERVE_FLAGS)[number],
+  { value?: string; help: string }
+> = {
   listen: { value: "HOST:PORT", help: "address to bind (default 127.0.0.1:8080)" },
-  "tls-cert": { value: "FILE", help: "serve HTTPS directly with this certificate (with --tls-key)" },
+  "tls-cert": {
+    value: "FILE",
+    help: "serve HTTPS directly with this certificate (with --tls-key)",
+  },
   "tls-key": { value: "FILE", help: "the certificate's private key" },
-  "trust-proxy": { value: "CIDRS", help: "honour X-Forwarded-Proto and X-Forwarded-For from these peers" },
+  "trust-proxy": {
+    value: "CIDRS",
+    help: "honour X-Forwarded-Proto and X-Forwarded-For from these peers",
+  },
   "allow-http": { help: "accept plain HTTP (development only)" },
-  "platform-domain": { value: "D", help: "alternative store addresses are {slug}.D (default localhost)" },
+  "platform-domain": {
+    value: "D",
+    help: "alternative store addresses are {slug}.D (default localhost)",
+  },
   "rate-limit": { value: "N", help: "requests per minute per key (default 120)" },
-  "manage-rate-limit": { value: "N", help: "management API requests per minute per host key (default 600)" },
-  "auth-failure-limit": { value: "N", help: "failed keys per IP per 10 minutes before a block (default 20)" },
+  "manage-rate-limit": {
+    value: "N",
+    help: "management API requests per minute per host key (default 600)",
+  },
+  "auth-failure-limit": {
+    value: "N",
+    help: "failed keys per IP per 10 minutes before a block (default 20)",
+  },
   smtp: { value: "URL", help: "deliver mail through smtp://user:pass@host:port or smtps://…" },
   "mail-dir": { value: "DIR", help: "write each delivered email as an .eml file in DIR" },
   "mail-from": { value: "ADDR", help: "sender address (default no-reply@{platform-domain})" },
   "log-level": { value: "L", help: `${LOG_LEVELS.join(", ")} (default info)` },
   "keep-sent-mail-days": { value: "N", help: "purge sent mail older than N days (default 30)" },
-  "purge-batch": { value: "N", help: "rows deleted per statement by the housekeeping sweep (default 500)" },
+  "purge-batch": {
+    value: "N",
+    help: "rows deleted per statement by the housekeeping sweep (default 500)",
+  },
   "purge-every-minutes": { value: "N", help: "minutes between housekeeping sweeps (default 60)" },
-  "metrics-listen": { value: "HOST:PORT", help: "serve Prometheus metrics at /metrics on this separate address" },
-  "max-open-stores": { value: "N", help: "store databases kept open at once (default sized from the open-files limit)" },
+  "metrics-listen": {
+    value: "HOST:PORT",
+    help: "serve Prometheus metrics at /metrics on this separate address",
+  },
+  "max-open-stores": {
+    value: "N",
+    help: "store databases kept open at once (default sized from the open-files limit)",
+  },
 };
 
 export const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
 
 /** A flag's value, else its `STOREAPI_<NAME>` environment variable. */
-function pick(flags: ServeFlags, flag: string, env: NodeJS.ProcessEnv): string | boolean | undefined {
+function pick(
+  flags: ServeFlags,
+  flag: string,
+  env: NodeJS.ProcessEnv,
+): string | boolean | undefined {
   return flags[flag] ?? env[envName(flag)];
 }
 
@@ -87,7 +118,11 @@ const asBool = (value: string | boolean | undefined) =>
   value === true || (typeof value === "string" && /^(1|true|on|yes)$/i.test(value));
 
 /** Validates every serve setting at once; throws listing every mistake. */
-export function parseServeConfig(flags: ServeFlags, dataDir: string, env = process.env): ServeConfig {
+export function parseServeConfig(
+  flags: ServeFlags,
+  dataDir: string,
+  env = process.env,
+): ServeConfig {
   const problems: string[] = [];
   // A mistake is named as the operator wrote it: the flag, or the variable it came from.
   const source = (flag: string) => (flags[flag] !== undefined ? `--${flag}` : envName(flag));
@@ -98,7 +133,8 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
   const positiveInt = (flag: string, fallback: number) => {
     const value = str(flag);
     if (value === undefined) return fallback;
-    if (!/^[1-9]\d{0,8}$/.test(value)) problems.push(`${source(flag)} must be a positive whole number, not "${value}"`);
+    if (!/^[1-9]\d{0,8}$/.test(value))
+      problems.push(`${source(flag)} must be a positive whole number, not "${value}"`);
     return Number(value);
   };
 
@@ -115,9 +151,14 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
 
   const cert = str("tls-cert");
   const key = str("tls-key");
-  if ((cert === undefined) !== (key === undefined)) problems.push("--tls-cert and --tls-key go together");
-  for (const [flag, file] of [["tls-cert", cert], ["tls-key", key]] as const) {
-    if (file !== undefined && !existsSync(file)) problems.push(`${source(flag)}: no file at ${file}`);
+  if ((cert === undefined) !== (key === undefined))
+    problems.push("--tls-cert and --tls-key go together");
+  for (const [flag, file] of [
+    ["tls-cert", cert],
+    ["tls-key", key],
+  ] as const) {
+    if (file !== undefined && !existsSync(file))
+      problems.push(`${source(flag)}: no file at ${file}`);
   }
 
   let trustProxy: CidrList | null = null;
@@ -140,7 +181,8 @@ export function parseServeConfig(flags: ServeFlags, dataDir: string, env = proce
   }
 
   const logLevel = (str("log-level") ?? "info") as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`${source("log-level")} must be one of ${LOG_LEVELS.join(", ")}`);
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`${source("log-level")} must be one of ${LOG_LEVELS.join(", ")}`);
 
   const platformDomain = (str("platform-domain") ?? "localhost").toLowerCase();
   const config: ServeConfig = {

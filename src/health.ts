@@ -55,16 +55,20 @@ export class HealthProbe {
       }
       const message = problems.length ? `Unhealthy: ${problems.join("; ")}.` : null;
       // Logged once when it starts (or changes), with the cause; the answer itself names no path or errno.
-      if (message && message !== this.finding?.message) this.reportError(`health check failed: ${problems.join("; ")}`, cause);
+      if (message && message !== this.finding?.message)
+        this.reportError(`health check failed: ${problems.join("; ")}`, cause);
       this.finding = message ? new ApiError("service_unavailable", message) : null;
     } finally {
       this.probing = false;
     }
   }
 
-  private checks(): [string, () => Promise<unknown> | void][] {
+  private checks(): [string, () => unknown][] {
     const { platform } = this;
-    if (platform) return [["the libSQL server cannot be read", () => platform.get("SELECT count(*) FROM stores")]];
+    if (platform)
+      return [
+        ["the libSQL server cannot be read", () => platform.get("SELECT count(*) FROM stores")],
+      ];
     return [
       ["the platform database cannot be read", () => this.readPlatform()],
       ["the data directory is not writable", () => this.writeDataDir()],
@@ -73,7 +77,10 @@ export class HealthProbe {
 
   private readPlatform(): void {
     // exec, not prepare: the binding frees a connection's descriptors at close only when no statement holds them.
-    const db = new Database(join(this.dataDir, "platform.db"), { readonly: true, fileMustExist: true });
+    const db = new Database(join(this.dataDir, "platform.db"), {
+      readonly: true,
+      fileMustExist: true,
+    });
     try {
       db.exec("SELECT count(*) FROM stores");
     } finally {

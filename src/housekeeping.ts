@@ -18,7 +18,11 @@ export interface HousekeepingPolicy {
   everyMinutes: number;
 }
 
-export const DEFAULT_HOUSEKEEPING: HousekeepingPolicy = { keepSentMailDays: 30, batch: 500, everyMinutes: 60 };
+export const DEFAULT_HOUSEKEEPING: HousekeepingPolicy = {
+  keepSentMailDays: 30,
+  batch: 500,
+  everyMinutes: 60,
+};
 
 /** What one sweep deleted, summed over the stores. */
 export interface Purged {
@@ -27,13 +31,28 @@ export interface Purged {
 }
 
 /** Deletes up to `batch` rows of `table` matching `where`; returns how many it deleted. */
-async function deleteBatch(db: Queryable, table: string, where: string, args: number[], batch: number): Promise<number> {
-  const result = await db.run(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ?)`, [...args, batch]);
+async function deleteBatch(
+  db: Queryable,
+  table: string,
+  where: string,
+  args: number[],
+  batch: number,
+): Promise<number> {
+  const result = await db.run(
+    `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ?)`,
+    [...args, batch],
+  );
   return result.changes;
 }
 
 /** Deletes in batches until none is left, yielding to requests between batches. */
-async function deleteAll(db: Queryable, table: string, where: string, args: number[], batch: number): Promise<number> {
+async function deleteAll(
+  db: Queryable,
+  table: string,
+  where: string,
+  args: number[],
+  batch: number,
+): Promise<number> {
   let total = 0;
   for (;;) {
     const deleted = await deleteBatch(db, table, where, args, batch);
@@ -44,11 +63,27 @@ async function deleteAll(db: Queryable, table: string, where: string, args: numb
 }
 
 /** Purges one store's sent mail past its retention and its expired idempotency records. */
-export async function purgeStore(db: Queryable, policy: HousekeepingPolicy, now: number): Promise<Purged> {
+export async function purgeStore(
+  db: Queryable,
+  policy: HousekeepingPolicy,
+  now: number,
+): Promise<Purged> {
   const sentBefore = now - policy.keepSentMailDays * DAY_MS;
   return {
-    sentMail: await deleteAll(db, "outbox", "status = 'sent' AND sent_at < ?", [sentBefore], policy.batch),
-    idempotency: await deleteAll(db, "idempotency", "created_at <= ?", [now - IDEMPOTENCY_TTL_MS], policy.batch),
+    sentMail: await deleteAll(
+      db,
+      "outbox",
+      "status = 'sent' AND sent_at < ?",
+      [sentBefore],
+      policy.batch,
+    ),
+    idempotency: await deleteAll(
+      db,
+      "idempotency",
+      "created_at <= ?",
+      [now - IDEMPOTENCY_TTL_MS],
+      policy.batch,
+    ),
   };
 }
 
@@ -59,7 +94,12 @@ export class Housekeeper {
   private stopped = false;
 
   constructor(
-    private readonly deps: { pool: StorePool; registry: StoreRegistry; logger: Logger; now: () => number },
+    private readonly deps: {
+      pool: StorePool;
+      registry: StoreRegistry;
+      logger: Logger;
+      now: () => number;
+    },
     private readonly policy: HousekeepingPolicy,
   ) {}
 
@@ -79,15 +119,21 @@ export class Housekeeper {
     for (const store of this.deps.registry.all()) {
       if (this.stopped) return;
       try {
-        const purged = await this.deps.pool.use(store.slug, (db) => purgeStore(db, this.policy, this.deps.now()));
+        const purged = await this.deps.pool.use(store.slug, (db) =>
+          purgeStore(db, this.policy, this.deps.now()),
+        );
         total.sentMail += purged.sentMail;
         total.idempotency += purged.idempotency;
       } catch (error) {
-        this.deps.logger.error("housekeeping: cannot purge a store", { store: store.slug, ...errorFields(error) });
+        this.deps.logger.error("housekeeping: cannot purge a store", {
+          store: store.slug,
+          ...errorFields(error),
+        });
       }
       await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_STORES_MS));
     }
-    if (total.sentMail + total.idempotency > 0) this.deps.logger.info("housekeeping: purged", { ...total });
+    if (total.sentMail + total.idempotency > 0)
+      this.deps.logger.info("housekeeping: purged", { ...total });
   }
 
   /** Stops the timer and waits for a sweep under way to finish its current store. */

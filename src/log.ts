@@ -30,7 +30,9 @@ export class Logger {
 
   /** An info line written whatever the level (the address a server chose for port 0). */
   always(msg: string, fields: Record<string, unknown> = {}): void {
-    this.buffer.push(JSON.stringify({ level: "info", time: new Date().toISOString(), msg, ...fields }));
+    this.buffer.push(
+      JSON.stringify({ level: "info", time: new Date().toISOString(), msg, ...fields }),
+    );
     this.flush();
   }
 

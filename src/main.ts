@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 import { adminLinkCommand } from "./cli/admin-link";
-import { backupCommand } from "./cli/backup";
 import { type Command, HelpRequested, orList, usageLine } from "./cli/args";
+import { backupCommand } from "./cli/backup";
 import { demoCommand } from "./cli/demo";
 import { CliError, UsageError } from "./cli/errors";
 import { hostKeysCommands } from "./cli/host-keys";
@@ -13,13 +13,25 @@ import { openapiCommand } from "./cli/openapi";
 import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
-import { SchemaTooNewError } from "./db/migrate";
 import { DataDirError } from "./db/data-dir";
 import { LibsqlAdminError } from "./db/location";
+import { SchemaTooNewError } from "./db/migrate";
 import { bunRuntime } from "./runtime/bun";
 import { type Runtime, useRuntime } from "./runtime/runtime";
 
-const COMMANDS: Command[] = [serveCommand, demoCommand, loadCommand, ...storesCommands, ...keysCommands, ...hostKeysCommands, adminLinkCommand, ...mailCommands, openapiCommand, backupCommand, migrateCommand];
+const COMMANDS: Command[] = [
+  serveCommand,
+  demoCommand,
+  loadCommand,
+  ...storesCommands,
+  ...keysCommands,
+  ...hostKeysCommands,
+  adminLinkCommand,
+  ...mailCommands,
+  openapiCommand,
+  backupCommand,
+  migrateCommand,
+];
 
 /** A command's line in the overview: its full usage, or `[flags]` when it has too many to list there. */
 function overviewLine({ spec }: Command): string {
@@ -75,7 +87,12 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof CliError || error instanceof SchemaTooNewError || error instanceof DataDirError || error instanceof LibsqlAdminError) {
+    if (
+      error instanceof CliError ||
+      error instanceof SchemaTooNewError ||
+      error instanceof DataDirError ||
+      error instanceof LibsqlAdminError
+    ) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
     }
@@ -85,7 +102,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /** Resolves once everything written to stdout so far has been handed to the OS (pipes are async). */
-const stdoutFlushed = () => new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+const stdoutFlushed = () =>
+  new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
 
 /** Runs the command line on the chosen runtime (this file is Bun's entry, src/main-deno.ts Deno's). */
 export async function runMain(choice: Runtime): Promise<void> {
@@ -95,7 +113,11 @@ export async function runMain(choice: Runtime): Promise<void> {
   const code = await main(process.argv.slice(2));
   await stdoutFlushed();
   // serve and demo keep running until a signal; the others exit with their status.
-  if (code !== 0 || !["serve", "demo"].includes(process.argv[2] ?? "") || process.argv.slice(3).some((a) => a === "--help" || a === "-h")) {
+  if (
+    code !== 0 ||
+    !["serve", "demo"].includes(process.argv[2] ?? "") ||
+    process.argv.slice(3).some((a) => a === "--help" || a === "-h")
+  ) {
     process.exit(code);
   }
 }

@@ -29,7 +29,8 @@ const STORE_STATS_SQL = `SELECT
   (SELECT count(*) FROM idempotency) AS idempotency`;
 
 /** The route a request matched (`/api/v1/orders/:id`), never the raw path: label values stay few. */
-export const routeLabel = (routePath: string) => (routePath.includes("*") ? "unmatched" : routePath);
+export const routeLabel = (routePath: string) =>
+  routePath.includes("*") ? "unmatched" : routePath;
 
 /**
  * Prometheus metrics (prom-client, on a registry of our own). Request counts and latency
@@ -56,9 +57,21 @@ export class Metrics {
   constructor(private readonly sources: MetricsSources) {
     const { pool, authFailures } = sources;
     this.gauge("storeapi_open_stores", "Store databases open in the pool.", () => pool.openCount);
-    this.counter("storeapi_store_pool_misses_total", "Store lookups that had to open the database.", () => pool.misses);
-    this.counter("storeapi_auth_failures_total", "Requests with a wrong, expired or deleted key.", () => authFailures.failures);
-    this.gauge("storeapi_blocked_ips", "Client IPs blocked after too many failed keys.", () => authFailures.size.blocked);
+    this.counter(
+      "storeapi_store_pool_misses_total",
+      "Store lookups that had to open the database.",
+      () => pool.misses,
+    );
+    this.counter(
+      "storeapi_auth_failures_total",
+      "Requests with a wrong, expired or deleted key.",
+      () => authFailures.failures,
+    );
+    this.gauge(
+      "storeapi_blocked_ips",
+      "Client IPs blocked after too many failed keys.",
+      () => authFailures.size.blocked,
+    );
     this.storeGauges();
     // A libSQL server keeps its WAL to itself.
     const { location } = sources.pool;
@@ -81,7 +94,14 @@ export class Metrics {
   }
 
   private gauge(name: string, help: string, read: () => number): void {
-    new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 
   /** A counter kept elsewhere (a plain number), reported as is. */
@@ -100,15 +120,29 @@ export class Metrics {
   private storeGauges(): void {
     let pending: Promise<OpenStoreStats> | null = null;
     // One read of the open stores serves the four gauges of a scrape.
-    const stats = () => (pending ??= this.openStoreStats().finally(() => setTimeout(() => (pending = null), 0)));
+    const stats = () =>
+      (pending ??= this.openStoreStats().finally(() => setTimeout(() => (pending = null), 0)));
     const gauge = (name: string, help: string, pick: (s: OpenStoreStats) => number) =>
-      new Gauge({ name, help, registers: [this.registry], async collect() { this.set(pick(await stats())); } });
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          this.set(pick(await stats()));
+        },
+      });
     gauge("storeapi_outbox_queued", "Emails waiting to be sent (open stores).", (s) => s.queued);
     gauge("storeapi_outbox_failed", "Emails that failed for good (open stores).", (s) => s.failed);
-    gauge("storeapi_outbox_oldest_queued_age_seconds", "Age of the oldest queued email (open stores); 0 when none.", (s) =>
-      s.oldest === null ? 0 : Math.max(0, (this.sources.now() - s.oldest) / 1000),
+    gauge(
+      "storeapi_outbox_oldest_queued_age_seconds",
+      "Age of the oldest queued email (open stores); 0 when none.",
+      (s) => (s.oldest === null ? 0 : Math.max(0, (this.sources.now() - s.oldest) / 1000)),
     );
-    gauge("storeapi_idempotency_records", "Idempotency records kept (open stores).", (s) => s.idempotency);
+    gauge(
+      "storeapi_idempotency_records",
+      "Idempotency records kept (open stores).",
+      (s) => s.idempotency,
+    );
   }
 
   private async openStoreStats(): Promise<OpenStoreStats> {
@@ -146,9 +180,14 @@ export class Metrics {
 }
 
 async function largestWals(dir: string): Promise<{ store: string; bytes: number }[]> {
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith(".db-wal"));
+  const names = (await readdir(dir).catch(() => [] as string[])).filter((name) =>
+    name.endsWith(".db-wal"),
+  );
   const sizes = await Promise.all(
-    names.map(async (name) => ({ store: name.slice(0, -".db-wal".length), bytes: (await stat(join(dir, name)).catch(() => null))?.size ?? 0 })),
+    names.map(async (name) => ({
+      store: name.slice(0, -".db-wal".length),
+      bytes: (await stat(join(dir, name)).catch(() => null))?.size ?? 0,
+    })),
   );
   return sizes.sort((a, b) => b.bytes - a.bytes).slice(0, LARGEST_WALS);
 }
@@ -161,9 +200,13 @@ export function serveMetrics(metrics: Metrics, hostname: string, port: number) {
     maxRequestBodySize: 64 * 1024,
     fetch: async (request) => {
       const { pathname } = new URL(request.url);
-      if (pathname !== "/metrics") return new Response("not found: metrics are at /metrics\n", { status: 404 });
-      if (request.method !== "GET" && request.method !== "HEAD") return new Response("method not allowed\n", { status: 405, headers: { Allow: "GET" } });
-      return new Response(await metrics.text(), { headers: { "Content-Type": metrics.contentType } });
+      if (pathname !== "/metrics")
+        return new Response("not found: metrics are at /metrics\n", { status: 404 });
+      if (request.method !== "GET" && request.method !== "HEAD")
+        return new Response("method not allowed\n", { status: 405, headers: { Allow: "GET" } });
+      return new Response(await metrics.text(), {
+        headers: { "Content-Type": metrics.contentType },
+      });
     },
   });
 }

@@ -2,7 +2,8 @@
 export const PLANS = ["free", "starter", "growth", "pro", "enterprise"] as const;
 export type Plan = (typeof PLANS)[number];
 
-export const isPlan = (value: string): value is Plan => (PLANS as readonly string[]).includes(value);
+export const isPlan = (value: string): value is Plan =>
+  (PLANS as readonly string[]).includes(value);
 
 export const planIncludesApi = (plan: Plan) => PLANS.indexOf(plan) >= PLANS.indexOf("growth");
 

@@ -13,7 +13,14 @@ let registry: StoreRegistry;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "storeapi-registry-"));
   platform = await Platform.open(dir);
-  await platform.addStore({ slug: "shop1", name: "S", domain: "Shop1.Example.com", plan: "growth", ownerEmail: "o@x.test", settings });
+  await platform.addStore({
+    slug: "shop1",
+    name: "S",
+    domain: "Shop1.Example.com",
+    plan: "growth",
+    ownerEmail: "o@x.test",
+    settings,
+  });
   registry = new StoreRegistry(platform, "localhost");
   await registry.load();
 });
@@ -24,13 +31,32 @@ afterAll(async () => {
 
 describe("StoreRegistry.resolveHost", () => {
   test("own domain or {slug}.{platform domain}; port ignored; any case", () => {
-    for (const host of ["shop1.example.com", "SHOP1.EXAMPLE.COM:443", "shop1.localhost", "Shop1.LocalHost:8080", "shop1.example.com.", "shop1.localhost.:8080"]) {
+    for (const host of [
+      "shop1.example.com",
+      "SHOP1.EXAMPLE.COM:443",
+      "shop1.localhost",
+      "Shop1.LocalHost:8080",
+      "shop1.example.com.",
+      "shop1.localhost.:8080",
+    ]) {
       expect([host, registry.resolveHost(host)?.slug]).toEqual([host, "shop1"]);
     }
   });
 
   test("anything else is no store", () => {
-    for (const host of [undefined, "", "localhost", "example.com", "x.shop1.localhost", "shop1.localhost.evil", "[::1]:8080", "shop2.localhost", ".localhost", "shop1.example.com..", "localhost."]) {
+    for (const host of [
+      undefined,
+      "",
+      "localhost",
+      "example.com",
+      "x.shop1.localhost",
+      "shop1.localhost.evil",
+      "[::1]:8080",
+      "shop2.localhost",
+      ".localhost",
+      "shop1.example.com..",
+      "localhost.",
+    ]) {
       expect([host, registry.resolveHost(host)]).toEqual([host, undefined]);
     }
   });
@@ -54,7 +80,17 @@ describe("StoreRegistry reload", () => {
 
 describe("StoreRegistry.load", () => {
   test("a slow load started first never overwrites a later one (loads run in order)", async () => {
-    const store = (slug: string) => ({ slug, name: slug, domain: `${slug}.test`, plan: "growth", ownerEmail: "o@x.test", settings, keysVersion: 0, mailVersion: 0, createdAt: 0 });
+    const store = (slug: string) => ({
+      slug,
+      name: slug,
+      domain: `${slug}.test`,
+      plan: "growth",
+      ownerEmail: "o@x.test",
+      settings,
+      keysVersion: 0,
+      mailVersion: 0,
+      createdAt: 0,
+    });
     const answers = [
       { delayMs: 50, stores: [store("old")] },
       { delayMs: 0, stores: [store("old"), store("new")] },

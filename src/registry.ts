@@ -1,5 +1,5 @@
 import type { Platform, Store } from "./db/platform";
-import { reportToStderr, type ReportError } from "./log";
+import { type ReportError, reportToStderr } from "./log";
 
 /**
  * The server's in-memory view of platform.db: which store a Host header reaches.

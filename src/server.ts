@@ -1,20 +1,20 @@
 import { readFileSync } from "node:fs";
-import { createApp, type AppDeps } from "./app";
+import { type AppDeps, createApp } from "./app";
 import type { ServeConfig } from "./config";
 import { DataDirLock, makeDataDirPrivate, requireDataDir } from "./db/data-dir";
 import { FileLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
 import { defaultMaxOpenStores, StorePool, storeDbPath } from "./db/pool";
+import { HealthProbe } from "./health";
+import { Housekeeper } from "./housekeeping";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
-import { HealthProbe } from "./health";
-import { Housekeeper } from "./housekeeping";
 import { KeyCache } from "./keys/cache";
 import { KeyUsage } from "./keys/usage";
-import { HostKeyCache } from "./manage/host-keys";
 import { errorFields, Logger, type ReportError } from "./log";
 import { MailWorker } from "./mail/worker";
+import { HostKeyCache } from "./manage/host-keys";
 import { Metrics, serveMetrics } from "./metrics";
 import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
@@ -50,15 +50,28 @@ async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> 
  * One log line per registered store whose database is missing: those stores answer 503.
  * On a libSQL server only when it has the admin API to ask (one request per store).
  */
-async function reportMissingStores(registry: StoreRegistry, location: Location, logger: Logger): Promise<void> {
+async function reportMissingStores(
+  registry: StoreRegistry,
+  location: Location,
+  logger: Logger,
+): Promise<void> {
   for (const store of registry.all()) {
     if (await location.storeExists(store.slug)) continue;
-    const where = location instanceof FileLocation ? { path: storeDbPath(location.dataDir, store.slug) } : { namespace: storeNamespace(store.slug) };
-    logger.error("store database file is missing; the store answers 503", { store: store.slug, ...where });
+    const where =
+      location instanceof FileLocation
+        ? { path: storeDbPath(location.dataDir, store.slug) }
+        : { namespace: storeNamespace(store.slug) };
+    logger.error("store database file is missing; the store answers 503", {
+      store: store.slug,
+      ...where,
+    });
   }
 }
 
-export async function startServer(config: ServeConfig, logger = new Logger(config.logLevel)): Promise<RunningServer> {
+export async function startServer(
+  config: ServeConfig,
+  logger = new Logger(config.logLevel),
+): Promise<RunningServer> {
   const location = config.location ?? new FileLocation(config.dataDir);
   // A lock and file modes guard a data directory; on a libSQL server there is none of ours.
   if (location.remote) return serveFrom(config, location, logger, null);
@@ -75,7 +88,12 @@ export async function startServer(config: ServeConfig, logger = new Logger(confi
   }
 }
 
-async function serveFrom(config: ServeConfig, location: Location, logger: Logger, lock: DataDirLock | null): Promise<RunningServer> {
+async function serveFrom(
+  config: ServeConfig,
+  location: Location,
+  logger: Logger,
+  lock: DataDirLock | null,
+): Promise<RunningServer> {
   const platform = await Platform.open(location);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
   const health = new HealthProbe(config.dataDir, reportError, location.remote ? platform.db : null);
@@ -92,12 +110,23 @@ async function serveFrom(config: ServeConfig, location: Location, logger: Logger
   pool.createMissing = false;
   await reportMissingStores(registry, location, logger);
   pool.startCheckpoints(1000, reportError);
-  const mail = new MailWorker({ pool, registry, markers: platform, logger, smtp: config.smtp, mailDir: config.mailDir, mailFrom: config.mailFrom });
+  const mail = new MailWorker({
+    pool,
+    registry,
+    markers: platform,
+    logger,
+    smtp: config.smtp,
+    mailDir: config.mailDir,
+    mailFrom: config.mailFrom,
+  });
   registry.onStoreChange((previous, next) => {
     if (!previous || previous.mailVersion !== next.mailVersion) mail.notify(next.slug);
   });
 
-  const authFailures = new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: config.authFailureLimit });
+  const authFailures = new AuthFailures({
+    ...DEFAULT_FAILURE_POLICY,
+    limit: config.authFailureLimit,
+  });
   const metrics = config.metrics ? new Metrics({ pool, authFailures, now: Date.now }) : null;
   const deps: AppDeps = {
     registry,
@@ -112,8 +141,11 @@ async function serveFrom(config: ServeConfig, location: Location, logger: Logger
     cursorSecret: await platform.secret(),
     openapi: openApiDocument,
     docsHtml,
-    log: logger.enabled("info") ? (entry) => logger.write("info", entry as unknown as Record<string, unknown>) : undefined,
-    logError: (requestId, error) => logger.error("request failed", { requestId, ...errorFields(error) }),
+    log: logger.enabled("info")
+      ? (entry) => logger.write("info", entry as unknown as Record<string, unknown>)
+      : undefined,
+    logError: (requestId, error) =>
+      logger.error("request failed", { requestId, ...errorFields(error) }),
     onMailQueued: (slug) => mail.notify(slug),
     beforeMailQueued: (slug) => mail.markQueued(slug),
     // The bump reaches this server's registry at once (a reload), other processes by their poll.
@@ -122,12 +154,21 @@ async function serveFrom(config: ServeConfig, location: Location, logger: Logger
       await registry.load();
     },
     now: Date.now,
-    manage: { platform, hostKeys, rateLimiter: new RateLimiter(config.manageRateLimit), storeFiles: new KeyedQueue() },
+    manage: {
+      platform,
+      hostKeys,
+      rateLimiter: new RateLimiter(config.manageRateLimit),
+      storeFiles: new KeyedQueue(),
+    },
     healthProblem: () => health.problem,
-    observe: metrics ? (route, status, seconds) => metrics.observe(route, status, seconds) : undefined,
+    observe: metrics
+      ? (route, status, seconds) => metrics.observe(route, status, seconds)
+      : undefined,
   };
   const app = createApp(deps);
-  const tls = config.tls ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") } : undefined;
+  const tls = config.tls
+    ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") }
+    : undefined;
   const server = runtime().serve({
     hostname: config.hostname,
     port: config.port,
@@ -136,17 +177,27 @@ async function serveFrom(config: ServeConfig, location: Location, logger: Logger
     maxRequestBodySize: 64 * 1024 * 1024,
     fetch: app.fetch,
   });
-  const metricsServer = metrics && config.metrics ? serveMetrics(metrics, config.metrics.hostname, config.metrics.port) : null;
+  const metricsServer =
+    metrics && config.metrics
+      ? serveMetrics(metrics, config.metrics.hostname, config.metrics.port)
+      : null;
   const mailScanned = mail.start();
-  const housekeeper = new Housekeeper({ pool, registry, logger, now: Date.now }, config.housekeeping);
+  const housekeeper = new Housekeeper(
+    { pool, registry, logger, now: Date.now },
+    config.housekeeping,
+  );
   // After the mail scan, so start-up opens only the stores with queued mail first.
   void mailScanned.then(() => housekeeper.start());
   const scheme = tls ? "https" : "http";
-  const hostPort = (hostname: string, port: number | undefined) => `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+  const hostPort = (hostname: string, port: number | undefined) =>
+    `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   let stopping: Promise<void> | undefined;
   return {
     url: `${scheme}://${hostPort(config.hostname, server.port)}`,
-    metricsUrl: metricsServer && config.metrics ? `http://${hostPort(config.metrics.hostname, metricsServer.port)}/metrics` : null,
+    metricsUrl:
+      metricsServer && config.metrics
+        ? `http://${hostPort(config.metrics.hostname, metricsServer.port)}/metrics`
+        : null,
     port: server.port,
     logger,
     openFilesLimit: openFiles?.soft ?? null,

@@ -3,15 +3,16 @@ import { BAD_LINK, EMAIL_SENT, LIMIT_SENTENCE, NOT_SHOWN_AGAIN } from "../src/ad
 import { StorePool } from "../src/db/pool";
 import { listMail } from "../src/mail/outbox";
 import { AdminClient, signInToken, textOfId } from "./admin-support";
+import { otherStore, send, startTestServer, type TestServer, testStore } from "./helpers";
 import { runCli } from "./process";
-import { otherStore, send, startTestServer, testStore, type TestServer } from "./helpers";
 import { testLocation } from "./sqld";
 
 /** Tests that start servers or CLI processes on a shared, busy machine: bounded, not tight. */
 const SLOW = 60_000;
 
 const SECURITY = {
-  "content-security-policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  "content-security-policy":
+    "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   "referrer-policy": "no-referrer",
   "cache-control": "no-store",
 };
@@ -47,7 +48,14 @@ async function mailOf(slug: string) {
   }
 }
 
-const ORDERS_WRITE = { name: "ERP", products: "none", orders: "write", customers: "none", leads: "none", expires: "never" };
+const ORDERS_WRITE = {
+  name: "ERP",
+  products: "none",
+  orders: "write",
+  customers: "none",
+  leads: "none",
+  expires: "never",
+};
 
 describe("signing in with a one-time link", () => {
   test("a fresh token starts a session (303 to the screen) with a strict cookie; the token is then spent", async () => {
@@ -57,7 +65,9 @@ describe("signing in with a one-time link", () => {
     expect(first.status).toBe(303);
     expect(first.headers.get("location")).toBe("/api/admin/");
     const cookie = first.headers.get("set-cookie") ?? "";
-    expect(cookie).toMatch(/^storeapi_admin=[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/api\/admin; HttpOnly; SameSite=Strict$/);
+    expect(cookie).toMatch(
+      /^storeapi_admin=[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/api\/admin; HttpOnly; SameSite=Strict$/,
+    );
     expect((await admin.get("/api/admin/")).status).toBe(200);
 
     const again = await client().get(`/api/admin/sign-in?token=${t}`);
@@ -76,14 +86,18 @@ describe("signing in with a one-time link", () => {
       expect(answer.text).toContain('<label for="email">Email</label>');
     }
     // The foreign token is still good on its own store.
-    expect((await client("shop2.test").get(`/api/admin/sign-in?token=${foreign}`)).status).toBe(303);
+    expect((await client("shop2.test").get(`/api/admin/sign-in?token=${foreign}`)).status).toBe(
+      303,
+    );
   });
 
   test("the link token is stored only as its digest", async () => {
     const t = await token();
     const pool = new StorePool(await testLocation(server.dataDir));
     try {
-      const rows = await pool.use("shop1", (db) => db.all<Record<string, unknown>>("SELECT * FROM admin_links"));
+      const rows = await pool.use("shop1", (db) =>
+        db.all<Record<string, unknown>>("SELECT * FROM admin_links"),
+      );
       expect(JSON.stringify(rows)).not.toContain(t);
       expect(rows.every((r) => /^[0-9a-f]{64}$/.test(String(r.digest)))).toBe(true);
     } finally {
@@ -91,56 +105,90 @@ describe("signing in with a one-time link", () => {
     }
   });
 
-  test("over HTTPS (a trusted proxy's X-Forwarded-Proto) the cookie is Secure; plain HTTP is refused when required", async () => {
-    const flags = { "allow-http": false, "trust-proxy": "127.0.0.1/32" };
-    const tls = await startTestServer({ stores: [testStore({ keys: [] })], flags });
-    try {
-      // From the CLI, as an operator would: a second pool in this process could race the server's locks.
-      const link = await runCli(["admin-link", "shop1", "--json", "--data", tls.dataDir]);
-      const t = JSON.parse(link.stdout).token;
-      const https = await new AdminClient(tls.url).get(`/api/admin/sign-in?token=${t}`, { "X-Forwarded-Proto": "https" });
-      expect(https.status).toBe(303);
-      expect(https.headers.get("set-cookie")).toContain("; Secure");
-      const plain = await new AdminClient(tls.url).get("/api/admin/sign-in");
-      expect(plain.status).toBe(403);
-      expect(plain.headers.get("content-type")).toBe("text/html; charset=UTF-8");
-      expect(plain.text).toContain("This API is served over HTTPS only");
-    } finally {
-      await tls.stop();
-    }
-  }, SLOW);
+  test(
+    "over HTTPS (a trusted proxy's X-Forwarded-Proto) the cookie is Secure; plain HTTP is refused when required",
+    async () => {
+      const flags = { "allow-http": false, "trust-proxy": "127.0.0.1/32" };
+      const tls = await startTestServer({ stores: [testStore({ keys: [] })], flags });
+      try {
+        // From the CLI, as an operator would: a second pool in this process could race the server's locks.
+        const link = await runCli(["admin-link", "shop1", "--json", "--data", tls.dataDir]);
+        const t = JSON.parse(link.stdout).token;
+        const https = await new AdminClient(tls.url).get(`/api/admin/sign-in?token=${t}`, {
+          "X-Forwarded-Proto": "https",
+        });
+        expect(https.status).toBe(303);
+        expect(https.headers.get("set-cookie")).toContain("; Secure");
+        const plain = await new AdminClient(tls.url).get("/api/admin/sign-in");
+        expect(plain.status).toBe(403);
+        expect(plain.headers.get("content-type")).toBe("text/html; charset=UTF-8");
+        expect(plain.text).toContain("This API is served over HTTPS only");
+      } finally {
+        await tls.stop();
+      }
+    },
+    SLOW,
+  );
 });
 
 describe("storeapi admin-link", () => {
-  test("prints a working link on the store's own domain, or on --origin; --json gives url, token, expiresAt", async () => {
-    const data = ["--data", server.dataDir];
-    const plain = await runCli(["admin-link", "shop1", ...data], { underTest: true });
-    expect(plain.code).toBe(0);
-    expect(plain.stdout).toMatch(/^https:\/\/shop1\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}\n$/);
-    const json = await runCli(["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", ...data], { underTest: true });
-    const link = JSON.parse(json.stdout);
-    expect(Object.keys(link)).toEqual(["url", "token", "expiresAt"]);
-    expect(link.url).toBe(`http://shop1.localhost:8080/api/admin/sign-in?token=${link.token}`);
-    expect(link.expiresAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[23]:00$/);
-    expect((await client().get(`/api/admin/sign-in?token=${link.token}`)).status).toBe(303);
-  }, SLOW);
+  test(
+    "prints a working link on the store's own domain, or on --origin; --json gives url, token, expiresAt",
+    async () => {
+      const data = ["--data", server.dataDir];
+      const plain = await runCli(["admin-link", "shop1", ...data], { underTest: true });
+      expect(plain.code).toBe(0);
+      expect(plain.stdout).toMatch(
+        /^https:\/\/shop1\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}\n$/,
+      );
+      const json = await runCli(
+        ["admin-link", "shop1", "--origin", "http://shop1.localhost:8080", "--json", ...data],
+        { underTest: true },
+      );
+      const link = JSON.parse(json.stdout);
+      expect(Object.keys(link)).toEqual(["url", "token", "expiresAt"]);
+      expect(link.url).toBe(`http://shop1.localhost:8080/api/admin/sign-in?token=${link.token}`);
+      expect(link.expiresAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[23]:00$/);
+      expect((await client().get(`/api/admin/sign-in?token=${link.token}`)).status).toBe(303);
+    },
+    SLOW,
+  );
 
-  test("a bad --origin is exit 2, an unknown store exit 1, each one line", async () => {
-    const data = ["--data", server.dataDir];
-    const origins = ["ftp://x.test", "not a url", "https://x.test/path"];
-    const bad = await Promise.all(origins.map((o) => runCli(["admin-link", "shop1", "--origin", o, ...data], { underTest: true })));
-    expect(bad.map((r) => r.code)).toEqual([2, 2, 2]);
-    expect(bad[0].stderr).toBe('storeapi: --origin must be like https://shop.example.com (scheme, host and port only), not "ftp://x.test"\n');
-    const unknown = await runCli(["admin-link", "nope", ...data], { underTest: true });
-    expect([unknown.code, unknown.stderr]).toEqual([1, 'storeapi: no store "nope"\n']);
-  }, SLOW);
+  test(
+    "a bad --origin is exit 2, an unknown store exit 1, each one line",
+    async () => {
+      const data = ["--data", server.dataDir];
+      const origins = ["ftp://x.test", "not a url", "https://x.test/path"];
+      const bad = await Promise.all(
+        origins.map((o) =>
+          runCli(["admin-link", "shop1", "--origin", o, ...data], { underTest: true }),
+        ),
+      );
+      expect(bad.map((r) => r.code)).toEqual([2, 2, 2]);
+      expect(bad[0].stderr).toBe(
+        'storeapi: --origin must be like https://shop.example.com (scheme, host and port only), not "ftp://x.test"\n',
+      );
+      const unknown = await runCli(["admin-link", "nope", ...data], { underTest: true });
+      expect([unknown.code, unknown.stderr]).toEqual([1, 'storeapi: no store "nope"\n']);
+    },
+    SLOW,
+  );
 });
 
 describe("pages without a session", () => {
   test("every page but sign-in answers 303 to /api/admin/sign-in", async () => {
-    for (const path of ["/api/admin/", "/api/admin/keys/new", "/api/admin/keys/1/delete", "/api/admin/nothing-here"]) {
+    for (const path of [
+      "/api/admin/",
+      "/api/admin/keys/new",
+      "/api/admin/keys/1/delete",
+      "/api/admin/nothing-here",
+    ]) {
       const answer = await client().get(path);
-      expect([path, answer.status, answer.headers.get("location")]).toEqual([path, 303, "/api/admin/sign-in"]);
+      expect([path, answer.status, answer.headers.get("location")]).toEqual([
+        path,
+        303,
+        "/api/admin/sign-in",
+      ]);
     }
     const post = await client().post("/api/admin/keys", ORDERS_WRITE);
     expect([post.status, post.headers.get("location")]).toEqual([303, "/api/admin/sign-in"]);
@@ -148,7 +196,10 @@ describe("pages without a session", () => {
 
   test("OPTIONS is 405 with Allow, before the host is looked at", async () => {
     for (const host of ["shop1.test", "nowhere.test"]) {
-      const answer = await fetch(`${server.url}/api/admin/`, { method: "OPTIONS", headers: { Host: host } });
+      const answer = await fetch(`${server.url}/api/admin/`, {
+        method: "OPTIONS",
+        headers: { Host: host },
+      });
       expect([answer.status, answer.headers.get("allow")]).toEqual([405, "GET, POST"]);
     }
   });
@@ -170,7 +221,8 @@ describe("pages without a session", () => {
       await (await signedIn()).get("/api/admin/"),
     ];
     for (const answer of answers) {
-      for (const [name, value] of Object.entries(SECURITY)) expect([name, answer.headers.get(name)]).toEqual([name, value]);
+      for (const [name, value] of Object.entries(SECURITY))
+        expect([name, answer.headers.get(name)]).toEqual([name, value]);
     }
     expect(answers[3].status).toBe(400);
     expect(answers[4].headers.get("content-type")).toBe("text/css; charset=utf-8");
@@ -181,7 +233,9 @@ describe("pages without a session", () => {
     const page = await client().get("/api/admin/sign-in");
     expect(page.status).toBe(200);
     expect(page.text.startsWith("<!doctype html>")).toBe(true);
-    expect(page.text).toContain('<label for="email">Email</label><input id="email" name="email" type="email"');
+    expect(page.text).toContain(
+      '<label for="email">Email</label><input id="email" name="email" type="email"',
+    );
     expect(page.text).toContain('<button type="submit">Email me a sign-in link</button>');
     expect(page.text).not.toMatch(/<script>|<style|style="/);
   });
@@ -198,14 +252,22 @@ describe("the sign-in form", () => {
     expect(stranger.text).toBe(owner.text);
     const mail = (await mailOf("shop3")).slice(before);
     expect(mail.map((m) => [m.kind, m.recipient])).toEqual([["admin_sign_in", "owner@shop3.test"]]);
-    const url = /http:\/\/shop3\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}/.exec(mail[0].text)?.[0] ?? "";
+    const url =
+      /http:\/\/shop3\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}/.exec(
+        mail[0].text,
+      )?.[0] ?? "";
     expect(url).not.toBe("");
-    expect((await client("shop3.test").get(new URL(url).pathname + new URL(url).search)).status).toBe(303);
+    expect(
+      (await client("shop3.test").get(new URL(url).pathname + new URL(url).search)).status,
+    ).toBe(303);
   });
 
   test("5 posts per store per 15 minutes (whatever the address), then a 429 page", async () => {
     const store = "shop2.test";
-    for (let i = 0; i < 5; i++) expect((await client(store).post("/api/admin/sign-in", { email: `x${i}@y.test` })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await client(store).post("/api/admin/sign-in", { email: `x${i}@y.test` })).status,
+      ).toBe(200);
     const sixth = await client(store).post("/api/admin/sign-in", { email: "owner@shop2.test" });
     expect(sixth.status).toBe(429);
     expect(Number(sixth.headers.get("retry-after"))).toBeGreaterThan(800);
@@ -220,7 +282,9 @@ describe("the sign-in form", () => {
       { "Sec-Fetch-Site": "cross-site", Origin: "http://shop1.test" },
     ];
     for (const headers of variants) {
-      expect((await client().post("/api/admin/sign-in", { email: "owner@shop1.test" }, headers)).status).toBe(403);
+      expect(
+        (await client().post("/api/admin/sign-in", { email: "owner@shop1.test" }, headers)).status,
+      ).toBe(403);
     }
   });
 });
@@ -246,7 +310,9 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
     expect(screen.text).not.toContain(secret);
     expect(screen.text).toContain(`svc_sk_…${secret.slice(-4)}`);
     expect(screen.text).toContain('<td data-label="Orders">Read and update</td>');
-    expect(screen.text).toContain('<td data-label="Expires">No limit</td><td data-label="Last used">');
+    expect(screen.text).toContain(
+      '<td data-label="Expires">No limit</td><td data-label="Last used">',
+    );
     const id = /action="\/api\/admin\/keys\/(\d+)\/delete"/.exec(screen.text)?.[1];
 
     const confirm = await admin.get(`/api/admin/keys/${id}/delete`);
@@ -275,9 +341,15 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
     const noName = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "  " });
     expect(noName.status).toBe(400);
     expect(noName.text).toContain("Name is required.");
-    const nothing = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "Nothing", orders: "none" });
+    const nothing = await admin.post("/api/admin/keys", {
+      ...ORDERS_WRITE,
+      name: "Nothing",
+      orders: "none",
+    });
     expect(nothing.status).toBe(400);
-    expect(nothing.text).toContain("Permissions must give read or write access to at least one area.");
+    expect(nothing.text).toContain(
+      "Permissions must give read or write access to at least one area.",
+    );
     expect(nothing.text).toContain('value="Nothing"');
     const tampered = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, expires: "toString" });
     expect(tampered.status).toBe(400);
@@ -286,7 +358,10 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
 
   test("five active keys: the form says so and a sixth is refused with that sentence (409)", async () => {
     const admin = await signedIn("shop2.test");
-    for (let i = 1; i <= 5; i++) expect((await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: `k${i}` })).status).toBe(303);
+    for (let i = 1; i <= 5; i++)
+      expect((await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: `k${i}` })).status).toBe(
+        303,
+      );
     const screen = await admin.get("/api/admin/");
     expect(screen.text).toContain("5 of 5 active keys in use.");
     expect(screen.text).toContain(LIMIT_SENTENCE);
@@ -303,21 +378,35 @@ describe("CSRF and sessions", () => {
       await admin.post("/api/admin/keys", ORDERS_WRITE, {}),
       await admin.post("/api/admin/keys", ORDERS_WRITE, { Origin: "null" }),
       await admin.post("/api/admin/keys", ORDERS_WRITE, { Origin: "http://evil.test" }),
-      await admin.post("/api/admin/keys", ORDERS_WRITE, { "Sec-Fetch-Site": "same-site", Origin: "http://shop1.test" }),
+      await admin.post("/api/admin/keys", ORDERS_WRITE, {
+        "Sec-Fetch-Site": "same-site",
+        Origin: "http://shop1.test",
+      }),
       await admin.post("/api/admin/keys", { ...ORDERS_WRITE, formToken: "wrong" }),
       await admin.post("/api/admin/keys", { ...ORDERS_WRITE, formToken: "" }),
     ];
     expect(refused.map((a) => a.status)).toEqual([403, 403, 403, 403, 403, 403]);
     expect(refused[0].text).toContain("This form was not sent from this page");
     // Origin alone (no Sec-Fetch-Site) equal to the page's own is accepted.
-    expect((await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "via origin" }, { Origin: "http://shop1.test" })).status).toBe(303);
+    expect(
+      (
+        await admin.post(
+          "/api/admin/keys",
+          { ...ORDERS_WRITE, name: "via origin" },
+          { Origin: "http://shop1.test" },
+        )
+      ).status,
+    ).toBe(303);
   });
 
   test("another session's form token is refused", async () => {
     const one = await signedIn();
     const two = await signedIn();
     expect(one.formToken).not.toBe(two.formToken);
-    expect((await one.post("/api/admin/keys", { ...ORDERS_WRITE, formToken: two.formToken ?? "" })).status).toBe(403);
+    expect(
+      (await one.post("/api/admin/keys", { ...ORDERS_WRITE, formToken: two.formToken ?? "" }))
+        .status,
+    ).toBe(403);
   });
 
   test("sign out ends the session: the old cookie leads back to sign in", async () => {
@@ -339,20 +428,30 @@ describe("CSRF and sessions", () => {
 });
 
 describe("the per-IP limit", () => {
-  test("20 sign-in form posts per client IP per 15 minutes across stores", async () => {
-    const fresh = await startTestServer({
-      stores: [testStore({ keys: [] }), otherStore({ keys: [] }), testStore({ slug: "shop3", domain: "shop3.test", keys: [] })],
-    });
-    try {
-      const post = (host: string) => new AdminClient(fresh.url, host).post("/api/admin/sign-in", { email: "a@b.test" });
-      const statuses: number[] = [];
-      for (let i = 0; i < 20; i++) statuses.push((await post(i % 2 ? "shop1.test" : "shop2.test")).status);
-      expect(statuses.filter((s) => s === 200).length).toBe(10); // 5 per store
-      const third = await post("shop3.test"); // a store whose own limit is untouched
-      expect(third.status).toBe(429);
-      expect(third.text).toContain("Too many sign-in requests");
-    } finally {
-      await fresh.stop();
-    }
-  }, SLOW);
+  test(
+    "20 sign-in form posts per client IP per 15 minutes across stores",
+    async () => {
+      const fresh = await startTestServer({
+        stores: [
+          testStore({ keys: [] }),
+          otherStore({ keys: [] }),
+          testStore({ slug: "shop3", domain: "shop3.test", keys: [] }),
+        ],
+      });
+      try {
+        const post = (host: string) =>
+          new AdminClient(fresh.url, host).post("/api/admin/sign-in", { email: "a@b.test" });
+        const statuses: number[] = [];
+        for (let i = 0; i < 20; i++)
+          statuses.push((await post(i % 2 ? "shop1.test" : "shop2.test")).status);
+        expect(statuses.filter((s) => s === 200).length).toBe(10); // 5 per store
+        const third = await post("shop3.test"); // a store whose own limit is untouched
+        expect(third.status).toBe(429);
+        expect(third.text).toContain("Too many sign-in requests");
+      } finally {
+        await fresh.stop();
+      }
+    },
+    SLOW,
+  );
 });

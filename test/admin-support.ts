@@ -29,9 +29,19 @@ export class AdminClient {
   }
 
   /** Posts a form; same origin by `Sec-Fetch-Site` unless `headers` says otherwise; the form token added unless given. */
-  post(path: string, fields: Record<string, string> = {}, headers: Record<string, string> = { "Sec-Fetch-Site": "same-origin" }) {
-    const body = new URLSearchParams({ ...(this.formToken ? { formToken: this.formToken } : {}), ...fields });
-    return this.send("POST", path, body.toString(), { "Content-Type": "application/x-www-form-urlencoded", ...headers });
+  post(
+    path: string,
+    fields: Record<string, string> = {},
+    headers: Record<string, string> = { "Sec-Fetch-Site": "same-origin" },
+  ) {
+    const body = new URLSearchParams({
+      ...(this.formToken ? { formToken: this.formToken } : {}),
+      ...fields,
+    });
+    return this.send("POST", path, body.toString(), {
+      "Content-Type": "application/x-www-form-urlencoded",
+      ...headers,
+    });
   }
 
   async signIn(token: string): Promise<ApiAnswer> {
@@ -40,7 +50,12 @@ export class AdminClient {
     return answer;
   }
 
-  private async send(method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<ApiAnswer> {
+  private async send(
+    method: string,
+    path: string,
+    body: string | undefined,
+    headers: Record<string, string>,
+  ): Promise<ApiAnswer> {
     const response = await fetch(this.baseUrl + path, {
       method,
       redirect: "manual",
@@ -54,7 +69,11 @@ export class AdminClient {
 }
 
 /** A sign-in token for `slug`, made the way `storeapi admin-link` makes one. */
-export async function signInToken(dataDir: string, slug: string, now = Date.now()): Promise<string> {
+export async function signInToken(
+  dataDir: string,
+  slug: string,
+  now = Date.now(),
+): Promise<string> {
   const pool = new StorePool(await testLocation(dataDir));
   try {
     return (await pool.use(slug, (db) => createSignInLink(db, `https://${slug}.test`, now))).token;
@@ -64,4 +83,5 @@ export async function signInToken(dataDir: string, slug: string, now = Date.now(
 }
 
 /** The text of the element with this id (no nested tags expected). */
-export const textOfId = (html: string, id: string) => new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(html)?.[1];
+export const textOfId = (html: string, id: string) =>
+  new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(html)?.[1];

@@ -23,7 +23,11 @@ function writeLoad(url: string) {
   const writer = async (host: string) => {
     while (running) {
       const name = `product ${++n}`;
-      const answer = await send(url, "/api/v1/products", { method: "POST", host, body: { name, price: 1 } });
+      const answer = await send(url, "/api/v1/products", {
+        method: "POST",
+        host,
+        body: { name, price: 1 },
+      });
       if (answer.status !== 201) {
         running = false;
         throw new Error(`write refused: ${answer.status} ${answer.text}`);
@@ -43,62 +47,89 @@ function writeLoad(url: string) {
 }
 
 // Serves the backup as files beside a server on sqld; test/libsql.test.ts serves a server's backup.
-test.skipIf(TEST_LIBSQL)("a backup taken during a write load is a valid data directory with every write acknowledged before it began", async () => {
-  const data = join(dir, "data");
-  await loadFixture(await testLocation(data), { stores: [testStore(), otherStore({ keys: testStore().keys })] });
-  const server = await spawnServer(data, ["--rate-limit", "1000000"]);
-  const load = writeLoad(server.url);
-  try {
-    for (let i = 0; i < 1500 && load.acknowledged.length < 50; i++) await Bun.sleep(20);
-    const before = [...load.acknowledged];
-    const dest = join(dir, "copy");
-    const run = await runCli(["backup", dest, "--data", data, "--json"]);
-    await load.stop();
-    expect(load.acknowledged.length).toBeGreaterThan(before.length); // writes went on during the backup
-    expect(run.stderr).toBe("");
-    expect(run.code).toBe(0);
-    expect(run.json).toMatchObject({ dest, stores: 2 });
-    expect(run.json.bytes).toBeGreaterThan(0);
-
-    const copy = await spawnServer(dest);
+test.skipIf(TEST_LIBSQL)(
+  "a backup taken during a write load is a valid data directory with every write acknowledged before it began",
+  async () => {
+    const data = join(dir, "data");
+    await loadFixture(await testLocation(data), {
+      stores: [testStore(), otherStore({ keys: testStore().keys })],
+    });
+    const server = await spawnServer(data, ["--rate-limit", "1000000"]);
+    const load = writeLoad(server.url);
     try {
-      for (const product of before) {
-        const answer = await send(copy.url, `/api/v1/products/${product.id}`, { host: product.host });
-        expect(`${product.host} ${product.id} ${answer.status} ${answer.json?.data?.name}`).toBe(`${product.host} ${product.id} 200 ${product.name}`);
+      for (let i = 0; i < 1500 && load.acknowledged.length < 50; i++) await Bun.sleep(20);
+      const before = [...load.acknowledged];
+      const dest = join(dir, "copy");
+      const run = await runCli(["backup", dest, "--data", data, "--json"]);
+      await load.stop();
+      expect(load.acknowledged.length).toBeGreaterThan(before.length); // writes went on during the backup
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(run.json).toMatchObject({ dest, stores: 2 });
+      expect(run.json.bytes).toBeGreaterThan(0);
+
+      const copy = await spawnServer(dest);
+      try {
+        for (const product of before) {
+          const answer = await send(copy.url, `/api/v1/products/${product.id}`, {
+            host: product.host,
+          });
+          expect(`${product.host} ${product.id} ${answer.status} ${answer.json?.data?.name}`).toBe(
+            `${product.host} ${product.id} 200 ${product.name}`,
+          );
+        }
+      } finally {
+        await copy.signal("SIGTERM");
       }
     } finally {
-      await copy.signal("SIGTERM");
+      await load.stop();
+      await server.signal("SIGTERM");
     }
-  } finally {
-    await load.stop();
-    await server.signal("SIGTERM");
-  }
-}, 60_000);
+  },
+  60_000,
+);
 
 // Refuses a directory with no platform.db: on a server there is no directory to check.
-test.skipIf(TEST_LIBSQL)("backup prints a summary line, and refuses a destination that is not empty or a directory that is not a data directory", async () => {
-  const data = join(dir, "data2");
-  await loadFixture(await testLocation(data), { stores: [testStore()] });
-  const ok = await runCli(["backup", join(dir, "copy2"), "--data", data]);
-  expect(ok.code).toBe(0);
-  expect(ok.stdout).toMatch(new RegExp(`^backed up platform\\.db and 1 stores \\([0-9.]+ MiB\\) into ${join(dir, "copy2")} in [0-9.]+ s\\n$`));
+test.skipIf(TEST_LIBSQL)(
+  "backup prints a summary line, and refuses a destination that is not empty or a directory that is not a data directory",
+  async () => {
+    const data = join(dir, "data2");
+    await loadFixture(await testLocation(data), { stores: [testStore()] });
+    const ok = await runCli(["backup", join(dir, "copy2"), "--data", data]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(
+      new RegExp(
+        `^backed up platform\\.db and 1 stores \\([0-9.]+ MiB\\) into ${join(dir, "copy2")} in [0-9.]+ s\\n$`,
+      ),
+    );
 
-  const full = join(dir, "full");
-  mkdirSync(full);
-  writeFileSync(join(full, "keep.txt"), "x");
-  const refused = await runCli(["backup", full, "--data", data]);
-  expect(refused.code).toBe(1);
-  expect(isOneCleanLine(refused.stderr)).toBe(true);
-  expect(refused.stderr).toBe(`storeapi: ${full} is not empty: back up into a new or empty directory\n`);
+    const full = join(dir, "full");
+    mkdirSync(full);
+    writeFileSync(join(full, "keep.txt"), "x");
+    const refused = await runCli(["backup", full, "--data", data]);
+    expect(refused.code).toBe(1);
+    expect(isOneCleanLine(refused.stderr)).toBe(true);
+    expect(refused.stderr).toBe(
+      `storeapi: ${full} is not empty: back up into a new or empty directory\n`,
+    );
 
-  const notData = await runCli(["backup", join(dir, "copy3"), "--data", join(dir, "nothing-here")]);
-  expect(notData.code).toBe(1);
-  expect(notData.stderr).toBe(`storeapi: ${join(dir, "nothing-here")} is not a storeapi data directory (no platform.db)\n`);
+    const notData = await runCli([
+      "backup",
+      join(dir, "copy3"),
+      "--data",
+      join(dir, "nothing-here"),
+    ]);
+    expect(notData.code).toBe(1);
+    expect(notData.stderr).toBe(
+      `storeapi: ${join(dir, "nothing-here")} is not a storeapi data directory (no platform.db)\n`,
+    );
 
-  const missing = await runCli(["backup", "--data", data]);
-  expect(missing.code).toBe(2);
-  expect(missing.stderr).toBe("storeapi: missing DEST_DIR; usage: storeapi backup DEST_DIR\n");
-}, 30_000);
+    const missing = await runCli(["backup", "--data", data]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe("storeapi: missing DEST_DIR; usage: storeapi backup DEST_DIR\n");
+  },
+  30_000,
+);
 
 test("backing up many stores shows progress on stderr and keeps stdout for the summary", async () => {
   const data = join(dir, "many");

@@ -14,17 +14,14 @@ let dir = "";
 let bin = "";
 
 /** No PATH to bun or node, no NODE_PATH: only what the binary carries. */
-const bareEnv = (extra: Record<string, string> = {}) => ({ PATH: "/usr/bin:/bin", HOME: dir, ...extra });
+const bareEnv = (extra: Record<string, string> = {}) => ({
+  PATH: "/usr/bin:/bin",
+  HOME: dir,
+  ...extra,
+});
 
 async function run(args: string[], extra: Record<string, string> = {}) {
-  const child = Bun.spawn([bin, ...args], { cwd: dir, env: bareEnv(extra), stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  return { code, stdout, stderr };
-}
-
-/** Starts `serve` on a free loopback port; resolves with its URL from the "listening" log line. */
-async function serve(extra: Record<string, string> = {}) {
-  const child = Bun.spawn([bin, "serve", "--data", "data", "--listen", "127.0.0.1:0", "--allow-http"], {
+  const child = Bun.spawn([bin, ...args], {
     cwd: dir,
     env: bareEnv(extra),
     stdin: "ignore",
@@ -32,12 +29,36 @@ async function serve(extra: Record<string, string> = {}) {
     stderr: "pipe",
     timeout: 60_000,
   });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+/** Starts `serve` on a free loopback port; resolves with its URL from the "listening" log line. */
+async function serve(extra: Record<string, string> = {}) {
+  const child = Bun.spawn(
+    [bin, "serve", "--data", "data", "--listen", "127.0.0.1:0", "--allow-http"],
+    {
+      cwd: dir,
+      env: bareEnv(extra),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 60_000,
+    },
+  );
   const reader = child.stdout.getReader();
   let text = "";
   let url: string | undefined;
   while (!url) {
     const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${text} ${await new Response(child.stderr).text()}`);
+    if (done)
+      throw new Error(
+        `server exited before listening: ${text} ${await new Response(child.stderr).text()}`,
+      );
     text += new TextDecoder().decode(value);
     url = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(text)?.[1];
   }
@@ -61,13 +82,38 @@ afterAll(() => {
 
 describe("the binary outside the repo", () => {
   test("creates a store and a key (native driver) and lists them (client driver)", async () => {
-    const added = await run(["stores", "add", "acme", "--domain", "acme.example.com", "--plan", "growth", "--owner-email", "o@acme.example.com", "--data", "data"]);
+    const added = await run([
+      "stores",
+      "add",
+      "acme",
+      "--domain",
+      "acme.example.com",
+      "--plan",
+      "growth",
+      "--owner-email",
+      "o@acme.example.com",
+      "--data",
+      "data",
+    ]);
     expect(added.stderr).toBe("");
     expect(added.code).toBe(0);
-    const key = await run(["keys", "create", "acme", "--name", "erp", "--orders", "read", "--json", "--data", "data"]);
+    const key = await run([
+      "keys",
+      "create",
+      "acme",
+      "--name",
+      "erp",
+      "--orders",
+      "read",
+      "--json",
+      "--data",
+      "data",
+    ]);
     expect(key.code).toBe(0);
     expect(JSON.parse(key.stdout).key).toMatch(/^svc_sk_/);
-    const list = await run(["stores", "list", "--json", "--data", "data"], { STOREAPI_DRIVER: "client" });
+    const list = await run(["stores", "list", "--json", "--data", "data"], {
+      STOREAPI_DRIVER: "client",
+    });
     expect(list.code).toBe(0);
     expect(JSON.parse(list.stdout).map((s: { slug: string }) => s.slug)).toEqual(["acme"]);
   });
@@ -79,13 +125,18 @@ describe("the binary outside the repo", () => {
     try {
       const health = await fetch(`${url}/healthz`);
       expect(await health.json()).toEqual({ ok: true, data: { status: "ok" } });
-      const answer = await fetch(`${url}/api/v1/customers?limit=1`, { headers: { Host: "shop1.localhost", Authorization: `Bearer ${DEMO_KEY}` } });
+      const answer = await fetch(`${url}/api/v1/customers?limit=1`, {
+        headers: { Host: "shop1.localhost", Authorization: `Bearer ${DEMO_KEY}` },
+      });
       const body = await answer.json();
       expect(answer.status).toBe(200);
       expect(body.ok).toBe(true);
       expect(body.data).toHaveLength(1);
       const free = await fetch(`${url}/api/v1/products`, {
-        headers: { Host: "free.example.com", "X-Api-Key": "svc_sk_demoFreeShop00000000000000000000003" },
+        headers: {
+          Host: "free.example.com",
+          "X-Api-Key": "svc_sk_demoFreeShop00000000000000000000003",
+        },
       });
       expect(free.status).toBe(403);
     } finally {
@@ -97,14 +148,17 @@ describe("the binary outside the repo", () => {
   });
 
   test("the demo fixture is embedded: demo runs without fixtures/ beside it", async () => {
-    const child = Bun.spawn([bin, "demo", "--json", "--listen", "127.0.0.1:0", "--data", "demo-data"], {
-      cwd: dir,
-      env: bareEnv(),
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-      timeout: 60_000,
-    });
+    const child = Bun.spawn(
+      [bin, "demo", "--json", "--listen", "127.0.0.1:0", "--data", "demo-data"],
+      {
+        cwd: dir,
+        env: bareEnv(),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+        timeout: 60_000,
+      },
+    );
     const reader = child.stdout.getReader();
     let text = "";
     let intro: { url: string; stores: unknown[] } | undefined;

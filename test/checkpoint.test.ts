@@ -44,7 +44,10 @@ describe("checkpoints on the worker thread", () => {
     await pool.use("shop1", async (db) => {
       await db.transaction(async (tx) => {
         for (let i = 1; i <= 200; i++) {
-          await tx.run("INSERT INTO products (name, price, created_at, updated_at) VALUES (?, ?, ?, ?)", [`p${i}`, 100, i, i]);
+          await tx.run(
+            "INSERT INTO products (name, price, created_at, updated_at) VALUES (?, ?, ?, ?)",
+            [`p${i}`, 100, i, i],
+          );
         }
       });
     });
@@ -59,8 +62,12 @@ describe("checkpoints on the worker thread", () => {
     dirs.push(dir);
     const pool = new StorePool(dir, 1);
     pool.startCheckpoints(25);
-    await pool.use("a", (db) => db.run("INSERT INTO products (name, price, created_at, updated_at) VALUES ('x', 1, 1, 1)"));
-    await pool.use("b", (db) => db.run("INSERT INTO products (name, price, created_at, updated_at) VALUES ('y', 1, 1, 1)"));
+    await pool.use("a", (db) =>
+      db.run("INSERT INTO products (name, price, created_at, updated_at) VALUES ('x', 1, 1, 1)"),
+    );
+    await pool.use("b", (db) =>
+      db.run("INSERT INTO products (name, price, created_at, updated_at) VALUES ('y', 1, 1, 1)"),
+    );
     expect(await eventually(() => rowsInMainFile(dir, "b") === 1)).toBe(true);
     expect(pool.openCount).toBe(1);
     expect(rowsInMainFile(dir, "a")).toBe(1);
@@ -71,19 +78,23 @@ describe("checkpoints on the worker thread", () => {
 describe("closing databases", () => {
   const openFiles = () => readdirSync("/proc/self/fd").length;
 
-  test.skipIf(!existsSync("/proc/self/fd"))("cycling through many stores does not pile up open files", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "storeapi-fds-"));
-    dirs.push(dir);
-    const pool = new StorePool(dir, 4);
-    const before = openFiles();
-    for (let i = 0; i < 300; i++) {
-      await pool.use(`s${i}`, (db) => db.get("SELECT count(*) AS n FROM outbox"));
-    }
-    await Bun.sleep(10);
-    // 296 closes: a full collection whenever 8 (2 × maxOpen) closed connections wait for one.
-    // 300 stores × 3 files would be 900 if none were freed.
-    const freed = await eventually(() => openFiles() - before < 100);
-    expect(freed).toBe(true);
-    await pool.close();
-  }, 60_000);
+  test.skipIf(!existsSync("/proc/self/fd"))(
+    "cycling through many stores does not pile up open files",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "storeapi-fds-"));
+      dirs.push(dir);
+      const pool = new StorePool(dir, 4);
+      const before = openFiles();
+      for (let i = 0; i < 300; i++) {
+        await pool.use(`s${i}`, (db) => db.get("SELECT count(*) AS n FROM outbox"));
+      }
+      await Bun.sleep(10);
+      // 296 closes: a full collection whenever 8 (2 × maxOpen) closed connections wait for one.
+      // 300 stores × 3 files would be 900 if none were freed.
+      const freed = await eventually(() => openFiles() - before < 100);
+      expect(freed).toBe(true);
+      await pool.close();
+    },
+    60_000,
+  );
 });

@@ -21,32 +21,79 @@ function freshData(): string {
 }
 
 const add = (data: string, slug: string, ...flags: string[]) =>
-  runCli(["stores", "add", slug, "--domain", `${slug}.example.com`, "--plan", "growth", "--owner-email", `owner@${slug}.example.com`, ...flags, "--data", data]);
+  runCli([
+    "stores",
+    "add",
+    slug,
+    "--domain",
+    `${slug}.example.com`,
+    "--plan",
+    "growth",
+    "--owner-email",
+    `owner@${slug}.example.com`,
+    ...flags,
+    "--data",
+    data,
+  ]);
 
 describe("stores add/set: owner email, name and domain are checked like a fixture's", () => {
   test("an owner email that is not exactly one address is exit 2 with one line, and nothing is stored", async () => {
     const data = freshData();
     expect((await add(data, "shop1")).code).toBe(0);
     const cases: Array<[string[], string]> = [
-      [["stores", "add", "shop2", "--domain", "shop2.example.com", "--plan", "growth", "--owner-email", "a@x.com, bcc@evil.com"], '"a@x.com, bcc@evil.com"'],
-      [["stores", "add", "shop2", "--domain", "shop2.example.com", "--plan", "growth", "--owner-email", "a@x.com\r\nBcc: e@evil.com"], '"a@x.com\\r\\nBcc: e@evil.com"'],
+      [
+        [
+          "stores",
+          "add",
+          "shop2",
+          "--domain",
+          "shop2.example.com",
+          "--plan",
+          "growth",
+          "--owner-email",
+          "a@x.com, bcc@evil.com",
+        ],
+        '"a@x.com, bcc@evil.com"',
+      ],
+      [
+        [
+          "stores",
+          "add",
+          "shop2",
+          "--domain",
+          "shop2.example.com",
+          "--plan",
+          "growth",
+          "--owner-email",
+          "a@x.com\r\nBcc: e@evil.com",
+        ],
+        '"a@x.com\\r\\nBcc: e@evil.com"',
+      ],
       [["stores", "set", "shop1", "--owner-email", "Owner <a@x.com>"], '"Owner <a@x.com>"'],
       [["stores", "set", "shop1", "--owner-email", "a@x.com b@y.com"], '"a@x.com b@y.com"'],
     ];
     for (const [args, shown] of cases) {
       const result = await runCli([...args, "--data", data]);
       expect(result.code).toBe(2);
-      expect(result.stderr).toBe(`storeapi: --owner-email ${shown} must be a valid email address.\n`);
+      expect(result.stderr).toBe(
+        `storeapi: --owner-email ${shown} must be a valid email address.\n`,
+      );
     }
     const list = await runCli(["stores", "list", "--json", "--data", data]);
-    expect(list.json.map((s: { slug: string; ownerEmail: string }) => [s.slug, s.ownerEmail])).toEqual([["shop1", "owner@shop1.example.com"]]);
+    expect(
+      list.json.map((s: { slug: string; ownerEmail: string }) => [s.slug, s.ownerEmail]),
+    ).toEqual([["shop1", "owner@shop1.example.com"]]);
   });
 
   test("--name is 1 to 100 characters", async () => {
     const data = freshData();
     const long = "n".repeat(101);
-    expect((await add(data, "shop1", "--name", long)).stderr).toBe(`storeapi: --name "${long}" must be at most 100 characters long.\n`);
-    expect((await add(data, "shop1", "--name", "")).stderr).toBe('storeapi: --name "" must not be empty.\n');
+    expect((await add(data, "shop1", "--name", long)).stderr).toBe(
+      `storeapi: --name "${long}" must be at most 100 characters long.\n`,
+    );
+    expect((await add(data, "shop1", "--name", "")).stderr).toBe(
+      'storeapi: --name "" must not be empty.\n',
+    );
     expect((await add(data, "shop1", "--name", "n".repeat(100))).code).toBe(0);
     expect((await runCli(["stores", "set", "shop1", "--name", long, "--data", data])).code).toBe(2);
   });
@@ -55,7 +102,20 @@ describe("stores add/set: owner email, name and domain are checked like a fixtur
     const data = freshData();
     expect((await add(data, "shop1")).code).toBe(0);
     const domain = async (value: string, ...flags: string[]) => {
-      const result = await runCli(["stores", "add", "shop2", "--domain", value, "--plan", "growth", "--owner-email", "o@shop2.example.com", ...flags, "--data", data]);
+      const result = await runCli([
+        "stores",
+        "add",
+        "shop2",
+        "--domain",
+        value,
+        "--plan",
+        "growth",
+        "--owner-email",
+        "o@shop2.example.com",
+        ...flags,
+        "--data",
+        data,
+      ]);
       expect(result.code).toBe(2);
       expect(isOneCleanLine(result.stderr)).toBe(true);
       return result.stderr;
@@ -64,22 +124,52 @@ describe("stores add/set: owner email, name and domain are checked like a fixtur
       `storeapi: --domain "${name}" lies under the platform domain "${platform}", where {slug}.${platform} addresses live; use the store's own domain\n`;
     expect(await domain("shop1.localhost")).toBe(under("shop1.localhost", "localhost"));
     expect(await domain("X.Shop1.LocalHost")).toBe(under("x.shop1.localhost", "localhost"));
-    expect(await domain("shop1.stores.example.net", "--platform-domain", "stores.example.net")).toBe(under("shop1.stores.example.net", "stores.example.net"));
-    expect(await domain("stores.example.net", "--platform-domain", "stores.example.net")).toBe(under("stores.example.net", "stores.example.net"));
-    expect(await domain("localhost")).toBe('storeapi: --domain "localhost" must be a host name with at least two labels, like shop.example.com.\n');
-    expect(await domain("127.0.0.1")).toBe('storeapi: --domain "127.0.0.1" must be a host name, not an IP address.\n');
-    expect(await domain("shop2.example.com.")).toBe('storeapi: --domain "shop2.example.com." must not end with a dot.\n');
+    expect(
+      await domain("shop1.stores.example.net", "--platform-domain", "stores.example.net"),
+    ).toBe(under("shop1.stores.example.net", "stores.example.net"));
+    expect(await domain("stores.example.net", "--platform-domain", "stores.example.net")).toBe(
+      under("stores.example.net", "stores.example.net"),
+    );
+    expect(await domain("localhost")).toBe(
+      'storeapi: --domain "localhost" must be a host name with at least two labels, like shop.example.com.\n',
+    );
+    expect(await domain("127.0.0.1")).toBe(
+      'storeapi: --domain "127.0.0.1" must be a host name, not an IP address.\n',
+    );
+    expect(await domain("shop2.example.com.")).toBe(
+      'storeapi: --domain "shop2.example.com." must not end with a dot.\n',
+    );
     // stores set, and the platform domain from the environment, as serve reads it
-    const set = await runCli(["stores", "set", "shop1", "--domain", "shop2.localhost", "--data", data]);
+    const set = await runCli([
+      "stores",
+      "set",
+      "shop1",
+      "--domain",
+      "shop2.localhost",
+      "--data",
+      data,
+    ]);
     expect([set.code, set.stderr]).toEqual([2, under("shop2.localhost", "localhost")]);
-    const fromEnv = await runCli(["stores", "set", "shop1", "--domain", "a.shops.example.org", "--data", data], {
-      env: { STOREAPI_PLATFORM_DOMAIN: "shops.example.org" },
-    });
-    expect([fromEnv.code, fromEnv.stderr]).toEqual([2, under("a.shops.example.org", "shops.example.org")]);
+    const fromEnv = await runCli(
+      ["stores", "set", "shop1", "--domain", "a.shops.example.org", "--data", data],
+      {
+        env: { STOREAPI_PLATFORM_DOMAIN: "shops.example.org" },
+      },
+    );
+    expect([fromEnv.code, fromEnv.stderr]).toEqual([
+      2,
+      under("a.shops.example.org", "shops.example.org"),
+    ]);
     // the same name is fine when the platform domain is elsewhere
-    expect((await add(data, "shop3", "--domain", "shop3.localhost", "--platform-domain", "example.net")).code).toBe(0);
+    expect(
+      (await add(data, "shop3", "--domain", "shop3.localhost", "--platform-domain", "example.net"))
+        .code,
+    ).toBe(0);
     const list = await runCli(["stores", "list", "--json", "--data", data]);
-    expect(list.json.map((s: { domain: string }) => s.domain)).toEqual(["shop1.example.com", "shop3.localhost"]);
+    expect(list.json.map((s: { domain: string }) => s.domain)).toEqual([
+      "shop1.example.com",
+      "shop3.localhost",
+    ]);
   });
 
   test("stores set with nothing to change is exit 2 and says so", async () => {
@@ -108,10 +198,24 @@ describe("load: the same store rules", () => {
       1,
       'storeapi: fixture refused, nothing loaded: stores[0].domain: must not lie under the platform domain "localhost": {slug}.localhost addresses live there.\n',
     ]);
-    const other = await loadStores([testStore({ domain: "shop1.shops.example.org" })], "--platform-domain", "shops.example.org");
+    const other = await loadStores(
+      [testStore({ domain: "shop1.shops.example.org" })],
+      "--platform-domain",
+      "shops.example.org",
+    );
     expect(other.code).toBe(1);
-    expect(other.stderr).toContain('stores[0].domain: must not lie under the platform domain "shops.example.org"');
-    expect((await loadStores([testStore({ domain: "shop1.localhost" })], "--platform-domain", "example.net")).code).toBe(0);
+    expect(other.stderr).toContain(
+      'stores[0].domain: must not lie under the platform domain "shops.example.org"',
+    );
+    expect(
+      (
+        await loadStores(
+          [testStore({ domain: "shop1.localhost" })],
+          "--platform-domain",
+          "example.net",
+        )
+      ).code,
+    ).toBe(0);
   });
 
   test("a trailing dot, an IP literal, a second owner address are refused with their path", async () => {
@@ -123,7 +227,10 @@ describe("load: the same store rules", () => {
     ];
     for (const [overrides, message] of cases) {
       const result = await loadStores([testStore(overrides)]);
-      expect([result.code, result.stderr]).toEqual([1, `storeapi: fixture refused, nothing loaded: ${message}\n`]);
+      expect([result.code, result.stderr]).toEqual([
+        1,
+        `storeapi: fixture refused, nothing loaded: ${message}\n`,
+      ]);
     }
   });
 
@@ -131,7 +238,10 @@ describe("load: the same store rules", () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ colour: "red" }, "stores[0].colour"],
       [{ settings: { registration: true, colour: "red" } }, "stores[0].settings.colour"],
-      [{ customers: [{ email: "a@b.example.com", colour: "red" }] }, "stores[0].customers[0].colour"],
+      [
+        { customers: [{ email: "a@b.example.com", colour: "red" }] },
+        "stores[0].customers[0].colour",
+      ],
     ];
     for (const [overrides, path] of cases) {
       const result = await loadStores([testStore(overrides)]);
@@ -149,16 +259,44 @@ describe("keys create", () => {
     expect((await add(data, "shop1")).code).toBe(0);
     const none = await runCli(["keys", "create", "shop1", "--name", "idle", "--data", data]);
     expect(none.code).toBe(2);
-    expect(none.stderr).toBe("storeapi: a key needs at least one permission: give --products, --orders, --customers or --leads as read or write\n");
-    const allNone = await runCli(["keys", "create", "shop1", "--name", "idle", "--orders", "none", "--leads", "none", "--data", data]);
+    expect(none.stderr).toBe(
+      "storeapi: a key needs at least one permission: give --products, --orders, --customers or --leads as read or write\n",
+    );
+    const allNone = await runCli([
+      "keys",
+      "create",
+      "shop1",
+      "--name",
+      "idle",
+      "--orders",
+      "none",
+      "--leads",
+      "none",
+      "--data",
+      data,
+    ]);
     expect(allNone.code).toBe(2);
     expect((await runCli(["keys", "list", "shop1", "--json", "--data", data])).json).toEqual([]);
 
-    const created = await runCli(["keys", "create", "shop1", "--name", "erp", "--orders", "read", "--data", data]);
+    const created = await runCli([
+      "keys",
+      "create",
+      "shop1",
+      "--name",
+      "erp",
+      "--orders",
+      "read",
+      "--data",
+      data,
+    ]);
     expect(created.code).toBe(0);
-    expect(created.stdout).toEndWith("This is the only time the key is shown; store it now. An email to the store owner is queued.\n");
+    expect(created.stdout).toEndWith(
+      "This is the only time the key is shown; store it now. An email to the store owner is queued.\n",
+    );
     const deleted = await runCli(["keys", "delete", "shop1", "1", "--data", data]);
-    expect(deleted.stdout).toMatch(/^deleted key 1 "erp" \(svc_sk_…\w{4}\) from shop1; an email to the store owner is queued\n$/);
+    expect(deleted.stdout).toMatch(
+      /^deleted key 1 "erp" \(svc_sk_…\w{4}\) from shop1; an email to the store owner is queued\n$/,
+    );
   });
 });
 
@@ -166,8 +304,14 @@ describe("command-line messages", () => {
   test("an unknown option or a missing value is one line in the operator's words", async () => {
     const data = freshData();
     const cases: Array<[string[], string]> = [
-      [["stores", "add", "shop1", "--colour", "red"], 'unknown option --colour for "storeapi stores add"; see storeapi stores add --help'],
-      [["stores", "list", "-x"], 'unknown option -x for "storeapi stores list"; see storeapi stores list --help'],
+      [
+        ["stores", "add", "shop1", "--colour", "red"],
+        'unknown option --colour for "storeapi stores add"; see storeapi stores add --help',
+      ],
+      [
+        ["stores", "list", "-x"],
+        'unknown option -x for "storeapi stores list"; see storeapi stores list --help',
+      ],
       [["stores", "add", "shop1", "--plan", "growth", "--domain"], "--domain needs a value"],
       [["stores", "add", "shop1", "--domain", "--plan", "growth"], "--domain needs a value"],
       [["keys", "list", "shop1", "--json=yes"], "--json takes no value"],
@@ -175,17 +319,33 @@ describe("command-line messages", () => {
     ];
     for (const [args, message] of cases) {
       const result = await runCli([...args, "--data", data]);
-      expect([args.join(" "), result.code, result.stderr]).toEqual([args.join(" "), 2, `storeapi: ${message}\n`]);
+      expect([args.join(" "), result.code, result.stderr]).toEqual([
+        args.join(" "),
+        2,
+        `storeapi: ${message}\n`,
+      ]);
     }
   });
 
   test("an environment variable's mistake names the variable", async () => {
     const data = freshData();
     expect((await add(data, "shop1")).code).toBe(0);
-    const result = await runCli(["serve", "--data", data, "--listen", "127.0.0.1:0"], { env: { STOREAPI_RATE_LIMIT: "abc" } });
+    const result = await runCli(["serve", "--data", data, "--listen", "127.0.0.1:0"], {
+      env: { STOREAPI_RATE_LIMIT: "abc" },
+    });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('storeapi: STOREAPI_RATE_LIMIT must be a positive whole number, not "abc"\n');
-    const flag = await runCli(["serve", "--data", data, "--listen", "127.0.0.1:0", "--rate-limit", "abc"]);
+    expect(result.stderr).toBe(
+      'storeapi: STOREAPI_RATE_LIMIT must be a positive whole number, not "abc"\n',
+    );
+    const flag = await runCli([
+      "serve",
+      "--data",
+      data,
+      "--listen",
+      "127.0.0.1:0",
+      "--rate-limit",
+      "abc",
+    ]);
     expect(flag.stderr).toBe('storeapi: --rate-limit must be a positive whole number, not "abc"\n');
   });
 
@@ -194,9 +354,18 @@ describe("command-line messages", () => {
     expect((await add(data, "shop1")).code).toBe(0);
     const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
     try {
-      const result = await runCli(["serve", "--data", data, "--listen", `127.0.0.1:${taken.port}`, "--allow-http"]);
+      const result = await runCli([
+        "serve",
+        "--data",
+        data,
+        "--listen",
+        `127.0.0.1:${taken.port}`,
+        "--allow-http",
+      ]);
       expect(result.code).toBe(1);
-      expect(result.stderr).toBe(`storeapi: address 127.0.0.1:${taken.port} is already in use; stop what listens there or pick another --listen\n`);
+      expect(result.stderr).toBe(
+        `storeapi: address 127.0.0.1:${taken.port} is already in use; stop what listens there or pick another --listen\n`,
+      );
     } finally {
       taken.stop(true);
     }
@@ -205,7 +374,9 @@ describe("command-line messages", () => {
 
 describe("--version and --help", () => {
   test("--version prints storeapi X.Y.Z from package.json, then the libSQL and Bun versions", async () => {
-    const { version } = JSON.parse(readFileSync(join(import.meta.dir, "..", "package.json"), "utf8"));
+    const { version } = JSON.parse(
+      readFileSync(join(import.meta.dir, "..", "package.json"), "utf8"),
+    );
     const result = await runCli(["--version"]);
     expect(result.code).toBe(0);
     const lines = result.stdout.split("\n");
@@ -216,14 +387,43 @@ describe("--version and --help", () => {
 
   // Every flag of operations.md, per command: each command's --help lists them all.
   const FLAGS: Record<string, string[]> = {
-    serve: ["--listen HOST:PORT", "--tls-cert FILE", "--tls-key FILE", "--trust-proxy CIDRS", "--allow-http", "--platform-domain D",
-      "--rate-limit N", "--auth-failure-limit N", "--smtp URL", "--mail-dir DIR", "--mail-from ADDR", "--log-level L",
-      "--metrics-listen HOST:PORT", "--max-open-stores N", "--manage-rate-limit N"],
+    serve: [
+      "--listen HOST:PORT",
+      "--tls-cert FILE",
+      "--tls-key FILE",
+      "--trust-proxy CIDRS",
+      "--allow-http",
+      "--platform-domain D",
+      "--rate-limit N",
+      "--auth-failure-limit N",
+      "--smtp URL",
+      "--mail-dir DIR",
+      "--mail-from ADDR",
+      "--log-level L",
+      "--metrics-listen HOST:PORT",
+      "--max-open-stores N",
+      "--manage-rate-limit N",
+    ],
     load: ["--replace", "--platform-domain D"],
     "stores add": ["--domain D", "--plan P", "--owner-email E", "--name N", "--platform-domain D"],
-    "stores set": ["--plan P", "--domain D", "--manual-approval on/off", "--notify-status on/off", "--registration on/off", "--name N", "--owner-email E"],
+    "stores set": [
+      "--plan P",
+      "--domain D",
+      "--manual-approval on/off",
+      "--notify-status on/off",
+      "--registration on/off",
+      "--name N",
+      "--owner-email E",
+    ],
     "stores list": [],
-    "keys create": ["--name N", "--products P", "--orders P", "--customers P", "--leads P", "--expires never/30d/90d/1y"],
+    "keys create": [
+      "--name N",
+      "--products P",
+      "--orders P",
+      "--customers P",
+      "--leads P",
+      "--expires never/30d/90d/1y",
+    ],
     "keys list": [],
     "keys delete": [],
     "mail list": ["--store SLUG"],
@@ -233,20 +433,27 @@ describe("--version and --help", () => {
   FLAGS.demo = FLAGS.serve;
 
   test("every command's --help lists every flag it takes, and exits 0", async () => {
-    const results = await Promise.all(Object.keys(FLAGS).map((name) => runCli([...name.split(" "), "--help"])));
+    const results = await Promise.all(
+      Object.keys(FLAGS).map((name) => runCli([...name.split(" "), "--help"])),
+    );
     for (const [i, [name, flags]] of Object.entries(FLAGS).entries()) {
       const { code, stdout, stderr } = results[i];
       expect([name, code, stderr]).toEqual([name, 0, ""]);
       expect(stdout).toStartWith(`Usage: storeapi ${name}`);
       const listed = [...stdout.matchAll(/^ {2}(--[a-z-]+(?: \S+)?)/gm)].map((m) => m[1]);
-      expect([name, listed]).toEqual([name, expect.arrayContaining([...flags, "--data DIR", "--json", "--help"])]);
+      expect([name, listed]).toEqual([
+        name,
+        expect.arrayContaining([...flags, "--data DIR", "--json", "--help"]),
+      ]);
     }
   });
 
   test("a group's --help lists its commands; the overview names every command", async () => {
     const keys = await runCli(["keys", "--help"]);
     expect(keys.code).toBe(0);
-    expect(keys.stdout).toContain("  keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]\n");
+    expect(keys.stdout).toContain(
+      "  keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]\n",
+    );
     expect(keys.stdout).toContain("  keys delete SLUG ID\n");
     expect(keys.stdout).not.toContain("stores add");
     const overview = await runCli(["--help"]);
@@ -257,14 +464,25 @@ describe("--version and --help", () => {
 describe("Host with a trailing dot", () => {
   test("shop1.test. and shop1.localhost. reach the same store as without the dot", async () => {
     const data = freshData();
-    await loadFixture(await testLocation(data), { stores: [testStore({ products: [{ name: "Coffee", price: 10 }] })] });
+    await loadFixture(await testLocation(data), {
+      stores: [testStore({ products: [{ name: "Coffee", price: 10 }] })],
+    });
     const server = await spawnServer(data);
     try {
-      for (const host of ["shop1.test", "shop1.test.", "SHOP1.TEST.:443", "shop1.localhost.", "shop1.localhost.:8080"]) {
+      for (const host of [
+        "shop1.test",
+        "shop1.test.",
+        "SHOP1.TEST.:443",
+        "shop1.localhost.",
+        "shop1.localhost.:8080",
+      ]) {
         const answer = await send(server.url, "/api/v1/products", { host, key: KEYS.all });
         expect([host, answer.status, answer.json?.data?.[0]?.name]).toEqual([host, 200, "Coffee"]);
       }
-      const nothing = await send(server.url, "/api/v1/products", { host: "shop1.test..", key: KEYS.all });
+      const nothing = await send(server.url, "/api/v1/products", {
+        host: "shop1.test..",
+        key: KEYS.all,
+      });
       expect(nothing.status).toBe(404);
     } finally {
       await server.signal("SIGKILL");

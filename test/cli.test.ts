@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isOneCleanLine, runCli, runCliInProcess, spawnUntil } from "./process";
 import { tempDir, testStore } from "./helpers";
+import { isOneCleanLine, runCli, runCliInProcess, spawnUntil } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 const dirs: string[] = [];
@@ -17,7 +17,10 @@ function freshDir(): string {
 }
 
 /** Runs a command against one data directory, in this process (these tests are about the CLI's logic). */
-const inDir = (dir: string) => (...args: string[]) => runCliInProcess([...args, "--data", join(dir, "data")]);
+const inDir =
+  (dir: string) =>
+  (...args: string[]) =>
+    runCliInProcess([...args, "--data", join(dir, "data")]);
 
 function writeFixture(dir: string, stores: unknown[], name = "fixture.json"): string {
   const path = join(dir, name);
@@ -26,16 +29,41 @@ function writeFixture(dir: string, stores: unknown[], name = "fixture.json"): st
 }
 
 const addShop = (run: ReturnType<typeof inDir>, slug = "shop1", domain = `${slug}.example.com`) =>
-  run("stores", "add", slug, "--domain", domain, "--plan", "growth", "--owner-email", `owner@${domain}`, "--name", "Shop One");
+  run(
+    "stores",
+    "add",
+    slug,
+    "--domain",
+    domain,
+    "--plan",
+    "growth",
+    "--owner-email",
+    `owner@${domain}`,
+    "--name",
+    "Shop One",
+  );
 
 describe("stores", () => {
   test("add, set and list, in text and --json", async () => {
     const run = inDir(freshDir());
     const added = await addShop(run);
     expect(added.code).toBe(0);
-    expect(added.stdout).toBe("created store shop1 at https://shop1.example.com/api/v1 (plan growth)\n");
+    expect(added.stdout).toBe(
+      "created store shop1 at https://shop1.example.com/api/v1 (plan growth)\n",
+    );
 
-    const set = await run("stores", "set", "shop1", "--plan", "pro", "--manual-approval", "on", "--registration", "off", "--json");
+    const set = await run(
+      "stores",
+      "set",
+      "shop1",
+      "--plan",
+      "pro",
+      "--manual-approval",
+      "on",
+      "--registration",
+      "off",
+      "--json",
+    );
     expect(set.code).toBe(0);
     expect(set.json).toEqual({
       slug: "shop1",
@@ -46,9 +74,25 @@ describe("stores", () => {
       settings: { manualCustomerApproval: true, notifyStatusChange: true, registration: false },
     });
 
-    const second = await run("stores", "add", "shop2", "--domain", "Shop2.Example.com", "--plan", "free", "--owner-email", "o@shop2.example.com", "--json");
+    const second = await run(
+      "stores",
+      "add",
+      "shop2",
+      "--domain",
+      "Shop2.Example.com",
+      "--plan",
+      "free",
+      "--owner-email",
+      "o@shop2.example.com",
+      "--json",
+    );
     expect(second.code).toBe(0);
-    expect(second.json).toMatchObject({ slug: "shop2", name: "shop2", domain: "shop2.example.com", plan: "free" });
+    expect(second.json).toMatchObject({
+      slug: "shop2",
+      name: "shop2",
+      domain: "shop2.example.com",
+      plan: "free",
+    });
 
     const list = await run("stores", "list", "--json");
     expect(list.code).toBe(0);
@@ -74,16 +118,55 @@ describe("stores", () => {
       expect(result.stdout).toBe("");
     }
     expect((await addShop(run)).stderr).toBe('storeapi: store "shop1" already exists\n');
-    expect((await run("stores", "set", "nope", "--plan", "pro")).stderr).toBe('storeapi: no store "nope"\n');
+    expect((await run("stores", "set", "nope", "--plan", "pro")).stderr).toBe(
+      'storeapi: no store "nope"\n',
+    );
   });
 
   test("bad usage is exit 2 with one line", async () => {
     const run = inDir(freshDir());
     const cases = [
-      run("stores", "add", "shop1", "--domain", "a.example.com", "--owner-email", "o@a.example.com"), // no --plan
-      run("stores", "add", "shop1", "--domain", "a.example.com", "--plan", "gold", "--owner-email", "o@a.example.com"),
-      run("stores", "add", "--domain", "a.example.com", "--plan", "free", "--owner-email", "o@a.example.com"), // no SLUG
-      run("stores", "add", "Shop_1", "--domain", "a.example.com", "--plan", "free", "--owner-email", "o@a.example.com"),
+      run(
+        "stores",
+        "add",
+        "shop1",
+        "--domain",
+        "a.example.com",
+        "--owner-email",
+        "o@a.example.com",
+      ), // no --plan
+      run(
+        "stores",
+        "add",
+        "shop1",
+        "--domain",
+        "a.example.com",
+        "--plan",
+        "gold",
+        "--owner-email",
+        "o@a.example.com",
+      ),
+      run(
+        "stores",
+        "add",
+        "--domain",
+        "a.example.com",
+        "--plan",
+        "free",
+        "--owner-email",
+        "o@a.example.com",
+      ), // no SLUG
+      run(
+        "stores",
+        "add",
+        "Shop_1",
+        "--domain",
+        "a.example.com",
+        "--plan",
+        "free",
+        "--owner-email",
+        "o@a.example.com",
+      ),
       run("stores", "set", "shop1", "--manual-approval", "maybe"),
       run("stores", "list", "--colour"),
       run("stores", "remove", "shop1"),
@@ -99,13 +182,37 @@ describe("keys", () => {
   test("create shows the key once, list never does, the owner is emailed, delete works", async () => {
     const run = inDir(freshDir());
     await addShop(run);
-    const created = await run("keys", "create", "shop1", "--name", "erp", "--orders", "write", "--products", "read", "--expires", "90d", "--json");
+    const created = await run(
+      "keys",
+      "create",
+      "shop1",
+      "--name",
+      "erp",
+      "--orders",
+      "write",
+      "--products",
+      "read",
+      "--expires",
+      "90d",
+      "--json",
+    );
     expect(created.code).toBe(0);
-    expect(Object.keys(created.json).sort()).toEqual(["expiresAt", "hint", "id", "key", "permissions"]);
+    expect(Object.keys(created.json).sort()).toEqual([
+      "expiresAt",
+      "hint",
+      "id",
+      "key",
+      "permissions",
+    ]);
     expect(created.json.id).toBe(1);
     expect(created.json.key).toMatch(/^svc_sk_[A-Za-z0-9]{32,}$/);
     expect(created.json.hint).toBe(`svc_sk_…${created.json.key.slice(-4)}`);
-    expect(created.json.permissions).toEqual({ products: "read", orders: "write", customers: "none", leads: "none" });
+    expect(created.json.permissions).toEqual({
+      products: "read",
+      orders: "write",
+      customers: "none",
+      leads: "none",
+    });
     expect(created.json.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00$/);
 
     const text = await run("keys", "create", "shop1", "--name", "reports", "--leads", "read");
@@ -116,8 +223,24 @@ describe("keys", () => {
     const list = await run("keys", "list", "shop1", "--json");
     expect(list.code).toBe(0);
     expect(list.json).toHaveLength(2);
-    expect(Object.keys(list.json[0])).toEqual(expect.arrayContaining(["id", "name", "hint", "permissions", "createdAt", "expiresAt", "lastUsedAt"]));
-    expect(list.json[0]).toMatchObject({ id: 1, name: "erp", hint: created.json.hint, expiresAt: created.json.expiresAt, lastUsedAt: null });
+    expect(Object.keys(list.json[0])).toEqual(
+      expect.arrayContaining([
+        "id",
+        "name",
+        "hint",
+        "permissions",
+        "createdAt",
+        "expiresAt",
+        "lastUsedAt",
+      ]),
+    );
+    expect(list.json[0]).toMatchObject({
+      id: 1,
+      name: "erp",
+      hint: created.json.hint,
+      expiresAt: created.json.expiresAt,
+      lastUsedAt: null,
+    });
     expect(list.json[1]).toMatchObject({ id: 2, name: "reports", expiresAt: null });
     const listText = await run("keys", "list", "shop1");
     for (const output of [list.stdout, listText.stdout]) {
@@ -127,21 +250,41 @@ describe("keys", () => {
 
     const deleted = await run("keys", "delete", "shop1", "1");
     expect(deleted.code).toBe(0);
-    expect((await run("keys", "list", "shop1", "--json")).json.map((k: { id: number }) => k.id)).toEqual([2]);
+    expect(
+      (await run("keys", "list", "shop1", "--json")).json.map((k: { id: number }) => k.id),
+    ).toEqual([2]);
     const again = await run("keys", "delete", "shop1", "1");
     expect(again.code).toBe(1);
     expect(isOneCleanLine(again.stderr)).toBe(true);
 
     const mail = await run("mail", "list", "--json");
     expect(mail.code).toBe(0);
-    expect(mail.json.map((m: { kind: string; to: string; store: string; status: string }) => [m.kind, m.to, m.store, m.status])).toEqual([
+    expect(
+      mail.json.map((m: { kind: string; to: string; store: string; status: string }) => [
+        m.kind,
+        m.to,
+        m.store,
+        m.status,
+      ]),
+    ).toEqual([
       ["key_created", "owner@shop1.example.com", "shop1", "queued"],
       ["key_created", "owner@shop1.example.com", "shop1", "queued"],
       ["key_deleted", "owner@shop1.example.com", "shop1", "queued"],
     ]);
     for (const m of mail.json) {
       expect(Object.keys(m)).toEqual(
-        expect.arrayContaining(["id", "store", "kind", "to", "subject", "status", "attempts", "lastError", "createdAt", "sentAt"]),
+        expect.arrayContaining([
+          "id",
+          "store",
+          "kind",
+          "to",
+          "subject",
+          "status",
+          "attempts",
+          "lastError",
+          "createdAt",
+          "sentAt",
+        ]),
       );
       expect(JSON.stringify(m)).not.toContain(created.json.key);
     }
@@ -150,11 +293,16 @@ describe("keys", () => {
   test("a sixth active key is refused with exit 1 and a clear line", async () => {
     const run = inDir(freshDir());
     await addShop(run);
-    for (let i = 1; i <= 5; i++) expect((await run("keys", "create", "shop1", "--name", `k${i}`, "--orders", "read")).code).toBe(0);
+    for (let i = 1; i <= 5; i++)
+      expect(
+        (await run("keys", "create", "shop1", "--name", `k${i}`, "--orders", "read")).code,
+      ).toBe(0);
     const sixth = await run("keys", "create", "shop1", "--name", "k6", "--orders", "read");
     expect(sixth.code).toBe(1);
     expect(sixth.stdout).toBe("");
-    expect(sixth.stderr).toBe("storeapi: A store can have at most 5 active API keys; delete one first.\n");
+    expect(sixth.stderr).toBe(
+      "storeapi: A store can have at most 5 active API keys; delete one first.\n",
+    );
     expect((await run("keys", "list", "shop1", "--json")).json).toHaveLength(5);
     expect((await run("mail", "list", "--store", "shop1", "--json")).json).toHaveLength(5);
   });
@@ -191,7 +339,17 @@ describe("keys", () => {
   test("--expires takes only its four choices, not a name every object has", async () => {
     const run = inDir(freshDir());
     await addShop(run);
-    const result = await run("keys", "create", "shop1", "--name", "x", "--orders", "read", "--expires", "toString");
+    const result = await run(
+      "keys",
+      "create",
+      "shop1",
+      "--name",
+      "x",
+      "--orders",
+      "read",
+      "--expires",
+      "toString",
+    );
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('storeapi: --expires takes never, 30d, 90d or 1y, not "toString"\n');
     expect((await run("keys", "list", "shop1", "--json")).json).toEqual([]);
@@ -241,36 +399,60 @@ describe("command line", () => {
 
 describe("load", () => {
   // --replace is refused on a libSQL server (README).
-  test.skipIf(TEST_LIBSQL)("loads a fixture, refuses an existing store without --replace, replaces with it", async () => {
-    const dir = freshDir();
-    const run = inDir(dir);
-    const file = writeFixture(dir, [testStore({ slug: "alpha", domain: "alpha.example.com" })]);
-    const first = await run("load", file, "--json");
-    expect(first.code).toBe(0);
-    expect(first.json.stores).toEqual([
-      { slug: "alpha", domain: "alpha.example.com", plan: "growth", counts: { customers: 0, products: 0, orders: 0, leads: 0 } },
-    ]);
-    const again = await run("load", file);
-    expect(again.code).toBe(1);
-    expect(again.stderr).toBe(
-      'storeapi: fixture refused, nothing loaded: stores[0].slug: store "alpha" already exists; pass --replace to load over it.\n',
-    );
-    const replaced = await run("load", file, "--replace");
-    expect(replaced.code).toBe(0);
-    expect((await run("keys", "list", "alpha", "--json")).json).toHaveLength(3);
-  });
+  test.skipIf(TEST_LIBSQL)(
+    "loads a fixture, refuses an existing store without --replace, replaces with it",
+    async () => {
+      const dir = freshDir();
+      const run = inDir(dir);
+      const file = writeFixture(dir, [testStore({ slug: "alpha", domain: "alpha.example.com" })]);
+      const first = await run("load", file, "--json");
+      expect(first.code).toBe(0);
+      expect(first.json.stores).toEqual([
+        {
+          slug: "alpha",
+          domain: "alpha.example.com",
+          plan: "growth",
+          counts: { customers: 0, products: 0, orders: 0, leads: 0 },
+        },
+      ]);
+      const again = await run("load", file);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toBe(
+        'storeapi: fixture refused, nothing loaded: stores[0].slug: store "alpha" already exists; pass --replace to load over it.\n',
+      );
+      const replaced = await run("load", file, "--replace");
+      expect(replaced.code).toBe(0);
+      expect((await run("keys", "list", "alpha", "--json")).json).toHaveLength(3);
+    },
+  );
 
   test("a broken fixture is refused with the record's path and nothing is loaded", async () => {
     const dir = freshDir();
     const run = inDir(dir);
-    const key = (i: number) => ({ name: `k${i}`, secret: `svc_sk_cliTestKey${String(i).padStart(30, "0")}` });
+    const key = (i: number) => ({
+      name: `k${i}`,
+      secret: `svc_sk_cliTestKey${String(i).padStart(30, "0")}`,
+    });
     const cases: Array<[unknown[], string]> = [
       [[testStore({ ownerEmail: "not an email" })], "stores[0].ownerEmail"],
       [[testStore({ keys: [1, 2, 3, 4, 5, 6].map(key) })], "stores[0].keys"],
       [[testStore(), testStore({ domain: "elsewhere.example.com" })], "stores[1].slug"],
       [[testStore(), testStore({ slug: "shop2" })], "stores[1].domain"],
-      [[testStore({ orderStatuses: [{ id: 1, name: "New" }, { id: 1, name: "Again" }] })], "stores[0].orderStatuses[1].id"],
-      [[testStore({ keys: [{ name: "short", secret: "svc_sk_short" }] })], "stores[0].keys[0].secret"],
+      [
+        [
+          testStore({
+            orderStatuses: [
+              { id: 1, name: "New" },
+              { id: 1, name: "Again" },
+            ],
+          }),
+        ],
+        "stores[0].orderStatuses[1].id",
+      ],
+      [
+        [testStore({ keys: [{ name: "short", secret: "svc_sk_short" }] })],
+        "stores[0].keys[0].secret",
+      ],
     ];
     for (const [i, [stores, path]] of cases.entries()) {
       // the first store of each case is valid on its own: only the whole file is refused
@@ -304,8 +486,16 @@ describe("demo", () => {
         return undefined; // not complete yet
       }
     };
-    const { child, text } = await spawnUntil(["demo", "--json", "--listen", "127.0.0.1:0", "--data", join(dir, "demo")], (out) => parses(out) !== undefined);
-    const intro: { url: string; stores: Array<{ slug: string; plan: string; keys: Array<{ secret?: string }> }> } | undefined = parses(text);
+    const { child, text } = await spawnUntil(
+      ["demo", "--json", "--listen", "127.0.0.1:0", "--data", join(dir, "demo")],
+      (out) => parses(out) !== undefined,
+    );
+    const intro:
+      | {
+          url: string;
+          stores: Array<{ slug: string; plan: string; keys: Array<{ secret?: string }> }>;
+        }
+      | undefined = parses(text);
     expect(intro).toBeDefined();
     if (!intro) return;
     expect(intro.stores.map((s) => s.plan)).toContain("free");
@@ -313,7 +503,10 @@ describe("demo", () => {
     expect(await health.json()).toEqual({ ok: true, data: { status: "ok" } });
     const free = intro.stores.find((s) => s.plan === "free");
     const answer = await fetch(`${intro.url}/api/v1/products`, {
-      headers: { Host: `${free?.slug}.localhost`, Authorization: `Bearer ${free?.keys[0]?.secret}` },
+      headers: {
+        Host: `${free?.slug}.localhost`,
+        Authorization: `Bearer ${free?.keys[0]?.secret}`,
+      },
     });
     expect(answer.status).toBe(403);
     expect((await answer.json()).error.code).toBe("plan_required");
@@ -337,11 +530,17 @@ describe("load: orders", () => {
   test("an order with an unknown status id is refused with its path", async () => {
     const dir = freshDir();
     const run = inDir(dir);
-    const orders = Array.from({ length: 20 }, (_, i) => ({ number: 1001 + i, status: i === 12 ? 5 : 1, total: 10 }));
+    const orders = Array.from({ length: 20 }, (_, i) => ({
+      number: 1001 + i,
+      status: i === 12 ? 5 : 1,
+      total: 10,
+    }));
     const result = await run("load", writeFixture(dir, [testStore({ orders })]));
     expect(result.code).toBe(1);
     expect(isOneCleanLine(result.stderr)).toBe(true);
-    expect(result.stderr).toStartWith("storeapi: fixture refused, nothing loaded: stores[0].orders[12].status: ");
+    expect(result.stderr).toStartWith(
+      "storeapi: fixture refused, nothing loaded: stores[0].orders[12].status: ",
+    );
     expect(result.stderr).toContain("1, 2, 3, 7");
     expect(existsSync(join(dir, "data"))).toBe(false);
   });
@@ -349,7 +548,7 @@ describe("load: orders", () => {
   // Reports the time on stderr; asserts none (the machine is shared).
   test("100,000 orders load, with progress lines on stderr", async () => {
     const dir = freshDir();
-    const run = inDir(dir);
+    const _run = inDir(dir);
     const start = Date.parse("2026-01-01T00:00:00+02:00");
     const orders = Array.from({ length: 100_000 }, (_, i) => ({
       number: 1001 + i,
@@ -360,7 +559,11 @@ describe("load: orders", () => {
       items: [{ name: "Coffee 250 g", productId: 1, quantity: 1, price: 59.9 }],
       createdAt: new Date(start + i * 60_000).toISOString(),
     }));
-    const file = writeFixture(dir, [testStore({ slug: "big", domain: "big.example.com", orders })], "big.json");
+    const file = writeFixture(
+      dir,
+      [testStore({ slug: "big", domain: "big.example.com", orders })],
+      "big.json",
+    );
     const started = performance.now();
     const result = await runCliInProcess(["load", file, "--json", "--data", join(dir, "data")]);
     const seconds = (performance.now() - started) / 1000;

@@ -3,18 +3,18 @@ import * as v from "valibot";
 import { ERROR_STATUS } from "../src/errors";
 import { defineRoute } from "../src/routes/define";
 import { documentedRequests } from "./contract";
-import { startInProcess, syntheticRoutes, type InProcessApp } from "./front-door-app";
+import { type InProcessApp, startInProcess, syntheticRoutes } from "./front-door-app";
 import {
   ALL_WRITE,
+  type ApiAnswer,
+  statusAndCode as err,
   KEYS,
   otherStore,
+  type RequestOptions,
   send,
   startTestServer,
-  statusAndCode as err,
-  testStore,
-  type ApiAnswer,
-  type RequestOptions,
   type TestServer,
+  testStore,
 } from "./helpers";
 import { serverRunsOnDeno } from "./process";
 
@@ -54,7 +54,16 @@ const fullOrder = {
   coupon: { code: "C", description: "d", amount: -50.1 },
   fields: [{ name: "Gift", value: "yes" }],
   invoice: { number: 5001, url: "https://invoices.example.test/5001.pdf" },
-  items: [{ name: "Shirt", sku: "SH", productId: 7, quantity: 3, price: 0.07, options: [{ name: "XL", price: 0.1 }] }],
+  items: [
+    {
+      name: "Shirt",
+      sku: "SH",
+      productId: 7,
+      quantity: 3,
+      price: 0.07,
+      options: [{ name: "XL", price: 0.1 }],
+    },
+  ],
   promotions: [{ name: "Promo", amount: -0.51 }],
   createdAt: "2026-07-01T09:00:00Z",
   updatedAt: "2026-07-02T10:30:00+03:00",
@@ -72,16 +81,48 @@ const leads = Array.from({ length: 51 }, (_, i) => ({
 const readStore = testStore({
   orderStatuses: SCRAMBLED_STATUSES,
   customers: [
-    { id: 1, email: "Dana@Example.test", firstName: "Dana", createdAt: "2026-03-27T01:59:59+02:00" },
+    {
+      id: 1,
+      email: "Dana@Example.test",
+      firstName: "Dana",
+      createdAt: "2026-03-27T01:59:59+02:00",
+    },
     { id: 2, email: "spring@example.test", createdAt: "2026-03-27T03:00:00+03:00" },
     { id: 3, email: "fall-summer@example.test", createdAt: "2026-10-25T01:30:00+03:00" },
-    { id: 4, email: "fall-winter@example.test", status: "locked", createdAt: "2026-10-25T01:30:00+02:00" },
+    {
+      id: 4,
+      email: "fall-winter@example.test",
+      status: "locked",
+      createdAt: "2026-10-25T01:30:00+02:00",
+    },
     { id: 5, email: "midnight@example.test", status: "pending", createdAt: "2026-10-25" },
   ],
   products: [
-    { id: 1, name: "Honey", price: 0.07, sku: "DUP", internalSku: "H-1", createdAt: "2026-01-01T10:00:00+02:00" },
-    { id: 2, name: "Gold", price: 1234.5, sku: "DUP", internalSku: "H-2", createdAt: "2026-01-02T10:00:00+02:00" },
-    { id: 3, name: "Tea", price: 19.99, salePrice: 0.1, stock: 0, unitName: "box", createdAt: "2026-01-03T10:00:00+02:00" },
+    {
+      id: 1,
+      name: "Honey",
+      price: 0.07,
+      sku: "DUP",
+      internalSku: "H-1",
+      createdAt: "2026-01-01T10:00:00+02:00",
+    },
+    {
+      id: 2,
+      name: "Gold",
+      price: 1234.5,
+      sku: "DUP",
+      internalSku: "H-2",
+      createdAt: "2026-01-02T10:00:00+02:00",
+    },
+    {
+      id: 3,
+      name: "Tea",
+      price: 19.99,
+      salePrice: 0.1,
+      stock: 0,
+      unitName: "box",
+      createdAt: "2026-01-03T10:00:00+02:00",
+    },
   ],
   leads,
   orders: [fullOrder, bareOrder],
@@ -129,7 +170,10 @@ let server: TestServer;
 let api: (path: string, options?: RequestOptions) => Promise<ApiAnswer>;
 beforeAll(async () => {
   // A roomy limit: this file sends far more than 120 requests a minute per key (§4 is checked in-process).
-  server = await startTestServer({ stores: [readStore, writeStore, poorStore, foreignStore], flags: { "rate-limit": String(LIMIT) } });
+  server = await startTestServer({
+    stores: [readStore, writeStore, poorStore, foreignStore],
+    flags: { "rate-limit": String(LIMIT) },
+  });
   api = documentedRequests(server);
 });
 afterAll(async () => {
@@ -137,7 +181,8 @@ afterAll(async () => {
 });
 
 /** A request to the `writes` store with its key. */
-const write = (path: string, options: RequestOptions = {}) => api(path, { host: "writes.test", key: WKEY, ...options });
+const write = (path: string, options: RequestOptions = {}) =>
+  api(path, { host: "writes.test", key: WKEY, ...options });
 
 const LIMIT = 100_000;
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -168,11 +213,15 @@ function expectEnvelope(answer: ApiAnswer): void {
 
 /** Every JSON number in a body, for money and id checks. */
 function numbersIn(text: string): string[] {
-  return [...text.matchAll(/(?<=[:,[]\s*)-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?=\s*[,}\]])/g)].map((m) => m[0]);
+  return [...text.matchAll(/(?<=[:,[]\s*)-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?=\s*[,}\]])/g)].map(
+    (m) => m[0],
+  );
 }
 
 /** One request over a raw socket (for requests `fetch` cannot make, e.g. without a Host header). */
-async function rawRequest(text: string): Promise<{ status: number; headers: string; body: string }> {
+async function rawRequest(
+  text: string,
+): Promise<{ status: number; headers: string; body: string }> {
   const port = Number(new URL(server.url).port);
   const received = await new Promise<string>((resolve) => {
     let buffer = "";
@@ -200,12 +249,21 @@ async function rawRequest(text: string): Promise<{ status: number; headers: stri
     });
   });
   const [head, ...rest] = received.split("\r\n\r\n");
-  return { status: Number(head.split(" ")[1]), headers: head.toLowerCase(), body: rest.join("\r\n\r\n") };
+  return {
+    status: Number(head.split(" ")[1]),
+    headers: head.toLowerCase(),
+    body: rest.join("\r\n\r\n"),
+  };
 }
 
 describe("§1 shape of the service", () => {
   test("§1 'A request's store is chosen by its Host header (port ignored, case-insensitive)': own domain and {slug}.localhost reach the same store", async () => {
-    for (const host of ["shop1.test", "SHOP1.Test:8443", "shop1.localhost", "Shop1.LOCALHOST:8080"]) {
+    for (const host of [
+      "shop1.test",
+      "SHOP1.Test:8443",
+      "shop1.localhost",
+      "Shop1.LOCALHOST:8080",
+    ]) {
       const answer = await api("/api/v1/customers/1", { host });
       expect(answer.status).toBe(200);
       expect(answer.json.data.email).toBe("Dana@Example.test");
@@ -223,7 +281,9 @@ describe("§1 shape of the service", () => {
   test("§1 'an id that belongs to another store is 404'", async () => {
     expect(err(await api("/api/v1/customers/9"))).toBe("404 not_found");
     expect(err(await api("/api/v1/leads/99"))).toBe("404 not_found");
-    expect((await api("/api/v1/customers/9", { host: "shop2.test", key: KEYS.other })).status).toBe(200);
+    expect((await api("/api/v1/customers/9", { host: "shop2.test", key: KEYS.other })).status).toBe(
+      200,
+    );
   });
 
   test("§1 Envelope: success, list and error bodies, Content-Type and X-Request-Id on every answer", async () => {
@@ -236,10 +296,23 @@ describe("§1 shape of the service", () => {
       await api("/api/v1/customers", { host: "poor.test", key: POOR_KEY }),
       await api("/api/v1/nothing"),
       await api("/api/v1/customers", { method: "DELETE" }),
-      await api("/api/v1/customers", { method: "POST", raw: "x", headers: { "Content-Type": "text/plain" } }),
-      await api("/api/v1/customers", { method: "POST", raw: "{", headers: { "Content-Type": "application/json" } }),
+      await api("/api/v1/customers", {
+        method: "POST",
+        raw: "x",
+        headers: { "Content-Type": "text/plain" },
+      }),
+      await api("/api/v1/customers", {
+        method: "POST",
+        raw: "{",
+        headers: { "Content-Type": "application/json" },
+      }),
       await api("/api/v1/customers", { method: "POST", body: { email: "dana@example.test" } }),
-      await api("/api/v1/customers", { method: "POST", body: { email: "x@example.test" }, host: "shop2.test", key: KEYS.other }),
+      await api("/api/v1/customers", {
+        method: "POST",
+        body: { email: "x@example.test" },
+        host: "shop2.test",
+        key: KEYS.other,
+      }),
       await api("/healthz?apikey=1"),
       await api("/"),
       await api("/api/v1/customers", { method: "OPTIONS" }),
@@ -268,7 +341,9 @@ describe("§1 shape of the service", () => {
     const echoed = ["a", "Z", "0", "a".repeat(128), "req-1.2_3:4", "._:-"];
     for (const id of echoed) {
       for (const path of ["/healthz", "/api/v1/customers/1", "/api/v1/nothing", "/nowhere"]) {
-        expect((await api(path, { headers: { "X-Request-Id": id } })).headers.get("x-request-id")).toBe(id);
+        expect(
+          (await api(path, { headers: { "X-Request-Id": id } })).headers.get("x-request-id"),
+        ).toBe(id);
       }
     }
     const replaced = ["a".repeat(129), "a b", "a/b", "ä", "a,b", "{x}", "a+b", "a=b"];
@@ -294,19 +369,36 @@ describe("§1 shape of the service", () => {
         expect(patched.json.error).toMatchObject({ code: "invalid_parameter", field: "id" });
       }
       // Any well-formed id is looked up, up to 2^53 - 1 (the ids a row can have).
-      for (const id of ["123456", "1000000000000000", "9007199254740991"]) expect(err(await api(base + id))).toBe("404 not_found");
-      expect((await api(`${base}9007199254740992`)).json.error).toMatchObject({ code: "invalid_parameter", field: "id" });
+      for (const id of ["123456", "1000000000000000", "9007199254740991"])
+        expect(err(await api(base + id))).toBe("404 not_found");
+      expect((await api(`${base}9007199254740992`)).json.error).toMatchObject({
+        code: "invalid_parameter",
+        field: "id",
+      });
     }
   });
 
   test("§1 money out: 'JSON number rounded to 2 decimals' in products and orders", async () => {
     const products = await api("/api/v1/products");
-    expect(products.json.data.map((p: { price: number }) => p.price)).toEqual([19.99, 1234.5, 0.07]);
+    expect(products.json.data.map((p: { price: number }) => p.price)).toEqual([
+      19.99, 1234.5, 0.07,
+    ]);
     expect(products.json.data[0].salePrice).toBe(0.1);
     const order = await api("/api/v1/orders/1");
     const { data } = order.json;
-    expect([data.total, data.vat, data.delivery.price, data.coupon.amount, data.promotions[0].amount]).toEqual([1234.5, 179.37, 25, -50.1, -0.51]);
-    expect(data.items[0]).toMatchObject({ price: 0.07, optionsPrice: 0.1, unitPrice: 0.17, total: 0.51 });
+    expect([
+      data.total,
+      data.vat,
+      data.delivery.price,
+      data.coupon.amount,
+      data.promotions[0].amount,
+    ]).toEqual([1234.5, 179.37, 25, -50.1, -0.51]);
+    expect(data.items[0]).toMatchObject({
+      price: 0.07,
+      optionsPrice: 0.1,
+      unitPrice: 0.17,
+      total: 0.51,
+    });
     for (const answer of [products, order, await api("/api/v1/orders")]) {
       for (const number of numbersIn(answer.text)) expect(number).toMatch(/^-?\d+(\.\d{1,2})?$/);
     }
@@ -314,25 +406,48 @@ describe("§1 shape of the service", () => {
 
   test("§1 money in: 'more than 2 decimals or negative is invalid_field'; stored exactly", async () => {
     for (const price of [1.001, -0.01, -5, 0.005, 1e-7, 0.30000000000000004, "10", null, true]) {
-      const answer = await write("/api/v1/products", { method: "POST", body: { name: "M", price } });
+      const answer = await write("/api/v1/products", {
+        method: "POST",
+        body: { name: "M", price },
+      });
       expect(answer.json.error).toMatchObject({ code: "invalid_field", field: "price" });
-      const patched = await write("/api/v1/products/3", { method: "PATCH", body: { salePrice: price } });
-      if (price !== null) expect(patched.json.error).toMatchObject({ code: "invalid_field", field: "salePrice" });
+      const patched = await write("/api/v1/products/3", {
+        method: "PATCH",
+        body: { salePrice: price },
+      });
+      if (price !== null)
+        expect(patched.json.error).toMatchObject({ code: "invalid_field", field: "salePrice" });
     }
     // Not through `write`: the document's `multipleOf: 0.01` fails 1234567.89 in a binary-float validator.
-    const plain = (path: string, options: RequestOptions = {}) => server.request(path, { host: "writes.test", key: WKEY, ...options });
-    for (const [price, expected] of [[0.1, 0.1], [19.99, 19.99], [1e2, 100], [0, 0], [1234567.89, 1234567.89], [0.07, 0.07], [999999999.99, 999999999.99]]) {
-      const created = await plain("/api/v1/products", { method: "POST", body: { name: "M", price } });
+    const plain = (path: string, options: RequestOptions = {}) =>
+      server.request(path, { host: "writes.test", key: WKEY, ...options });
+    for (const [price, expected] of [
+      [0.1, 0.1],
+      [19.99, 19.99],
+      [1e2, 100],
+      [0, 0],
+      [1234567.89, 1234567.89],
+      [0.07, 0.07],
+      [999999999.99, 999999999.99],
+    ]) {
+      const created = await plain("/api/v1/products", {
+        method: "POST",
+        body: { name: "M", price },
+      });
       expect(created.status).toBe(201);
       expect(created.json.data.price).toBe(expected);
       expect(created.text).toContain(`"price":${expected},`);
-      expect((await plain(`/api/v1/products/${created.json.data.id}`)).json.data.price).toBe(expected);
+      expect((await plain(`/api/v1/products/${created.json.data.id}`)).json.data.price).toBe(
+        expected,
+      );
     }
   });
 
   test("§1 date-time out: Israel time with +02:00 / +03:00, correct on both 2026 DST change days", async () => {
     const list = await api("/api/v1/customers");
-    const created = Object.fromEntries(list.json.data.map((c: { id: number; createdAt: string }) => [c.id, c.createdAt]));
+    const created = Object.fromEntries(
+      list.json.data.map((c: { id: number; createdAt: string }) => [c.id, c.createdAt]),
+    );
     expect(created).toEqual({
       1: "2026-03-27T01:59:59+02:00", // the last second of winter time
       2: "2026-03-27T03:00:00+03:00", // the next second: 02:00 never happens
@@ -342,15 +457,25 @@ describe("§1 shape of the service", () => {
     });
     expect(list.json.data.map((c: { id: number }) => c.id)).toEqual([4, 3, 5, 2, 1]); // newest first by instant
     const order = (await api("/api/v1/orders/1")).json.data;
-    expect([order.createdAt, order.updatedAt]).toEqual(["2026-07-01T12:00:00+03:00", "2026-07-02T10:30:00+03:00"]);
-    for (const text of [list.text, (await api("/api/v1/leads?limit=100")).text, (await api("/api/v1/products")).text]) {
-      for (const [stamp] of text.matchAll(/"\d{4}-\d\d-\d\dT[^"]*"/g)) expect(stamp).toMatch(/^"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00"$/);
+    expect([order.createdAt, order.updatedAt]).toEqual([
+      "2026-07-01T12:00:00+03:00",
+      "2026-07-02T10:30:00+03:00",
+    ]);
+    for (const text of [
+      list.text,
+      (await api("/api/v1/leads?limit=100")).text,
+      (await api("/api/v1/products")).text,
+    ]) {
+      for (const [stamp] of text.matchAll(/"\d{4}-\d\d-\d\dT[^"]*"/g))
+        expect(stamp).toMatch(/^"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00"$/);
     }
   });
 
   test("§1 date-time in: offset, Z or a bare YYYY-MM-DD (00:00 Israel time); 'anything else is 400'", async () => {
     const ids = async (since: string) =>
-      (await api(`/api/v1/customers?created_since=${encodeURIComponent(since)}`)).json.data.map((c: { id: number }) => c.id);
+      (await api(`/api/v1/customers?created_since=${encodeURIComponent(since)}`)).json.data.map(
+        (c: { id: number }) => c.id,
+      );
     expect(await ids("2026-10-25")).toEqual([4, 3, 5]); // 00:00+03:00, inclusive of customer 5 at exactly that instant
     expect(await ids("2026-10-24T21:00:00Z")).toEqual([4, 3, 5]);
     expect(await ids("2026-10-24T21:00:00.001Z")).toEqual([4, 3]);
@@ -359,23 +484,55 @@ describe("§1 shape of the service", () => {
     expect(await ids("2026-03-27")).toEqual([4, 3, 5, 2, 1]); // 00:00+02:00 on the spring day
     expect(await ids("2026-03-27T03:00:00+03:00")).toEqual([4, 3, 5, 2]);
     expect(await ids("2026-03-27T00:00:00Z")).toEqual([4, 3, 5, 2]);
-    for (const bad of ["2026-10-25T00:00:00", "2026-10-25T00:00", "25/10/2026", "2026-02-30", "2026-13-01", "yesterday", "1761343200", "2026-10-25T24:00:00Z", "2026-10-25 00:00:00Z", " 2026-10-25", "2026-10-25T00:00:00+25:00"]) {
+    for (const bad of [
+      "2026-10-25T00:00:00",
+      "2026-10-25T00:00",
+      "25/10/2026",
+      "2026-02-30",
+      "2026-13-01",
+      "yesterday",
+      "1761343200",
+      "2026-10-25T24:00:00Z",
+      "2026-10-25 00:00:00Z",
+      " 2026-10-25",
+      "2026-10-25T00:00:00+25:00",
+    ]) {
       const answer = await api(`/api/v1/customers?created_since=${encodeURIComponent(bad)}`);
-      expect(answer.json.error).toMatchObject({ code: "invalid_parameter", field: "created_since" });
+      expect(answer.json.error).toMatchObject({
+        code: "invalid_parameter",
+        field: "created_since",
+      });
     }
     // An unencoded + arrives as a space: still 400 (not ISO 8601), with a message that says how to send it.
     const unencoded = await api("/api/v1/customers?created_since=2026-10-25T01:30:00+02:00");
-    expect(unencoded.json.error).toMatchObject({ code: "invalid_parameter", field: "created_since" });
+    expect(unencoded.json.error).toMatchObject({
+      code: "invalid_parameter",
+      field: "created_since",
+    });
     expect(unencoded.json.error.message).toContain("%2B");
   });
 
   test("§1 strings: 'stored as sent (no trimming)'", async () => {
     const created = await write("/api/v1/customers", {
       method: "POST",
-      body: { email: "spaces@example.test", firstName: "  Dana ", lastName: "\tLevi\n", phone: " 050 ", notes: "  " },
+      body: {
+        email: "spaces@example.test",
+        firstName: "  Dana ",
+        lastName: "\tLevi\n",
+        phone: " 050 ",
+        notes: "  ",
+      },
     });
-    expect(created.json.data).toMatchObject({ firstName: "  Dana ", lastName: "\tLevi\n", phone: " 050 ", notes: "  " });
-    const product = await write("/api/v1/products", { method: "POST", body: { name: " P ", price: 1, sku: " s ", description: "\n" } });
+    expect(created.json.data).toMatchObject({
+      firstName: "  Dana ",
+      lastName: "\tLevi\n",
+      phone: " 050 ",
+      notes: "  ",
+    });
+    const product = await write("/api/v1/products", {
+      method: "POST",
+      body: { name: " P ", price: 1, sku: " s ", description: "\n" },
+    });
     expect(product.json.data).toMatchObject({ name: " P ", sku: " s ", description: "\n" });
   });
 
@@ -386,82 +543,190 @@ describe("§1 shape of the service", () => {
     const unique = () => `u${++serial}x`;
 
     test("customers: names 100, phone 32, notes 5000 (create and update)", async () => {
-      for (const [field, max] of [["firstName", 100], ["lastName", 100], ["phone", 32], ["notes", 5000]] as const) {
-        const ok = await write("/api/v1/customers", { method: "POST", body: { email: `${unique()}@example.test`, [field]: long(max) } });
+      for (const [field, max] of [
+        ["firstName", 100],
+        ["lastName", 100],
+        ["phone", 32],
+        ["notes", 5000],
+      ] as const) {
+        const ok = await write("/api/v1/customers", {
+          method: "POST",
+          body: { email: `${unique()}@example.test`, [field]: long(max) },
+        });
         expect(ok.status).toBe(201);
         expect(ok.json.data[field]).toBe(long(max));
-        const over = await write("/api/v1/customers", { method: "POST", body: { email: `${unique()}@example.test`, [field]: long(max + 1) } });
+        const over = await write("/api/v1/customers", {
+          method: "POST",
+          body: { email: `${unique()}@example.test`, [field]: long(max + 1) },
+        });
         expect(over.json.error).toMatchObject({ code: "invalid_field", field });
-        expect((await write("/api/v1/customers/3", { method: "PATCH", body: { [field]: long(max) } })).status).toBe(200);
-        expect((await write("/api/v1/customers/3", { method: "PATCH", body: { [field]: long(max + 1) } })).json.error).toMatchObject({ code: "invalid_field", field });
+        expect(
+          (await write("/api/v1/customers/3", { method: "PATCH", body: { [field]: long(max) } }))
+            .status,
+        ).toBe(200);
+        expect(
+          (
+            await write("/api/v1/customers/3", {
+              method: "PATCH",
+              body: { [field]: long(max + 1) },
+            })
+          ).json.error,
+        ).toMatchObject({ code: "invalid_field", field });
       }
       // Combining marks are code points of their own: 100 × "e◌́" is 200 characters.
-      const combined = await write("/api/v1/customers/3", { method: "PATCH", body: { firstName: "e\u0301".repeat(100) } });
+      const combined = await write("/api/v1/customers/3", {
+        method: "PATCH",
+        body: { firstName: "e\u0301".repeat(100) },
+      });
       expect(combined.json.error).toMatchObject({ code: "invalid_field", field: "firstName" });
     });
 
     test("customers: email 254 (create and update)", async () => {
-      const at254 = (prefix: string) => `${prefix}${"a".repeat(64 - prefix.length)}@${"b".repeat(61)}.${"b".repeat(61)}.${"b".repeat(60)}.test`;
+      const at254 = (prefix: string) =>
+        `${prefix}${"a".repeat(64 - prefix.length)}@${"b".repeat(61)}.${"b".repeat(61)}.${"b".repeat(60)}.test`;
       const email = at254(unique());
       expect(email.length).toBe(254);
-      expect((await write("/api/v1/customers", { method: "POST", body: { email } })).status).toBe(201);
-      const over = await write("/api/v1/customers", { method: "POST", body: { email: `x${email.slice(1)}x`.replace("@", "a@") } });
+      expect((await write("/api/v1/customers", { method: "POST", body: { email } })).status).toBe(
+        201,
+      );
+      const over = await write("/api/v1/customers", {
+        method: "POST",
+        body: { email: `x${email.slice(1)}x`.replace("@", "a@") },
+      });
       expect(over.json.error).toMatchObject({ code: "invalid_field", field: "email" });
-      const patched = await write("/api/v1/customers/3", { method: "PATCH", body: { email: at254(unique()) } });
+      const patched = await write("/api/v1/customers/3", {
+        method: "PATCH",
+        body: { email: at254(unique()) },
+      });
       expect(patched.status).toBe(200);
-      expect((await write("/api/v1/customers/3", { method: "PATCH", body: { email: `a${email}` } })).json.error).toMatchObject({
+      expect(
+        (await write("/api/v1/customers/3", { method: "PATCH", body: { email: `a${email}` } })).json
+          .error,
+      ).toMatchObject({
         code: "invalid_field",
         field: "email",
       });
-      await write("/api/v1/customers/3", { method: "PATCH", body: { email: "Active@Example.test" } });
+      await write("/api/v1/customers/3", {
+        method: "PATCH",
+        body: { email: "Active@Example.test" },
+      });
     });
 
     test("products: name 100, sku/internalSku 64, unitName 32, description 5000 (create and update)", async () => {
-      const fields = [["name", 100], ["sku", 64], ["internalSku", 64], ["unitName", 32], ["description", 5000]] as const;
+      const fields = [
+        ["name", 100],
+        ["sku", 64],
+        ["internalSku", 64],
+        ["unitName", 32],
+        ["description", 5000],
+      ] as const;
       for (const [field, max] of fields) {
-        const value = field === "internalSku" ? `${long(max - 4)}${unique().padEnd(4, "z").slice(-4)}` : long(max);
-        const ok = await write("/api/v1/products", { method: "POST", body: { name: "N", price: 1, [field]: value } });
+        const value =
+          field === "internalSku"
+            ? `${long(max - 4)}${unique().padEnd(4, "z").slice(-4)}`
+            : long(max);
+        const ok = await write("/api/v1/products", {
+          method: "POST",
+          body: { name: "N", price: 1, [field]: value },
+        });
         expect(ok.status).toBe(201);
         expect(ok.json.data[field]).toBe(value);
-        const over = await write("/api/v1/products", { method: "POST", body: { name: "N", price: 1, [field]: long(max + 1) } });
+        const over = await write("/api/v1/products", {
+          method: "POST",
+          body: { name: "N", price: 1, [field]: long(max + 1) },
+        });
         expect(over.json.error).toMatchObject({ code: "invalid_field", field });
-        const patchValue = field === "internalSku" ? `${long(max - 4)}${unique().padEnd(4, "z").slice(-4)}` : value;
-        expect((await write(`/api/v1/products/${ok.json.data.id}`, { method: "PATCH", body: { [field]: patchValue } })).status).toBe(200);
-        const overPatch = await write(`/api/v1/products/${ok.json.data.id}`, { method: "PATCH", body: { [field]: long(max + 1) } });
+        const patchValue =
+          field === "internalSku" ? `${long(max - 4)}${unique().padEnd(4, "z").slice(-4)}` : value;
+        expect(
+          (
+            await write(`/api/v1/products/${ok.json.data.id}`, {
+              method: "PATCH",
+              body: { [field]: patchValue },
+            })
+          ).status,
+        ).toBe(200);
+        const overPatch = await write(`/api/v1/products/${ok.json.data.id}`, {
+          method: "PATCH",
+          body: { [field]: long(max + 1) },
+        });
         expect(overPatch.json.error).toMatchObject({ code: "invalid_field", field });
       }
     });
 
     test("leads: notes 5000; orders: trackingNumber 100, adminNotes 5000", async () => {
-      expect((await write("/api/v1/leads/1", { method: "PATCH", body: { notes: long(5000) } })).status).toBe(200);
-      expect((await write("/api/v1/leads/1", { method: "PATCH", body: { notes: long(5001) } })).json.error).toMatchObject({ code: "invalid_field", field: "notes" });
-      for (const [field, max] of [["trackingNumber", 100], ["adminNotes", 5000]] as const) {
-        const ok = await write("/api/v1/orders/2", { method: "PATCH", body: { [field]: long(max) } });
+      expect(
+        (await write("/api/v1/leads/1", { method: "PATCH", body: { notes: long(5000) } })).status,
+      ).toBe(200);
+      expect(
+        (await write("/api/v1/leads/1", { method: "PATCH", body: { notes: long(5001) } })).json
+          .error,
+      ).toMatchObject({ code: "invalid_field", field: "notes" });
+      for (const [field, max] of [
+        ["trackingNumber", 100],
+        ["adminNotes", 5000],
+      ] as const) {
+        const ok = await write("/api/v1/orders/2", {
+          method: "PATCH",
+          body: { [field]: long(max) },
+        });
         expect(ok.status).toBe(200);
         expect(ok.json.data[field]).toBe(long(max));
-        expect((await write("/api/v1/orders/2", { method: "PATCH", body: { [field]: long(max + 1) } })).json.error).toMatchObject({ code: "invalid_field", field });
+        expect(
+          (await write("/api/v1/orders/2", { method: "PATCH", body: { [field]: long(max + 1) } }))
+            .json.error,
+        ).toMatchObject({ code: "invalid_field", field });
       }
     });
   });
 
   test("§1 emails: 'validated; uniqueness is case-insensitive' on create, update and the list filter", async () => {
     for (const email of ["not-an-email", "a@", "@b.test", "a b@c.test", "", 5, null]) {
-      expect((await write("/api/v1/customers", { method: "POST", body: { email } })).json.error).toMatchObject({ code: "invalid_field", field: "email" });
+      expect(
+        (await write("/api/v1/customers", { method: "POST", body: { email } })).json.error,
+      ).toMatchObject({ code: "invalid_field", field: "email" });
     }
-    expect(err(await write("/api/v1/customers", { method: "POST", body: { email: "ACTIVE@example.TEST" } }))).toBe("409 email_taken");
-    expect((await write("/api/v1/customers", { method: "POST", body: { email: "active@example.test" } })).json.error).toMatchObject({ code: "email_taken", field: "email" });
-    expect(err(await write("/api/v1/customers/1", { method: "PATCH", body: { email: "aCtIvE@example.test" } }))).toBe("409 email_taken");
-    const filtered = await api(`/api/v1/customers?email=${encodeURIComponent("DANA@example.TEST")}`);
+    expect(
+      err(
+        await write("/api/v1/customers", {
+          method: "POST",
+          body: { email: "ACTIVE@example.TEST" },
+        }),
+      ),
+    ).toBe("409 email_taken");
+    expect(
+      (await write("/api/v1/customers", { method: "POST", body: { email: "active@example.test" } }))
+        .json.error,
+    ).toMatchObject({ code: "email_taken", field: "email" });
+    expect(
+      err(
+        await write("/api/v1/customers/1", {
+          method: "PATCH",
+          body: { email: "aCtIvE@example.test" },
+        }),
+      ),
+    ).toBe("409 email_taken");
+    const filtered = await api(
+      `/api/v1/customers?email=${encodeURIComponent("DANA@example.TEST")}`,
+    );
     expect(filtered.json.data.map((c: { id: number }) => c.id)).toEqual([1]);
   });
 
   test("HEAD is answered like GET without a body: status, Content-Type, X-Request-Id and rate headers", async () => {
-    for (const [path, status] of [["/api/v1/customers/1", 200], ["/api/v1/customers", 200], ["/api/v1/customers/12345", 404], ["/healthz", 200], ["/nowhere", 404]] as const) {
+    for (const [path, status] of [
+      ["/api/v1/customers/1", 200],
+      ["/api/v1/customers", 200],
+      ["/api/v1/customers/12345", 404],
+      ["/healthz", 200],
+      ["/nowhere", 404],
+    ] as const) {
       const answer = await server.request(path, { method: "HEAD" });
       expect([answer.status, answer.text]).toEqual([status, ""]);
       expect(answer.headers.get("content-type")).toBe(JSON_TYPE);
       expect(answer.headers.get("x-request-id") ?? "").toMatch(REQUEST_ID);
-      expect(answer.headers.get("ratelimit-limit")).toBe(path.startsWith("/api/v1/") ? String(LIMIT) : null);
+      expect(answer.headers.get("ratelimit-limit")).toBe(
+        path.startsWith("/api/v1/") ? String(LIMIT) : null,
+      );
     }
   });
 
@@ -476,17 +741,28 @@ describe("§1 shape of the service", () => {
     const health = await rawRequest("GET /healthz HTTP/1.0\r\n\r\n");
     expect(health.status).toBe(200);
     expect(JSON.parse(health.body)).toEqual({ ok: true, data: { status: "ok" } });
-    const apiCall = await rawRequest(`GET /api/v1/customers?limit=1 HTTP/1.0\r\nAuthorization: Bearer ${KEYS.all}\r\n\r\n`);
+    const apiCall = await rawRequest(
+      `GET /api/v1/customers?limit=1 HTTP/1.0\r\nAuthorization: Bearer ${KEYS.all}\r\n\r\n`,
+    );
     expect(apiCall.status).toBe(404);
     expect(JSON.parse(apiCall.body).error.code).toBe("not_found");
     expect(apiCall.headers).toContain(`content-type: ${JSON_TYPE}`);
-    const keyInUrl = await rawRequest("GET /healthz?apikey=x HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n");
+    const keyInUrl = await rawRequest(
+      "GET /healthz?apikey=x HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n",
+    );
     expect(keyInUrl.status).toBe(400);
     expect(JSON.parse(keyInUrl.body).error.code).toBe("key_in_url");
-    const brokenHost = await rawRequest(`GET /api/v1/customers HTTP/1.1\r\nHost: [::1\r\nAuthorization: Bearer ${KEYS.all}\r\nConnection: close\r\n\r\n`);
+    const brokenHost = await rawRequest(
+      `GET /api/v1/customers HTTP/1.1\r\nHost: [::1\r\nAuthorization: Bearer ${KEYS.all}\r\nConnection: close\r\n\r\n`,
+    );
     expect(brokenHost.status).toBe(404);
-    const connect = await rawRequest("CONNECT shop1.test:443 HTTP/1.1\r\nHost: shop1.test\r\nConnection: close\r\n\r\n");
-    expect([connect.status, JSON.parse(connect.body).error.message]).toEqual([404, "There is no endpoint at /shop1.test:443; the API lives under /api/v1/."]);
+    const connect = await rawRequest(
+      "CONNECT shop1.test:443 HTTP/1.1\r\nHost: shop1.test\r\nConnection: close\r\n\r\n",
+    );
+    expect([connect.status, JSON.parse(connect.body).error.message]).toEqual([
+      404,
+      "There is no endpoint at /shop1.test:443; the API lives under /api/v1/.",
+    ]);
   });
 });
 
@@ -503,7 +779,13 @@ describe("§2 order of checks on the real routes", () => {
       "/api/v1/customers?%61pikey=x",
     ];
     for (const path of paths) {
-      for (const options of [{}, { key: null }, { host: "nope.test" }, { method: "OPTIONS" }, { method: "DELETE", key: BAD_KEY }] as RequestOptions[]) {
+      for (const options of [
+        {},
+        { key: null },
+        { host: "nope.test" },
+        { method: "OPTIONS" },
+        { method: "DELETE", key: BAD_KEY },
+      ] as RequestOptions[]) {
         const answer = await api(path, options);
         expectEnvelope(answer);
         expect(err(answer)).toBe("400 key_in_url");
@@ -524,12 +806,22 @@ describe("§2 order of checks on the real routes", () => {
       const page = await api("/api/v1/docs", { host, key: null });
       expect(page.status).toBe(200);
       expect(page.headers.get("content-type")).toStartWith("text/html");
-      for (const answer of [health, doc, page]) expect(answer.headers.get("ratelimit-limit")).toBeNull();
+      for (const answer of [health, doc, page])
+        expect(answer.headers.get("ratelimit-limit")).toBeNull();
     }
   });
 
   test("4 'Path outside /api/v1/ → 404 not_found', no key needed", async () => {
-    for (const path of ["/", "/api", "/api/v1", "/api/v2/customers", "/api/product/update", "/API/V1/customers", "/healthz/", "/favicon.ico"]) {
+    for (const path of [
+      "/",
+      "/api",
+      "/api/v1",
+      "/api/v2/customers",
+      "/api/product/update",
+      "/API/V1/customers",
+      "/healthz/",
+      "/favicon.ico",
+    ]) {
       const answer = await api(path, { key: null, host: "nope.test" });
       expectEnvelope(answer);
       expect(err(answer)).toBe("404 not_found");
@@ -553,7 +845,12 @@ describe("§2 order of checks on the real routes", () => {
       "/api/v1/leads/1": "GET, PATCH",
     };
     for (const [path, methods] of Object.entries(allow)) {
-      const answer = await api(path, { method: "OPTIONS", key: null, host: "nope.test", headers: { Origin: "https://evil.test", "Access-Control-Request-Method": "GET" } });
+      const answer = await api(path, {
+        method: "OPTIONS",
+        key: null,
+        host: "nope.test",
+        headers: { Origin: "https://evil.test", "Access-Control-Request-Method": "GET" },
+      });
       expectEnvelope(answer);
       expect(err(answer)).toBe("405 method_not_allowed");
       expect(answer.headers.get("allow")).toBe(methods);
@@ -566,15 +863,30 @@ describe("§2 order of checks on the real routes", () => {
   });
 
   test("5 → 7: unknown host before a bad key; 7 → 8: a bad key before plan_required", async () => {
-    expect(err(await api("/api/v1/customers", { host: "nope.test", key: BAD_KEY }))).toBe("404 not_found");
-    expect(err(await api("/api/v1/customers", { host: "poor.test", key: BAD_KEY }))).toBe("401 unauthorized");
-    const plan = await api("/api/v1/nothing", { host: "poor.test", key: POOR_KEY, method: "DELETE" });
+    expect(err(await api("/api/v1/customers", { host: "nope.test", key: BAD_KEY }))).toBe(
+      "404 not_found",
+    );
+    expect(err(await api("/api/v1/customers", { host: "poor.test", key: BAD_KEY }))).toBe(
+      "401 unauthorized",
+    );
+    const plan = await api("/api/v1/nothing", {
+      host: "poor.test",
+      key: POOR_KEY,
+      method: "DELETE",
+    });
     expect(err(plan)).toBe("403 plan_required");
     expect(plan.headers.get("ratelimit-limit")).toBeNull();
   });
 
   test("10 'Unknown path under /api/v1 → 404; known path, wrong method → 405 with Allow', both before the scope check", async () => {
-    for (const path of ["/api/v1/", "/api/v1/nothing", "/api/v1/customers/", "/api/v1//customers", "/api/v1/customers/1/orders", "/api/v1/Customers"]) {
+    for (const path of [
+      "/api/v1/",
+      "/api/v1/nothing",
+      "/api/v1/customers/",
+      "/api/v1//customers",
+      "/api/v1/customers/1/orders",
+      "/api/v1/Customers",
+    ]) {
       const answer = await api(path, { key: KEYS.none });
       expectEnvelope(answer);
       expect(err(answer)).toBe("404 not_found");
@@ -593,7 +905,11 @@ describe("§2 order of checks on the real routes", () => {
       ["DELETE", "/api/v1/docs", "GET"],
     ];
     for (const [method, path, allow] of wrong) {
-      const answer = await api(path, { method, key: KEYS.none, body: method === "GET" ? undefined : {} });
+      const answer = await api(path, {
+        method,
+        key: KEYS.none,
+        body: method === "GET" ? undefined : {},
+      });
       expectEnvelope(answer);
       expect(`${method} ${path} ${err(answer)}`).toBe(`${method} ${path} 405 method_not_allowed`);
       expect(answer.headers.get("allow")).toBe(allow);
@@ -601,39 +917,77 @@ describe("§2 order of checks on the real routes", () => {
   });
 
   test("10 wrong method on openapi.json and docs needs a key like any /api/v1 request (7 before 10)", async () => {
-    expect(err(await api("/api/v1/openapi.json", { method: "POST", key: null }))).toBe("401 unauthorized");
-    expect(err(await api("/api/v1/docs", { method: "PUT", host: "nope.test" }))).toBe("404 not_found");
+    expect(err(await api("/api/v1/openapi.json", { method: "POST", key: null }))).toBe(
+      "401 unauthorized",
+    );
+    expect(err(await api("/api/v1/docs", { method: "PUT", host: "nope.test" }))).toBe(
+      "404 not_found",
+    );
   });
 
   test("11 → 12 → 13: scope before the body, 415 before invalid_json before a non-object, all before parameters", async () => {
-    const badEverything = { method: "POST", raw: "{", headers: { "Content-Type": "text/plain", "Idempotency-Key": "a b" } };
-    expect(err(await api("/api/v1/customers?x=1", { ...badEverything, key: KEYS.read }))).toBe("403 insufficient_scope");
+    const badEverything = {
+      method: "POST",
+      raw: "{",
+      headers: { "Content-Type": "text/plain", "Idempotency-Key": "a b" },
+    };
+    expect(err(await api("/api/v1/customers?x=1", { ...badEverything, key: KEYS.read }))).toBe(
+      "403 insufficient_scope",
+    );
     expect(err(await api("/api/v1/customers?x=1", badEverything))).toBe("415 json_required");
     const json = { "Content-Type": "application/json", "Idempotency-Key": "a b" };
-    expect(err(await api("/api/v1/customers?x=1", { method: "POST", raw: "{", headers: json }))).toBe("400 invalid_json");
+    expect(
+      err(await api("/api/v1/customers?x=1", { method: "POST", raw: "{", headers: json })),
+    ).toBe("400 invalid_json");
     const array = await api("/api/v1/customers?x=1", { method: "POST", raw: "[]", headers: json });
     expect(array.json.error).toMatchObject({ code: "invalid_field", field: "body" });
-    expect((await api("/api/v1/customers/abc?x=1", { method: "PATCH", body: {} })).json.error).toMatchObject({ code: "invalid_parameter", field: "id" });
+    expect(
+      (await api("/api/v1/customers/abc?x=1", { method: "PATCH", body: {} })).json.error,
+    ).toMatchObject({ code: "invalid_parameter", field: "id" });
   });
 
   test("13 path → query → Idempotency-Key → body, and 13 before 14 (row) and 15 (conflict)", async () => {
     const bad = { "Idempotency-Key": "a b" };
-    expect((await write("/api/v1/customers?x=1", { method: "POST", body: { email: 1 }, headers: bad })).json.error).toMatchObject({ field: "x" });
-    expect((await write("/api/v1/customers", { method: "POST", body: { email: 1 }, headers: bad })).json.error).toMatchObject({
+    expect(
+      (await write("/api/v1/customers?x=1", { method: "POST", body: { email: 1 }, headers: bad }))
+        .json.error,
+    ).toMatchObject({ field: "x" });
+    expect(
+      (await write("/api/v1/customers", { method: "POST", body: { email: 1 }, headers: bad })).json
+        .error,
+    ).toMatchObject({
       code: "invalid_parameter",
       field: "Idempotency-Key",
     });
-    expect((await write("/api/v1/customers/99", { method: "PATCH", body: { firstName: 1 } })).json.error).toMatchObject({ code: "invalid_field", field: "firstName" });
-    expect(err(await write("/api/v1/customers/99", { method: "PATCH", body: {} }))).toBe("400 nothing_to_update");
-    expect(err(await write("/api/v1/products/99", { method: "PATCH", body: {} }))).toBe("400 nothing_to_update");
-    expect(err(await write("/api/v1/leads/99", { method: "PATCH", body: {} }))).toBe("400 nothing_to_update");
-    expect(err(await write("/api/v1/orders/99", { method: "PATCH", body: { notifyCustomer: true } }))).toBe("400 nothing_to_update");
-    expect((await write("/api/v1/orders/99", { method: "PATCH", body: { status: 99 } })).json.error).toMatchObject({ code: "invalid_field", field: "status" });
-    expect(err(await write("/api/v1/orders/99", { method: "PATCH", body: { status: 3 } }))).toBe("404 not_found");
+    expect(
+      (await write("/api/v1/customers/99", { method: "PATCH", body: { firstName: 1 } })).json.error,
+    ).toMatchObject({ code: "invalid_field", field: "firstName" });
+    expect(err(await write("/api/v1/customers/99", { method: "PATCH", body: {} }))).toBe(
+      "400 nothing_to_update",
+    );
+    expect(err(await write("/api/v1/products/99", { method: "PATCH", body: {} }))).toBe(
+      "400 nothing_to_update",
+    );
+    expect(err(await write("/api/v1/leads/99", { method: "PATCH", body: {} }))).toBe(
+      "400 nothing_to_update",
+    );
+    expect(
+      err(await write("/api/v1/orders/99", { method: "PATCH", body: { notifyCustomer: true } })),
+    ).toBe("400 nothing_to_update");
+    expect(
+      (await write("/api/v1/orders/99", { method: "PATCH", body: { status: 99 } })).json.error,
+    ).toMatchObject({ code: "invalid_field", field: "status" });
+    expect(err(await write("/api/v1/orders/99", { method: "PATCH", body: { status: 3 } }))).toBe(
+      "404 not_found",
+    );
     // Registration off (shop2) still validates the body first: 400 before 409.
     const off = { host: "shop2.test", key: KEYS.other, method: "POST" };
-    expect(err(await api("/api/v1/customers", { ...off, body: { email: "nope" } }))).toBe("400 invalid_field");
-    expect(err(await api("/api/v1/customers", { ...off, body: { email: "new@example.test" } }))).toBe("409 registration_disabled");
+    expect(err(await api("/api/v1/customers", { ...off, body: { email: "nope" } }))).toBe(
+      "400 invalid_field",
+    );
+    expect(
+      err(await api("/api/v1/customers", { ...off, body: { email: "new@example.test" } })),
+    ).toBe("409 registration_disabled");
   });
 });
 
@@ -650,7 +1004,10 @@ describe("§2/§16 and §4 on an in-process app (clock and limits under test con
   });
   let app: InProcessApp;
   beforeAll(async () => {
-    app = await startInProcess({ stores: [testStore()], rateLimit: 3, routes: [...syntheticRoutes, crash] }, KEYS.all);
+    app = await startInProcess(
+      { stores: [testStore()], rateLimit: 3, routes: [...syntheticRoutes, crash] },
+      KEYS.all,
+    );
   });
   afterAll(async () => {
     await app.stop();
@@ -660,7 +1017,9 @@ describe("§2/§16 and §4 on an in-process app (clock and limits under test con
     app.clock.now = Date.UTC(2030, 0, 1, 12, 0, 30);
     const answer = await app.request("/api/v1/crash", { headers: { "X-Request-Id": "crash-1" } });
     expect(answer.status).toBe(500);
-    expect(answer.text).toBe('{"ok":false,"error":{"code":"server_error","message":"Something went wrong on our side; try again later."}}');
+    expect(answer.text).toBe(
+      '{"ok":false,"error":{"code":"server_error","message":"Something went wrong on our side; try again later."}}',
+    );
     expect(answer.headers.get("content-type")).toBe(JSON_TYPE);
     expect(answer.headers.get("x-request-id")).toBe("crash-1");
     expect(answer.headers.get("ratelimit-limit")).toBe("3");
@@ -685,14 +1044,27 @@ describe("§2/§16 and §4 on an in-process app (clock and limits under test con
     expect((await app.request("/api/v1/things")).headers.get("retry-after")).toBe("1");
     app.clock.now = Date.UTC(2030, 0, 1, 12, 6, 0);
     const fresh = await app.request("/api/v1/things");
-    expect([fresh.status, fresh.headers.get("ratelimit-remaining"), fresh.headers.get("ratelimit-reset")]).toEqual([200, "2", "60"]);
+    expect([
+      fresh.status,
+      fresh.headers.get("ratelimit-remaining"),
+      fresh.headers.get("ratelimit-reset"),
+    ]).toEqual([200, "2", "60"]);
   });
 });
 
 describe("§3 keys", () => {
   test("'Authorization: Bearer <key> or X-Api-Key: <key>'; a key of another store is 401 with the same body", async () => {
-    expect((await api("/api/v1/customers/1", { key: null, headers: { Authorization: `Bearer ${KEYS.all}` } })).status).toBe(200);
-    expect((await api("/api/v1/customers/1", { key: null, headers: { "X-Api-Key": KEYS.all } })).status).toBe(200);
+    expect(
+      (
+        await api("/api/v1/customers/1", {
+          key: null,
+          headers: { Authorization: `Bearer ${KEYS.all}` },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await api("/api/v1/customers/1", { key: null, headers: { "X-Api-Key": KEYS.all } })).status,
+    ).toBe(200);
     const foreign = await api("/api/v1/customers/1", { key: KEYS.other });
     const missing = await api("/api/v1/customers/1", { key: null });
     expect(err(foreign)).toBe("401 unauthorized");
@@ -700,12 +1072,29 @@ describe("§3 keys", () => {
   });
 
   test("'GET needs read; POST/PATCH need write' per area", async () => {
-    for (const path of ["/api/v1/customers", "/api/v1/products", "/api/v1/orders", "/api/v1/leads", "/api/v1/orders/1", "/api/v1/leads/1"]) {
+    for (const path of [
+      "/api/v1/customers",
+      "/api/v1/products",
+      "/api/v1/orders",
+      "/api/v1/leads",
+      "/api/v1/orders/1",
+      "/api/v1/leads/1",
+    ]) {
       expect((await api(path, { key: KEYS.read })).status).toBe(200);
       expect(err(await api(path, { key: KEYS.none }))).toBe("403 insufficient_scope");
     }
-    for (const [method, path] of [["POST", "/api/v1/customers"], ["PATCH", "/api/v1/customers/1"], ["POST", "/api/v1/products"], ["PATCH", "/api/v1/products/1"], ["POST", "/api/v1/products/batch"], ["PATCH", "/api/v1/orders/1"], ["PATCH", "/api/v1/leads/1"]]) {
-      expect(err(await api(path, { method, key: KEYS.read, body: {} }))).toBe("403 insufficient_scope");
+    for (const [method, path] of [
+      ["POST", "/api/v1/customers"],
+      ["PATCH", "/api/v1/customers/1"],
+      ["POST", "/api/v1/products"],
+      ["PATCH", "/api/v1/products/1"],
+      ["POST", "/api/v1/products/batch"],
+      ["PATCH", "/api/v1/orders/1"],
+      ["PATCH", "/api/v1/leads/1"],
+    ]) {
+      expect(err(await api(path, { method, key: KEYS.read, body: {} }))).toBe(
+        "403 insufficient_scope",
+      );
     }
   });
 });
@@ -727,7 +1116,11 @@ describe("§4 rate headers", () => {
       const reset = Number(answer.headers.get("ratelimit-reset"));
       expect(reset >= 1 && reset <= 60).toBe(true);
     }
-    for (const answer of [await api("/api/v1/customers", { key: BAD_KEY }), await api("/healthz"), await api("/api/v1/customers", { method: "OPTIONS" })]) {
+    for (const answer of [
+      await api("/api/v1/customers", { key: BAD_KEY }),
+      await api("/healthz"),
+      await api("/api/v1/customers", { method: "OPTIONS" }),
+    ]) {
       expect(answer.headers.get("ratelimit-limit")).toBeNull();
     }
   });
@@ -737,16 +1130,31 @@ describe("§5 lists and pagination", () => {
   const LISTS = ["/api/v1/customers", "/api/v1/products", "/api/v1/orders", "/api/v1/leads"];
 
   test("'nextCursor null exactly when hasMore is false', at the exact boundary too, on every list", async () => {
-    const totals: Record<string, number> = { "/api/v1/customers": 5, "/api/v1/products": 3, "/api/v1/orders": 2, "/api/v1/leads": 51 };
+    const totals: Record<string, number> = {
+      "/api/v1/customers": 5,
+      "/api/v1/products": 3,
+      "/api/v1/orders": 2,
+      "/api/v1/leads": 51,
+    };
     for (const list of LISTS) {
       const total = totals[list];
       const exact = await api(`${list}?limit=${total}`);
-      expect([exact.json.data.length, exact.json.hasMore, exact.json.nextCursor]).toEqual([total, false, null]);
+      expect([exact.json.data.length, exact.json.hasMore, exact.json.nextCursor]).toEqual([
+        total,
+        false,
+        null,
+      ]);
       const short = await api(`${list}?limit=${total - 1}`);
       expect(short.json.hasMore).toBe(true);
       expect(typeof short.json.nextCursor).toBe("string");
-      const last = await api(`${list}?limit=${total - 1}&cursor=${encodeURIComponent(short.json.nextCursor)}`);
-      expect([last.json.data.length, last.json.hasMore, last.json.nextCursor]).toEqual([1, false, null]);
+      const last = await api(
+        `${list}?limit=${total - 1}&cursor=${encodeURIComponent(short.json.nextCursor)}`,
+      );
+      expect([last.json.data.length, last.json.hasMore, last.json.nextCursor]).toEqual([
+        1,
+        false,
+        null,
+      ]);
       expect(Object.keys(last.json).sort()).toEqual(["data", "hasMore", "nextCursor", "ok"]);
     }
   });
@@ -754,9 +1162,23 @@ describe("§5 lists and pagination", () => {
   test("'limit 1..100, default 50; anything else 400 invalid_parameter' on every list", async () => {
     expect((await api("/api/v1/leads")).json.data.length).toBe(50);
     expect((await api("/api/v1/leads?limit=100")).json.data.length).toBe(51);
-    expect((await api("/api/v1/leads?limit=1")).json.data.map((l: { id: number }) => l.id)).toEqual([51]);
+    expect((await api("/api/v1/leads?limit=1")).json.data.map((l: { id: number }) => l.id)).toEqual(
+      [51],
+    );
     for (const list of LISTS) {
-      for (const limit of ["0", "101", "-1", "1.5", "", "01", "%2B5", "abc", "1e1", " 5", "100000000000000000000"]) {
+      for (const limit of [
+        "0",
+        "101",
+        "-1",
+        "1.5",
+        "",
+        "01",
+        "%2B5",
+        "abc",
+        "1e1",
+        " 5",
+        "100000000000000000000",
+      ]) {
         const answer = await api(`${list}?limit=${limit}`);
         expect(answer.json.error).toMatchObject({ code: "invalid_parameter", field: "limit" });
       }
@@ -764,9 +1186,15 @@ describe("§5 lists and pagination", () => {
   });
 
   test("'Newest first': orders, customers, leads by createdAt then id; products by updatedAt then id", async () => {
-    expect((await api("/api/v1/leads?limit=3")).json.data.map((l: { id: number }) => l.id)).toEqual([51, 50, 49]);
-    expect((await api("/api/v1/products")).json.data.map((p: { id: number }) => p.id)).toEqual([3, 2, 1]);
-    expect((await api("/api/v1/orders")).json.data.map((o: { id: number }) => o.id)).toEqual([1, 2]);
+    expect((await api("/api/v1/leads?limit=3")).json.data.map((l: { id: number }) => l.id)).toEqual(
+      [51, 50, 49],
+    );
+    expect((await api("/api/v1/products")).json.data.map((p: { id: number }) => p.id)).toEqual([
+      3, 2, 1,
+    ]);
+    expect((await api("/api/v1/orders")).json.data.map((o: { id: number }) => o.id)).toEqual([
+      1, 2,
+    ]);
   });
 
   test("'Unknown query parameters are 400 invalid_parameter' on every list, on every get and on writes", async () => {
@@ -791,14 +1219,26 @@ describe("§5 lists and pagination", () => {
       const answer = await api(path);
       expectEnvelope(answer);
       expect(err(answer)).toBe("400 invalid_parameter");
-      expect(answer.json.error.field).toBe(new URLSearchParams(path.split("?")[1]).keys().next().value);
+      expect(answer.json.error.field).toBe(
+        new URLSearchParams(path.split("?")[1]).keys().next().value,
+      );
     }
-    expect(err(await write("/api/v1/products/1?x=1", { method: "PATCH", body: { name: "Q" } }))).toBe("400 invalid_parameter");
-    expect(err(await write("/api/v1/products/batch?dry_run=1", { method: "POST", body: { items: [{ id: 1, name: "Q" }] } }))).toBe("400 invalid_parameter");
+    expect(
+      err(await write("/api/v1/products/1?x=1", { method: "PATCH", body: { name: "Q" } })),
+    ).toBe("400 invalid_parameter");
+    expect(
+      err(
+        await write("/api/v1/products/batch?dry_run=1", {
+          method: "POST",
+          body: { items: [{ id: 1, name: "Q" }] },
+        }),
+      ),
+    ).toBe("400 invalid_parameter");
   });
 
   test("filters: customers status/email, orders status/paid; bad values 400", async () => {
-    const ids = async (path: string) => (await api(path)).json.data.map((r: { id: number }) => r.id);
+    const ids = async (path: string) =>
+      (await api(path)).json.data.map((r: { id: number }) => r.id);
     expect(await ids("/api/v1/customers?status=locked")).toEqual([4]);
     expect(await ids("/api/v1/customers?status=pending")).toEqual([5]);
     expect(await ids("/api/v1/customers?email=SPRING@EXAMPLE.TEST")).toEqual([2]);
@@ -806,23 +1246,52 @@ describe("§5 lists and pagination", () => {
     expect(await ids("/api/v1/orders?status=3")).toEqual([1]);
     expect(await ids("/api/v1/orders?paid=false")).toEqual([2]);
     expect(await ids("/api/v1/orders?paid=true&status=1")).toEqual([]);
-    for (const path of ["/api/v1/customers?status=Active", "/api/v1/customers?status=", "/api/v1/customers?email=", "/api/v1/orders?paid=1", "/api/v1/orders?paid=TRUE", "/api/v1/orders?status=x", "/api/v1/orders?status=0", "/api/v1/orders?status=1&status=2"]) {
+    for (const path of [
+      "/api/v1/customers?status=Active",
+      "/api/v1/customers?status=",
+      "/api/v1/customers?email=",
+      "/api/v1/orders?paid=1",
+      "/api/v1/orders?paid=TRUE",
+      "/api/v1/orders?status=x",
+      "/api/v1/orders?status=0",
+      "/api/v1/orders?status=1&status=2",
+    ]) {
       expect(err(await api(path))).toBe("400 invalid_parameter");
     }
   });
 
   test("'created_since / updated_since (inclusive)' at the exact instant of a row", async () => {
-    expect((await api("/api/v1/leads?created_since=2026-01-01T00:50:00Z")).json.data.map((l: { id: number }) => l.id)).toEqual([51]);
-    expect((await api("/api/v1/leads?created_since=2026-01-01T02:50:00%2B02:00")).json.data.map((l: { id: number }) => l.id)).toEqual([51]);
-    expect((await api("/api/v1/products?updated_since=2026-01-02T10:00:00%2B02:00")).json.data.map((p: { id: number }) => p.id)).toEqual([3, 2]);
-    expect((await api("/api/v1/orders?created_since=2026-07-01T09:00:00Z")).json.data.map((o: { id: number }) => o.id)).toEqual([1]);
+    expect(
+      (await api("/api/v1/leads?created_since=2026-01-01T00:50:00Z")).json.data.map(
+        (l: { id: number }) => l.id,
+      ),
+    ).toEqual([51]);
+    expect(
+      (await api("/api/v1/leads?created_since=2026-01-01T02:50:00%2B02:00")).json.data.map(
+        (l: { id: number }) => l.id,
+      ),
+    ).toEqual([51]);
+    expect(
+      (await api("/api/v1/products?updated_since=2026-01-02T10:00:00%2B02:00")).json.data.map(
+        (p: { id: number }) => p.id,
+      ),
+    ).toEqual([3, 2]);
+    expect(
+      (await api("/api/v1/orders?created_since=2026-07-01T09:00:00Z")).json.data.map(
+        (o: { id: number }) => o.id,
+      ),
+    ).toEqual([1]);
   });
 
   test("'A cursor is bound to its list, its store and its filters'; a forged cursor is 400", async () => {
     const page = await api("/api/v1/customers?limit=1&status=active");
     const cursor = encodeURIComponent(page.json.nextCursor);
-    expect((await api(`/api/v1/customers?limit=1&status=active&cursor=${cursor}`)).status).toBe(200);
-    expect((await api(`/api/v1/customers?limit=5&status=active&cursor=${cursor}`)).status).toBe(200); // limit is not a filter
+    expect((await api(`/api/v1/customers?limit=1&status=active&cursor=${cursor}`)).status).toBe(
+      200,
+    );
+    expect((await api(`/api/v1/customers?limit=5&status=active&cursor=${cursor}`)).status).toBe(
+      200,
+    ); // limit is not a filter
     const misuse = [
       `/api/v1/customers?limit=1&cursor=${cursor}`,
       `/api/v1/customers?limit=1&status=locked&cursor=${cursor}`,
@@ -835,65 +1304,131 @@ describe("§5 lists and pagination", () => {
       "/api/v1/customers?cursor=eyJpZCI6MX0",
       "/api/v1/customers?cursor=.",
     ];
-    for (const path of misuse) expect((await api(path)).json.error).toMatchObject({ code: "invalid_parameter", field: "cursor" });
-    const foreign = await api(`/api/v1/customers?limit=1&status=active&cursor=${cursor}`, { host: "shop2.test", key: KEYS.other });
+    for (const path of misuse)
+      expect((await api(path)).json.error).toMatchObject({
+        code: "invalid_parameter",
+        field: "cursor",
+      });
+    const foreign = await api(`/api/v1/customers?limit=1&status=active&cursor=${cursor}`, {
+      host: "shop2.test",
+      key: KEYS.other,
+    });
     expect(foreign.json.error).toMatchObject({ code: "invalid_parameter", field: "cursor" });
   });
 });
 
 describe("§6 idempotency", () => {
   test("'The same request again … returns the first answer (status and body, byte for byte) with Idempotent-Replayed: true' on both creates", async () => {
-    for (const [path, body] of [["/api/v1/products", { name: "Idem", price: 1.5 }], ["/api/v1/customers", { email: "idem@example.test" }]] as const) {
+    for (const [path, body] of [
+      ["/api/v1/products", { name: "Idem", price: 1.5 }],
+      ["/api/v1/customers", { email: "idem@example.test" }],
+    ] as const) {
       const headers = { "Idempotency-Key": `same-${path}` };
       const first = await write(path, { method: "POST", body, headers });
       expect(first.status).toBe(201);
       expect(first.headers.get("idempotent-replayed")).toBeNull();
-      const again = await write(path, { method: "POST", raw: JSON.stringify(body, null, 2), headers: { ...headers, "Content-Type": "application/json" } });
-      expect([again.status, again.text, again.headers.get("idempotent-replayed")]).toEqual([201, first.text, "true"]);
+      const again = await write(path, {
+        method: "POST",
+        raw: JSON.stringify(body, null, 2),
+        headers: { ...headers, "Content-Type": "application/json" },
+      });
+      expect([again.status, again.text, again.headers.get("idempotent-replayed")]).toEqual([
+        201,
+        first.text,
+        "true",
+      ]);
       expect(again.headers.get("content-type")).toBe(JSON_TYPE);
     }
   });
 
   test("'same Idempotency-Key with a different method, path or body → 400 invalid_parameter, field Idempotency-Key'", async () => {
     const headers = { "Idempotency-Key": "reused" };
-    expect((await write("/api/v1/products", { method: "POST", body: { name: "R", price: 1 }, headers })).status).toBe(201);
-    for (const [path, body] of [["/api/v1/products", { name: "R", price: 2 }], ["/api/v1/products", { name: "R", price: 1, stock: null }], ["/api/v1/customers", { email: "reused@example.test" }]] as const) {
+    expect(
+      (await write("/api/v1/products", { method: "POST", body: { name: "R", price: 1 }, headers }))
+        .status,
+    ).toBe(201);
+    for (const [path, body] of [
+      ["/api/v1/products", { name: "R", price: 2 }],
+      ["/api/v1/products", { name: "R", price: 1, stock: null }],
+      ["/api/v1/customers", { email: "reused@example.test" }],
+    ] as const) {
       const answer = await write(path, { method: "POST", body, headers });
       expectEnvelope(answer);
-      expect(answer.json.error).toMatchObject({ code: "invalid_parameter", field: "Idempotency-Key" });
+      expect(answer.json.error).toMatchObject({
+        code: "invalid_parameter",
+        field: "Idempotency-Key",
+      });
     }
   });
 
   test("'Idempotency-Key (1..255 characters from 0x21–0x7E; anything else is 400 invalid_parameter)'", async () => {
     let n = 0;
     for (const key of ["!", "~", "a".repeat(255), "\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"]) {
-      const answer = await write("/api/v1/products", { method: "POST", body: { name: `K${++n}`, price: 1 }, headers: { "Idempotency-Key": key } });
+      const answer = await write("/api/v1/products", {
+        method: "POST",
+        body: { name: `K${++n}`, price: 1 },
+        headers: { "Idempotency-Key": key },
+      });
       expect(answer.status).toBe(201);
     }
-    for (const key of ["", "a".repeat(256), "a b", "a\tb", "é", ...(serverRunsOnDeno() ? [] : ["\x7f"])]) {
-      const answer = await write("/api/v1/products", { method: "POST", body: { name: "K", price: 1 }, headers: { "Idempotency-Key": key } });
-      expect(answer.json.error).toMatchObject({ code: "invalid_parameter", field: "Idempotency-Key" });
+    for (const key of [
+      "",
+      "a".repeat(256),
+      "a b",
+      "a\tb",
+      "é",
+      ...(serverRunsOnDeno() ? [] : ["\x7f"]),
+    ]) {
+      const answer = await write("/api/v1/products", {
+        method: "POST",
+        body: { name: "K", price: 1 },
+        headers: { "Idempotency-Key": key },
+      });
+      expect(answer.json.error).toMatchObject({
+        code: "invalid_parameter",
+        field: "Idempotency-Key",
+      });
     }
     if (serverRunsOnDeno()) {
       // Deno's HTTP parser refuses a DEL in any header before the app sees it: a bare 400 (README, Deno).
-      const answer = await send(server.url, "/api/v1/products", { method: "POST", host: "writes.test", key: WKEY, body: { name: "K", price: 1 }, headers: { "Idempotency-Key": "\x7f" } });
+      const answer = await send(server.url, "/api/v1/products", {
+        method: "POST",
+        host: "writes.test",
+        key: WKEY,
+        body: { name: "K", price: 1 },
+        headers: { "Idempotency-Key": "\x7f" },
+      });
       expect([answer.status, answer.text]).toEqual([400, ""]);
     }
   });
 
   test("'4xx answers are stored and replayed' (a conflict from the create)", async () => {
     const headers = { "Idempotency-Key": "conflict" };
-    const first = await write("/api/v1/products", { method: "POST", body: { name: "X", price: 1, internalSku: "W-1" }, headers });
+    const first = await write("/api/v1/products", {
+      method: "POST",
+      body: { name: "X", price: 1, internalSku: "W-1" },
+      headers,
+    });
     expect(first.json.error).toMatchObject({ code: "invalid_field", field: "internalSku" });
-    const again = await write("/api/v1/products", { method: "POST", body: { name: "X", price: 1, internalSku: "W-1" }, headers });
-    expect([again.status, again.text, again.headers.get("idempotent-replayed")]).toEqual([400, first.text, "true"]);
+    const again = await write("/api/v1/products", {
+      method: "POST",
+      body: { name: "X", price: 1, internalSku: "W-1" },
+      headers,
+    });
+    expect([again.status, again.text, again.headers.get("idempotent-replayed")]).toEqual([
+      400,
+      first.text,
+      "true",
+    ]);
   });
 });
 
 describe("§7 resources", () => {
   test("Product batch: 1..500 items; exactly one of id/internalSku/sku per item; a bad item fails alone; the answer shape", async () => {
     for (const items of [[], Array.from({ length: 501 }, () => ({ id: 3, stock: 1 }))]) {
-      expect((await write("/api/v1/products/batch", { method: "POST", body: { items } })).json.error).toMatchObject({ code: "invalid_field", field: "items" });
+      expect(
+        (await write("/api/v1/products/batch", { method: "POST", body: { items } })).json.error,
+      ).toMatchObject({ code: "invalid_field", field: "items" });
     }
     const answer = await write("/api/v1/products/batch", {
       method: "POST",
@@ -911,19 +1446,63 @@ describe("§7 resources", () => {
       },
     });
     expect(answer.status).toBe(200);
-    const codes = answer.json.data.results.map((r: { index: number; ok: boolean; id?: number; error?: { code: string } }) => [r.index, r.ok ? r.id : r.error?.code]);
-    expect(codes).toEqual([[0, 3], [1, "invalid_field"], [2, "not_found"], [3, "invalid_field"], [4, "invalid_field"], [5, "invalid_field"], [6, 3], [7, 3]]);
+    const codes = answer.json.data.results.map(
+      (r: { index: number; ok: boolean; id?: number; error?: { code: string } }) => [
+        r.index,
+        r.ok ? r.id : r.error?.code,
+      ],
+    );
+    expect(codes).toEqual([
+      [0, 3],
+      [1, "invalid_field"],
+      [2, "not_found"],
+      [3, "invalid_field"],
+      [4, "invalid_field"],
+      [5, "invalid_field"],
+      [6, 3],
+      [7, 3],
+    ]);
     expect([answer.json.data.updated, answer.json.data.failed]).toEqual([3, 5]);
     expect(Object.keys(answer.json.data).sort()).toEqual(["failed", "results", "updated"]);
     for (const result of answer.json.data.results) {
-      expect(Object.keys(result).sort()).toEqual(result.ok ? ["id", "index", "ok"] : ["error", "index", "ok"]);
+      expect(Object.keys(result).sort()).toEqual(
+        result.ok ? ["id", "index", "ok"] : ["error", "index", "ok"],
+      );
       if (!result.ok) expect(Object.keys(result.error).sort()).toEqual(["code", "message"]);
     }
-    expect((await write("/api/v1/products/3")).json.data).toMatchObject({ stock: 7, visible: false, description: "solo", price: 3 });
+    expect((await write("/api/v1/products/3")).json.data).toMatchObject({
+      stock: 7,
+      visible: false,
+      description: "solo",
+      price: 3,
+    });
   });
 
-  test("Order: every field present (nullable ones null), customer.email \"\" when none, no customerNotified outside PATCH", async () => {
-    const ORDER_KEYS = ["adminNotes", "coupon", "createdAt", "customer", "customerNotes", "delivery", "fields", "id", "invoice", "items", "newsletter", "number", "paid", "payType", "payments", "paypalFee", "promotions", "status", "total", "trackingNumber", "updatedAt", "vat"];
+  test('Order: every field present (nullable ones null), customer.email "" when none, no customerNotified outside PATCH', async () => {
+    const ORDER_KEYS = [
+      "adminNotes",
+      "coupon",
+      "createdAt",
+      "customer",
+      "customerNotes",
+      "delivery",
+      "fields",
+      "id",
+      "invoice",
+      "items",
+      "newsletter",
+      "number",
+      "paid",
+      "payType",
+      "payments",
+      "paypalFee",
+      "promotions",
+      "status",
+      "total",
+      "trackingNumber",
+      "updatedAt",
+      "vat",
+    ];
     const bare = (await api("/api/v1/orders/2")).json.data;
     expect(Object.keys(bare).sort()).toEqual(ORDER_KEYS);
     expect(bare).toMatchObject({
@@ -943,18 +1522,37 @@ describe("§7 resources", () => {
       items: [],
       promotions: [],
     });
-    for (const order of (await api("/api/v1/orders")).json.data) expect(Object.keys(order).sort()).toEqual(ORDER_KEYS);
+    for (const order of (await api("/api/v1/orders")).json.data)
+      expect(Object.keys(order).sort()).toEqual(ORDER_KEYS);
     const full = (await api("/api/v1/orders/1")).json.data;
-    expect(Object.keys(full.items[0]).sort()).toEqual(["name", "options", "optionsPrice", "price", "productId", "quantity", "sku", "total", "unitName", "unitPrice", "vatFree"]);
+    expect(Object.keys(full.items[0]).sort()).toEqual([
+      "name",
+      "options",
+      "optionsPrice",
+      "price",
+      "productId",
+      "quantity",
+      "sku",
+      "total",
+      "unitName",
+      "unitPrice",
+      "vatFree",
+    ]);
     expect(Object.keys(full.promotions[0]).sort()).toEqual(["amount", "name", "productId"]);
     const patched = await write("/api/v1/orders/2", { method: "PATCH", body: { paid: true } });
-    expect(Object.keys(patched.json.data).sort()).toEqual([...ORDER_KEYS, "customerNotified"].sort());
+    expect(Object.keys(patched.json.data).sort()).toEqual(
+      [...ORDER_KEYS, "customerNotified"].sort(),
+    );
   });
 });
 
 describe("§9 other rules", () => {
   test("'No CORS: never an Access-Control-* header'", async () => {
-    const origin = { Origin: "https://shop.example", "Access-Control-Request-Method": "PATCH", "Access-Control-Request-Headers": "authorization" };
+    const origin = {
+      Origin: "https://shop.example",
+      "Access-Control-Request-Method": "PATCH",
+      "Access-Control-Request-Headers": "authorization",
+    };
     const answers = [
       await api("/api/v1/customers/1", { headers: origin }),
       await api("/api/v1/customers/1", { method: "OPTIONS", headers: origin, key: null }),
@@ -964,14 +1562,17 @@ describe("§9 other rules", () => {
       await api("/nowhere", { method: "OPTIONS", headers: origin }),
     ];
     for (const answer of answers) {
-      for (const [name] of answer.headers) expect(name.toLowerCase().startsWith("access-control-")).toBe(false);
+      for (const [name] of answer.headers)
+        expect(name.toLowerCase().startsWith("access-control-")).toBe(false);
     }
   });
 
   test("'The former /api/product/update endpoint … 404 (and its apikey query gets key_in_url first)'", async () => {
     for (const method of ["GET", "POST"]) {
       expect(err(await api("/api/product/update", { method, key: null }))).toBe("404 not_found");
-      expect(err(await api("/api/product/update?apikey=abc&sku=1", { method, key: null }))).toBe("400 key_in_url");
+      expect(err(await api("/api/product/update?apikey=abc&sku=1", { method, key: null }))).toBe(
+        "400 key_in_url",
+      );
     }
   });
 

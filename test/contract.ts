@@ -31,12 +31,21 @@ function rewriteRefs(value: unknown): unknown {
   return Object.fromEntries(
     Object.entries(value).map(([key, inner]) => [
       key,
-      key === "$ref" && typeof inner === "string" ? inner.replace("#/components/schemas/", `${COMPONENTS_ID}#/$defs/`) : rewriteRefs(inner),
+      key === "$ref" && typeof inner === "string"
+        ? inner.replace("#/components/schemas/", `${COMPONENTS_ID}#/$defs/`)
+        : rewriteRefs(inner),
     ]),
   );
 }
 
-const CONTROLLED_HEADERS = ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "allow", "idempotent-replayed"];
+const CONTROLLED_HEADERS = [
+  "ratelimit-limit",
+  "ratelimit-remaining",
+  "ratelimit-reset",
+  "retry-after",
+  "allow",
+  "idempotent-replayed",
+];
 
 function fail(where: string, problem: string, answer: ApiAnswer): never {
   throw new Error(`${where}: ${problem}\nanswer ${answer.status}: ${answer.text.slice(0, 2000)}`);
@@ -44,7 +53,13 @@ function fail(where: string, problem: string, answer: ApiAnswer): never {
 
 /** The checks for one published document (the store API's, the management API's). */
 class DocumentContract {
-  private readonly ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true, multipleOfPrecision: 9 });
+  private readonly ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    allowUnionTypes: true,
+    multipleOfPrecision: 9,
+  });
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor(private readonly doc: Doc) {
@@ -88,25 +103,43 @@ class DocumentContract {
       const header = documented[name];
       const value = answer.headers.get(lower);
       if (value === null) {
-        if (header.required) fail(where, `header ${name} is documented as always present but is missing.`, answer);
+        if (header.required)
+          fail(where, `header ${name} is documented as always present but is missing.`, answer);
         continue;
       }
-      const typed = header.schema?.type === "integer" && /^-?\d+$/.test(value) ? Number(value) : value;
+      const typed =
+        header.schema?.type === "integer" && /^-?\d+$/.test(value) ? Number(value) : value;
       const validate = this.validatorAt(`${where} header ${name}`, header.schema ?? {});
-      if (!validate(typed)) fail(where, `header ${name}: ${value} does not match ${this.ajv.errorsText(validate.errors)}.`, answer);
+      if (!validate(typed))
+        fail(
+          where,
+          `header ${name}: ${value} does not match ${this.ajv.errorsText(validate.errors)}.`,
+          answer,
+        );
     }
     for (const lower of CONTROLLED_HEADERS) {
-      if (answer.headers.has(lower) && !names.has(lower)) fail(where, `header ${lower} is sent but not documented for this answer.`, answer);
+      if (answer.headers.has(lower) && !names.has(lower))
+        fail(where, `header ${lower} is sent but not documented for this answer.`, answer);
     }
   }
 
-  private checkBody(where: string, content: Record<string, Json> | undefined, answer: ApiAnswer): void {
+  private checkBody(
+    where: string,
+    content: Record<string, Json> | undefined,
+    answer: ApiAnswer,
+  ): void {
     if (!content) return;
     const contentType = answer.headers.get("content-type") ?? "";
     const media = Object.keys(content).find((type) => contentType.startsWith(type));
-    if (!media) fail(where, `Content-Type "${contentType}" is not one of ${Object.keys(content).join(", ")}.`, answer);
+    if (!media)
+      fail(
+        where,
+        `Content-Type "${contentType}" is not one of ${Object.keys(content).join(", ")}.`,
+        answer,
+      );
     if (media !== "application/json") return;
-    if (contentType !== "application/json; charset=utf-8") fail(where, `Content-Type must be "application/json; charset=utf-8".`, answer);
+    if (contentType !== "application/json; charset=utf-8")
+      fail(where, `Content-Type must be "application/json; charset=utf-8".`, answer);
     let body: unknown;
     try {
       body = JSON.parse(answer.text);
@@ -114,15 +147,30 @@ class DocumentContract {
       fail(where, "the body is not JSON.", answer);
     }
     const validate = this.validatorAt(`${where} body`, content[media].schema ?? {});
-    if (!validate(body)) fail(where, `the body does not match the documented schema: ${this.ajv.errorsText(validate.errors, { separator: "; " })}.`, answer);
+    if (!validate(body))
+      fail(
+        where,
+        `the body does not match the documented schema: ${this.ajv.errorsText(validate.errors, { separator: "; " })}.`,
+        answer,
+      );
   }
 
   /** An answer to a path or method the document does not list: an error envelope whose code fits its status. */
   private checkUndocumented(where: string, answer: ApiAnswer): void {
     const validate = this.validatorAt("undocumented", { $ref: "#/components/schemas/ApiError" });
-    if (!validate(answer.json)) fail(where, `an undocumented path or method must answer the error envelope: ${this.ajv.errorsText(validate.errors)}.`, answer);
+    if (!validate(answer.json))
+      fail(
+        where,
+        `an undocumented path or method must answer the error envelope: ${this.ajv.errorsText(validate.errors)}.`,
+        answer,
+      );
     const code = (answer.json as Json).error.code as keyof typeof ERROR_STATUS;
-    if (ERROR_STATUS[code] !== answer.status) fail(where, `code ${code} belongs to status ${ERROR_STATUS[code]}, not ${answer.status}.`, answer);
+    if (ERROR_STATUS[code] !== answer.status)
+      fail(
+        where,
+        `code ${code} belongs to status ${ERROR_STATUS[code]}, not ${answer.status}.`,
+        answer,
+      );
     if (!answer.headers.get("x-request-id")) fail(where, "X-Request-Id is missing.", answer);
   }
 
@@ -138,7 +186,11 @@ class DocumentContract {
     }
     const response = operation.responses?.[String(answer.status)] as Json | undefined;
     if (!response) {
-      fail(where, `status ${answer.status} is not documented (documented: ${Object.keys(operation.responses ?? {}).join(", ")}).`, answer);
+      fail(
+        where,
+        `status ${answer.status} is not documented (documented: ${Object.keys(operation.responses ?? {}).join(", ")}).`,
+        answer,
+      );
     }
     const place = `${verb} ${template} ${answer.status}`;
     this.checkHeaders(place, response.headers ?? {}, answer);
@@ -150,7 +202,8 @@ const storeApi = new DocumentContract(openApiDocument() as Doc);
 const manageApi = new DocumentContract(manageOpenApiDocument() as Doc);
 
 /** Paths under /manage/v1 are the management API's document; every other path the store API's. */
-const contractFor = (path: string) => (path === MANAGE_PREFIX || path.startsWith(`${MANAGE_PREFIX}/`) ? manageApi : storeApi);
+const contractFor = (path: string) =>
+  path === MANAGE_PREFIX || path.startsWith(`${MANAGE_PREFIX}/`) ? manageApi : storeApi;
 
 /** A compiled validator for a schema of the store API's document, cached by its place in it. */
 export const validatorAt = (place: string, schema: unknown) => storeApi.validatorAt(place, schema);

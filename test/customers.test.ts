@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { KEYS, otherStore, startTestServer, testStore, type ApiAnswer, type TestServer } from "./helpers";
 import { documentedRequests } from "./contract";
+import {
+  type ApiAnswer,
+  KEYS,
+  otherStore,
+  startTestServer,
+  type TestServer,
+  testStore,
+} from "./helpers";
 import { testLocation } from "./sqld";
 
 /** Customers (api-contract.md §7): shapes, list order and filters, create, update and the approval states. */
@@ -35,7 +42,15 @@ const editable = [
   { id: 103, email: "pending.two@example.com", status: "pending" },
   { id: 104, email: "locked.two@example.com", status: "locked" },
   { id: 105, email: "active.two@example.com", status: "active" },
-  { id: 106, email: "details@example.com", firstName: "Dee", lastName: "Tails", phone: "123", newsletter: true, notes: "n" },
+  {
+    id: 106,
+    email: "details@example.com",
+    firstName: "Dee",
+    lastName: "Tails",
+    phone: "123",
+    newsletter: true,
+    notes: "n",
+  },
   { id: 107, email: "mover@example.com" },
   { id: 108, email: "pending.three@example.com", firstName: "Pat", status: "pending" },
 ].map((c) => ({ ...c, createdAt: "2020-01-01" }));
@@ -64,7 +79,8 @@ afterAll(() => server.stop());
 /** Every answer is also checked against the OpenAPI document. */
 const request: TestServer["request"] = (path, options) => documentedRequests(server)(path, options);
 
-const get = (path: string, options: { host?: string; key?: string } = {}) => request(`/api/v1${path}`, options);
+const get = (path: string, options: { host?: string; key?: string } = {}) =>
+  request(`/api/v1${path}`, options);
 const post = (body: unknown, options: { host?: string; key?: string } = {}) =>
   request("/api/v1/customers", { method: "POST", body, ...options });
 const patch = (id: number | string, body: unknown, options: { host?: string } = {}) =>
@@ -120,7 +136,9 @@ describe("GET /customers", () => {
   });
 
   test("created_since is inclusive", async () => {
-    expect(ids(await get("/customers?created_since=2025-03-01T09:00:00%2B02:00"))).toEqual([5, 4, 3]);
+    expect(ids(await get("/customers?created_since=2025-03-01T09:00:00%2B02:00"))).toEqual([
+      5, 4, 3,
+    ]);
     expect(ids(await get("/customers?created_since=2025-03-01T07:00:01Z"))).toEqual([5]);
   });
 
@@ -136,7 +154,12 @@ describe("GET /customers", () => {
   test("bad parameters are 400 invalid_parameter naming the parameter", async () => {
     expectError(await get("/customers?status=banned"), 400, "invalid_parameter", "status");
     expectError(await get("/customers?email="), 400, "invalid_parameter", "email");
-    expectError(await get("/customers?created_since=yesterday"), 400, "invalid_parameter", "created_since");
+    expectError(
+      await get("/customers?created_since=yesterday"),
+      400,
+      "invalid_parameter",
+      "created_since",
+    );
     expectError(await get("/customers?limit=0"), 400, "invalid_parameter", "limit");
     expectError(await get("/customers?sort=email"), 400, "invalid_parameter", "sort");
   });
@@ -148,18 +171,32 @@ describe("GET /customers", () => {
     const cursor = encodeURIComponent(first.json.nextCursor);
     const second = await get(`/customers?limit=2&created_since=2025-01-01&cursor=${cursor}`);
     expect(ids(second)).toEqual([3, 2]);
-    const third = await get(`/customers?limit=2&created_since=2025-01-01&cursor=${encodeURIComponent(second.json.nextCursor)}`);
+    const third = await get(
+      `/customers?limit=2&created_since=2025-01-01&cursor=${encodeURIComponent(second.json.nextCursor)}`,
+    );
     expect(ids(third)).toEqual([1]);
     expect(third.json.hasMore).toBe(false);
     expect(third.json.nextCursor).toBeNull();
-    expectError(await get(`/customers?limit=2&cursor=${cursor}`), 400, "invalid_parameter", "cursor");
-    expectError(await get(`/customers?limit=2&created_since=2025-01-01&status=active&cursor=${cursor}`), 400, "invalid_parameter", "cursor");
+    expectError(
+      await get(`/customers?limit=2&cursor=${cursor}`),
+      400,
+      "invalid_parameter",
+      "cursor",
+    );
+    expectError(
+      await get(`/customers?limit=2&created_since=2025-01-01&status=active&cursor=${cursor}`),
+      400,
+      "invalid_parameter",
+      "cursor",
+    );
   });
 
   test("a filtered walk pages inside its filter", async () => {
     const first = await get("/customers?status=pending&limit=1&created_since=2025-01-01");
     expect(ids(first)).toEqual([4]);
-    const next = await get(`/customers?status=pending&limit=1&created_since=2025-01-01&cursor=${encodeURIComponent(first.json.nextCursor)}`);
+    const next = await get(
+      `/customers?status=pending&limit=1&created_since=2025-01-01&cursor=${encodeURIComponent(first.json.nextCursor)}`,
+    );
     expect(ids(next)).toEqual([2]);
     expect(next.json.hasMore).toBe(false);
   });
@@ -183,7 +220,11 @@ describe("GET /customers/{id}", () => {
     expectError(missing, 404, "not_found");
     expect(missing.json.error.message).toBe("Customer 999 was not found."); // worded like every resource's 404
     expectError(await get("/customers/900"), 404, "not_found");
-    expectError(await get("/customers/1", { host: "shop2.test", key: KEYS.other }), 404, "not_found");
+    expectError(
+      await get("/customers/1", { host: "shop2.test", key: KEYS.other }),
+      404,
+      "not_found",
+    );
     expectError(await get("/customers/abc"), 400, "invalid_parameter", "id");
     expectError(await get("/customers/0"), 400, "invalid_parameter", "id");
   });
@@ -237,7 +278,12 @@ describe("POST /customers", () => {
   });
 
   test("lengths count characters, not bytes", async () => {
-    const answer = await post({ email: "long.names@example.com", firstName: "🙂".repeat(100), phone: "9".repeat(32), notes: "n".repeat(5000) });
+    const answer = await post({
+      email: "long.names@example.com",
+      firstName: "🙂".repeat(100),
+      phone: "9".repeat(32),
+      notes: "n".repeat(5000),
+    });
     expect(answer.status).toBe(201);
     expect(answer.json.data.firstName).toBe("🙂".repeat(100));
   });
@@ -258,7 +304,15 @@ describe("POST /customers", () => {
       [{ email: "x7@example.com", newsletter: "yes" }, "newsletter"],
     ];
     for (const [body, field] of cases) expectError(await post(body), 400, "invalid_field", field);
-    expectError(await request("/api/v1/customers", { method: "POST", raw: "[]", headers: { "Content-Type": "application/json" } }), 400, "invalid_field");
+    expectError(
+      await request("/api/v1/customers", {
+        method: "POST",
+        raw: "[]",
+        headers: { "Content-Type": "application/json" },
+      }),
+      400,
+      "invalid_field",
+    );
     expect(ids(await get("/customers?email=x1@example.com"))).toEqual([]);
   });
 
@@ -266,7 +320,9 @@ describe("POST /customers", () => {
     expectError(await post({ email: "ADA@example.COM" }), 409, "email_taken", "email");
     expectError(await post({ email: "bob@example.com" }), 409, "email_taken", "email");
     // Another store's customer does not count.
-    expect((await post({ email: "ada@example.com" }, { host: "shop2.test", key: KEYS.other })).status).toBe(201);
+    expect(
+      (await post({ email: "ada@example.com" }, { host: "shop2.test", key: KEYS.other })).status,
+    ).toBe(201);
   });
 
   test("starts pending while the store approves customers manually", async () => {
@@ -277,19 +333,37 @@ describe("POST /customers", () => {
   });
 
   test("registration off is 409 registration_disabled, after validation", async () => {
-    expectError(await post({ email: "nobody@example.com" }, { host: "closed.test" }), 409, "registration_disabled");
-    expectError(await post({ email: "bad" }, { host: "closed.test" }), 400, "invalid_field", "email");
+    expectError(
+      await post({ email: "nobody@example.com" }, { host: "closed.test" }),
+      409,
+      "registration_disabled",
+    );
+    expectError(
+      await post({ email: "bad" }, { host: "closed.test" }),
+      400,
+      "invalid_field",
+      "email",
+    );
     expect(ids(await get("/customers", { host: "closed.test" }))).toEqual([]);
   });
 
   test("needs customers:write", async () => {
-    expectError(await post({ email: "reader@example.com" }, { key: KEYS.read }), 403, "insufficient_scope");
+    expectError(
+      await post({ email: "reader@example.com" }, { key: KEYS.read }),
+      403,
+      "insufficient_scope",
+    );
   });
 });
 
 describe("PATCH /customers/{id}", () => {
   test("changes only the fields sent; nullable ones clear with null", async () => {
-    const answer = await patch(106, { firstName: "Dina ", phone: null, notes: null, newsletter: false });
+    const answer = await patch(106, {
+      firstName: "Dina ",
+      phone: null,
+      notes: null,
+      newsletter: false,
+    });
     expect(answer.status).toBe(200);
     expect(answer.json.data).toEqual({
       id: 106,
@@ -316,7 +390,9 @@ describe("PATCH /customers/{id}", () => {
     expect(answer.status).toBe(200);
     expect(answer.json.data.email).toBe("Mover@Example.com");
     expect(ids(await get("/customers?email=mover@example.com"))).toEqual([107]);
-    expect((await patch(107, { email: "moved@example.com" })).json.data.email).toBe("moved@example.com");
+    expect((await patch(107, { email: "moved@example.com" })).json.data.email).toBe(
+      "moved@example.com",
+    );
     expect(ids(await get("/customers?email=mover@example.com"))).toEqual([]);
     expectError(await patch(107, { email: "not an email" }), 400, "invalid_field", "email");
   });
@@ -331,14 +407,27 @@ describe("PATCH /customers/{id}", () => {
     expectError(await patch(102, { status: "locked" }), 400, "invalid_field", "status");
     expectError(await patch(102, { active: "yes" }), 400, "invalid_field", "active");
     expectError(await patch(102, { email: null }), 400, "invalid_field", "email");
-    expectError(await patch(102, { firstName: "x".repeat(101) }), 400, "invalid_field", "firstName");
+    expectError(
+      await patch(102, { firstName: "x".repeat(101) }),
+      400,
+      "invalid_field",
+      "firstName",
+    );
   });
 
   test("unknown, foreign and malformed ids", async () => {
     expectError(await patch(999, { firstName: "X" }), 404, "not_found");
     expectError(await patch(900, { firstName: "X" }), 404, "not_found");
     expectError(await patch("1.5", { firstName: "X" }), 400, "invalid_parameter", "id");
-    expectError(await request("/api/v1/customers/1", { method: "PATCH", body: { firstName: "X" }, key: KEYS.read }), 403, "insufficient_scope");
+    expectError(
+      await request("/api/v1/customers/1", {
+        method: "PATCH",
+        body: { firstName: "X" },
+        key: KEYS.read,
+      }),
+      403,
+      "insufficient_scope",
+    );
   });
 });
 
@@ -349,8 +438,12 @@ describe("status transitions", () => {
     expect(answer.json.data.status).toBe("active");
     expect((await get("/customers/100")).json.data.status).toBe("active");
     const mail = await mailTo("pending.one@example.com");
-    expect(mail.map((m) => [m.kind, m.subject])).toEqual([["customer_approved", "Your Test Shop account is approved"]]);
-    expect(mail[0].text).toStartWith("Hello Pia,\n\nYour account at Test Shop has been approved. You can now log in.\n");
+    expect(mail.map((m) => [m.kind, m.subject])).toEqual([
+      ["customer_approved", "Your Test Shop account is approved"],
+    ]);
+    expect(mail[0].text).toStartWith(
+      "Hello Pia,\n\nYour account at Test Shop has been approved. You can now log in.\n",
+    );
     // Again: already active, nothing changes and nothing is sent.
     expect((await patch(100, { active: true })).json.data.status).toBe("active");
     expect(await mailTo("pending.one@example.com")).toHaveLength(1);
@@ -393,10 +486,15 @@ describe("status transitions", () => {
   });
 
   test("a pending customer created on a manual-approval store is approved with an email", async () => {
-    const created = await post({ email: "newbie@example.com", firstName: "New" }, { host: "manual.test" });
+    const created = await post(
+      { email: "newbie@example.com", firstName: "New" },
+      { host: "manual.test" },
+    );
     expect(created.json.data.status).toBe("pending");
     const approved = await patch(created.json.data.id, { active: true }, { host: "manual.test" });
     expect(approved.json.data.status).toBe("active");
-    expect((await mailTo("newbie@example.com", "manual")).map((m) => m.subject)).toEqual(["Your Test Shop account is approved"]);
+    expect((await mailTo("newbie@example.com", "manual")).map((m) => m.subject)).toEqual([
+      "Your Test Shop account is approved",
+    ]);
   });
 });

@@ -27,13 +27,20 @@ function writeFixture(dir: string, stores: unknown[], name = "fixture.json"): st
 async function loadedDataDir(): Promise<string> {
   const dir = freshDir();
   const data = join(dir, "data");
-  const loaded = await runCli(["load", writeFixture(dir, [testStore(), otherStore()]), "--data", data]);
+  const loaded = await runCli([
+    "load",
+    writeFixture(dir, [testStore(), otherStore()]),
+    "--data",
+    data,
+  ]);
   expect(loaded.code).toBe(0);
   return data;
 }
 
 const productNames = async (url: string, host = "shop1.test") =>
-  ((await send(url, "/api/v1/products", { host })).json as { data: Array<{ name: string }> }).data.map((p) => p.name);
+  (
+    (await send(url, "/api/v1/products", { host })).json as { data: Array<{ name: string }> }
+  ).data.map((p) => p.name);
 
 // The serve and load locks are files in the data directory; on a libSQL server there are none.
 describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
@@ -41,7 +48,14 @@ describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
     const data = await loadedDataDir();
     const first = await spawnServer(data);
     try {
-      const second = await runCli(["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http"]);
+      const second = await runCli([
+        "serve",
+        "--data",
+        data,
+        "--listen",
+        "127.0.0.1:0",
+        "--allow-http",
+      ]);
       expect(second.code).toBe(1);
       expect(second.stderr).toBe(`storeapi: another storeapi server is already serving ${data}\n`);
       // the CLI still works beside the live server
@@ -59,14 +73,28 @@ describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
     const data = await loadedDataDir();
     const server = await spawnServer(data);
     try {
-      const created = await send(server.url, "/api/v1/products", { method: "POST", body: { name: "Kept", price: 5 } });
+      const created = await send(server.url, "/api/v1/products", {
+        method: "POST",
+        body: { name: "Kept", price: 5 },
+      });
       expect(created.status).toBe(201);
-      const replace = await runCli(["load", writeFixture(dir, [testStore()], "again.json"), "--replace", "--data", data]);
+      const replace = await runCli([
+        "load",
+        writeFixture(dir, [testStore()], "again.json"),
+        "--replace",
+        "--data",
+        data,
+      ]);
       expect(replace.code).toBe(1);
       expect(replace.stderr).toBe(
         `storeapi: a server is serving ${data}; stop it before load --replace (it would keep writing to the replaced files)\n`,
       );
-      const added = await runCli(["load", writeFixture(dir, [otherStore({ slug: "shop3", domain: "shop3.test" })], "new.json"), "--data", data]);
+      const added = await runCli([
+        "load",
+        writeFixture(dir, [otherStore({ slug: "shop3", domain: "shop3.test" })], "new.json"),
+        "--data",
+        data,
+      ]);
       expect(added.code).toBe(0);
       expect(await productNames(server.url)).toEqual(["Kept"]);
     } finally {
@@ -75,7 +103,10 @@ describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
     const restarted = await spawnServer(data);
     try {
       expect(await productNames(restarted.url)).toEqual(["Kept"]);
-      expect((await send(restarted.url, "/api/v1/products", { host: "shop3.test", key: KEYS.other })).status).toBe(200);
+      expect(
+        (await send(restarted.url, "/api/v1/products", { host: "shop3.test", key: KEYS.other }))
+          .status,
+      ).toBe(200);
     } finally {
       await restarted.signal("SIGTERM");
     }
@@ -87,7 +118,9 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
   const crashAt = (fixture: string, data: string, step: string) =>
     runCli(["load", fixture, "--data", data], { env: { STOREAPI_TEST_LOAD_CRASH: step } });
   const slugs = async (data: string) =>
-    ((await runCli(["stores", "list", "--json", "--data", data])).json as Array<{ slug: string }>).map((s) => s.slug);
+    (
+      (await runCli(["stores", "list", "--json", "--data", data])).json as Array<{ slug: string }>
+    ).map((s) => s.slug);
 
   test("killed before the commit: nothing is registered, no staging left, and the load re-runs", async () => {
     const dir = freshDir();
@@ -112,12 +145,19 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
       try {
         // 200s: the fixture's keys authenticate, so each store has its data, not an empty file
         expect((await send(server.url, "/api/v1/products")).status).toBe(200);
-        expect((await send(server.url, "/api/v1/products", { host: "shop2.test", key: KEYS.other })).status).toBe(200);
+        expect(
+          (await send(server.url, "/api/v1/products", { host: "shop2.test", key: KEYS.other }))
+            .status,
+        ).toBe(200);
       } finally {
         await server.signal("SIGTERM");
       }
       expect(existsSync(join(data, "loading"))).toBe(false);
-      expect(readdirSync(join(data, "stores")).filter((n) => !/-(wal|shm)$/.test(n)).sort()).toEqual(["shop1.db", "shop2.db"]);
+      expect(
+        readdirSync(join(data, "stores"))
+          .filter((n) => !/-(wal|shm)$/.test(n))
+          .sort(),
+      ).toEqual(["shop1.db", "shop2.db"]);
     });
   }
 
@@ -126,11 +166,17 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
     rmSync(join(data, "stores", "shop2.db"));
     const server = await spawnServer(data);
     try {
-      const missing = await send(server.url, "/api/v1/products", { host: "shop2.test", key: KEYS.other });
+      const missing = await send(server.url, "/api/v1/products", {
+        host: "shop2.test",
+        key: KEYS.other,
+      });
       expect(missing.status).toBe(503);
       expect(missing.json).toEqual({
         ok: false,
-        error: { code: "store_unavailable", message: "This store is unavailable right now; try again later." },
+        error: {
+          code: "store_unavailable",
+          message: "This store is unavailable right now; try again later.",
+        },
       });
       expect((await send(server.url, "/api/v1/products")).status).toBe(200);
       expect(existsSync(join(data, "stores", "shop2.db"))).toBe(false);
@@ -156,14 +202,20 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
       const result = await runCli([...command, "--data", missing]);
       expect(result.code).toBe(1);
       expect(isOneCleanLine(result.stderr)).toBe(true);
-      expect(result.stderr).toBe(`storeapi: no data directory at ${missing}; create one with storeapi stores add or storeapi load\n`);
+      expect(result.stderr).toBe(
+        `storeapi: no data directory at ${missing}; create one with storeapi stores add or storeapi load\n`,
+      );
     }
     expect(existsSync(missing)).toBe(false);
   });
 
   const modes = (dir: string): string[] => {
     const out: string[] = [];
-    for (const name of ["", ...readdirSync(dir).map((n) => n), ...readdirSync(join(dir, "stores")).map((n) => join("stores", n))]) {
+    for (const name of [
+      "",
+      ...readdirSync(dir).map((n) => n),
+      ...readdirSync(join(dir, "stores")).map((n) => join("stores", n)),
+    ]) {
       const mode = statSync(join(dir, name)).mode & 0o777;
       out.push(`${name || "."} ${mode.toString(8)}`);
     }
@@ -179,7 +231,14 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
     const mailDir = join(freshDir(), "mail");
     const server = await spawnServer(data, ["--mail-dir", mailDir]);
     try {
-      expect((await send(server.url, "/api/v1/products", { method: "POST", body: { name: "A", price: 1 } })).status).toBe(201);
+      expect(
+        (
+          await send(server.url, "/api/v1/products", {
+            method: "POST",
+            body: { name: "A", price: 1 },
+          })
+        ).status,
+      ).toBe(201);
       const listed = modes(data);
       expect(listed).toContain("stores/shop1.db-wal 600");
       for (const line of listed) expect(line).toMatch(/^(\.|stores) 700$|^[^ ]+ 600$/);

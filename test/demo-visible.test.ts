@@ -11,9 +11,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test("the demo writes the emails it sends into demo-data/mail and says so at start", async () => {
   const data = join(dir, "demo-data");
-  const { child, text } = await spawnUntil(["demo", "--listen", "127.0.0.1:0", "--data", data], "Stop with Ctrl-C");
+  const { child, text } = await spawnUntil(
+    ["demo", "--listen", "127.0.0.1:0", "--data", data],
+    "Stop with Ctrl-C",
+  );
   try {
-    expect(text).toContain(`\nEmails the demo sends are written to ${join(data, "mail")}/ (one .eml file each).\n`);
+    expect(text).toContain(
+      `\nEmails the demo sends are written to ${join(data, "mail")}/ (one .eml file each).\n`,
+    );
     // The demo's PATCH line: ship an order and notify the customer.
     const patch = text.split("\n").find((line) => line.includes("-X PATCH")) ?? "";
     const [, url] = /(http:\/\/\S+)/.exec(patch) ?? [];
@@ -29,7 +34,9 @@ test("the demo writes the emails it sends into demo-data/mail and says so at sta
     let files: string[] = [];
     for (let i = 0; i < 100 && files.length === 0; i++) {
       await Bun.sleep(100);
-      files = readdirSync(join(data, "mail"), { recursive: false }).map(String).filter((f) => f.endsWith(".eml"));
+      files = readdirSync(join(data, "mail"), { recursive: false })
+        .map(String)
+        .filter((f) => f.endsWith(".eml"));
     }
     expect(files).toHaveLength(1);
   } finally {
@@ -39,19 +46,26 @@ test("the demo writes the emails it sends into demo-data/mail and says so at sta
 }, 60_000);
 
 // Spawns serve itself on files, after a load the switch would send to sqld.
-test.skipIf(TEST_LIBSQL)("serve --listen HOST:0 prints the chosen URL whatever the log level", async () => {
-  const data = join(dir, "data");
-  await loadFixture(data, { stores: [testStore()] });
-  for (const level of ["silent", "error"]) {
-    const { child, text } = await spawnUntil(["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", level], "\n");
-    try {
-      const line = JSON.parse(text.split("\n")[0]);
-      expect(line).toMatchObject({ level: "info", msg: "listening", dataDir: data });
-      expect(line.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect((await fetch(`${line.url}/healthz`)).status).toBe(200);
-    } finally {
-      child.kill("SIGTERM");
-      expect(await child.exited).toBe(0);
+test.skipIf(TEST_LIBSQL)(
+  "serve --listen HOST:0 prints the chosen URL whatever the log level",
+  async () => {
+    const data = join(dir, "data");
+    await loadFixture(data, { stores: [testStore()] });
+    for (const level of ["silent", "error"]) {
+      const { child, text } = await spawnUntil(
+        ["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http", "--log-level", level],
+        "\n",
+      );
+      try {
+        const line = JSON.parse(text.split("\n")[0]);
+        expect(line).toMatchObject({ level: "info", msg: "listening", dataDir: data });
+        expect(line.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        expect((await fetch(`${line.url}/healthz`)).status).toBe(200);
+      } finally {
+        child.kill("SIGTERM");
+        expect(await child.exited).toBe(0);
+      }
     }
-  }
-}, 60_000);
+  },
+  60_000,
+);

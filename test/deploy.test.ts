@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
 import { KEYS, otherStore, tempDir, testStore } from "./helpers";
-import { spawnUntil, storeapiCommand } from "./process";
+import { spawnUntil } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 const ROOT = join(import.meta.dir, "..");
@@ -12,15 +12,25 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const caddy = Bun.which("caddy");
 const systemdAnalyze = Bun.which("systemd-analyze");
-if (!caddy && process.env.STOREAPI_REQUIRE_CADDY) throw new Error("STOREAPI_REQUIRE_CADDY is set but caddy is not installed");
-if (!caddy) console.log("deploy test skipped: caddy is not installed (apt-get install -y caddy; .ci/run does)");
+if (!caddy && process.env.STOREAPI_REQUIRE_CADDY)
+  throw new Error("STOREAPI_REQUIRE_CADDY is set but caddy is not installed");
+if (!caddy)
+  console.log(
+    "deploy test skipped: caddy is not installed (apt-get install -y caddy; .ci/run does)",
+  );
 
 test.skipIf(!systemdAnalyze)("systemd-analyze verify accepts deploy/storeapi.service", async () => {
   // verify insists that ExecStart's binary exists: point it at one that does.
-  const unit = readFileSync(join(ROOT, "deploy/storeapi.service"), "utf8").replace("/usr/local/bin/storeapi", process.execPath);
+  const unit = readFileSync(join(ROOT, "deploy/storeapi.service"), "utf8").replace(
+    "/usr/local/bin/storeapi",
+    process.execPath,
+  );
   const path = join(dir, "storeapi.service");
   writeFileSync(path, unit);
-  const run = Bun.spawnSync(["systemd-analyze", "verify", path], { stderr: "pipe", stdout: "pipe" });
+  const run = Bun.spawnSync(["systemd-analyze", "verify", path], {
+    stderr: "pipe",
+    stdout: "pipe",
+  });
   expect(run.stderr.toString()).toBe("");
   expect(run.exitCode).toBe(0);
 });
@@ -44,65 +54,131 @@ function testCaddyfile(httpPort: number, httpsPort: number, upstream: string): s
 
 /** curl from 127.0.0.2 (a client Caddy sees, distinct from Caddy itself) to `host` through Caddy. */
 function curl(args: string[]): { status: number; body: string } {
-  const run = Bun.spawnSync(["curl", "-s", "--max-time", "15", "--interface", "127.0.0.2", "-w", "\n%{http_code}", ...args], { stdout: "pipe" });
+  const run = Bun.spawnSync(
+    ["curl", "-s", "--max-time", "15", "--interface", "127.0.0.2", "-w", "\n%{http_code}", ...args],
+    { stdout: "pipe" },
+  );
   const out = run.stdout.toString();
   const cut = out.lastIndexOf("\n");
   return { body: out.slice(0, cut), status: Number(out.slice(cut + 1)) };
 }
 
 // Loads into files and spawns serve itself.
-test.skipIf(!caddy || TEST_LIBSQL)("Caddy terminates TLS in front of storeapi: right store, client IP and scheme honoured", async () => {
-  const data = join(dir, "data");
-  await loadFixture(data, {
-    stores: [testStore({ products: [{ id: 1, name: "Shop one's", price: 1 }] }), otherStore({ products: [{ id: 1, name: "Shop two's", price: 2 }] })],
-  });
-  const api = await spawnUntil(
-    ["serve", "--data", data, "--listen", "127.0.0.1:0", "--trust-proxy", "127.0.0.1/32", "--platform-domain", "platform.test"],
-    '"listening"',
-  );
-  const caddyHome = join(dir, "caddy");
-  mkdirSync(caddyHome);
-  let proxy: ReturnType<typeof Bun.spawn> | undefined;
-  try {
-    const url: string = JSON.parse(api.text.split("\n").find((l) => l.includes('"listening"')) ?? "{}").url;
-    const [httpPort, httpsPort] = [freePort(), freePort()];
-    writeFileSync(join(caddyHome, "Caddyfile"), testCaddyfile(httpPort, httpsPort, url.replace("http://", "")));
-    proxy = Bun.spawn([caddy as string, "run", "--config", join(caddyHome, "Caddyfile"), "--adapter", "caddyfile"], {
-      env: { ...process.env, HOME: caddyHome, XDG_DATA_HOME: caddyHome, XDG_CONFIG_HOME: caddyHome, STORE_DOMAINS: "shop1.test shop2.test", PLATFORM_DOMAIN: "platform.test", ACME_EMAIL: "" },
-      stdout: "ignore",
-      stderr: "pipe",
+test.skipIf(!caddy || TEST_LIBSQL)(
+  "Caddy terminates TLS in front of storeapi: right store, client IP and scheme honoured",
+  async () => {
+    const data = join(dir, "data");
+    await loadFixture(data, {
+      stores: [
+        testStore({ products: [{ id: 1, name: "Shop one's", price: 1 }] }),
+        otherStore({ products: [{ id: 1, name: "Shop two's", price: 2 }] }),
+      ],
     });
-    const rootCa = join(caddyHome, "caddy/pki/authorities/local/root.crt");
-    const through = (host: string, path: string, key: string) =>
-      curl(["--resolve", `${host}:${httpsPort}:127.0.0.1`, "--cacert", rootCa, "-H", `Authorization: Bearer ${key}`, `https://${host}:${httpsPort}${path}`]);
-    let first = { status: 0, body: "" };
-    for (let i = 0; i < 100 && first.status !== 200; i++) {
-      await Bun.sleep(200);
-      if (existsSync(rootCa)) first = through("shop1.test", "/api/v1/products/1", KEYS.all);
+    const api = await spawnUntil(
+      [
+        "serve",
+        "--data",
+        data,
+        "--listen",
+        "127.0.0.1:0",
+        "--trust-proxy",
+        "127.0.0.1/32",
+        "--platform-domain",
+        "platform.test",
+      ],
+      '"listening"',
+    );
+    const caddyHome = join(dir, "caddy");
+    mkdirSync(caddyHome);
+    let proxy: ReturnType<typeof Bun.spawn> | undefined;
+    try {
+      const url: string = JSON.parse(
+        api.text.split("\n").find((l) => l.includes('"listening"')) ?? "{}",
+      ).url;
+      const [httpPort, httpsPort] = [freePort(), freePort()];
+      writeFileSync(
+        join(caddyHome, "Caddyfile"),
+        testCaddyfile(httpPort, httpsPort, url.replace("http://", "")),
+      );
+      proxy = Bun.spawn(
+        [
+          caddy as string,
+          "run",
+          "--config",
+          join(caddyHome, "Caddyfile"),
+          "--adapter",
+          "caddyfile",
+        ],
+        {
+          env: {
+            ...process.env,
+            HOME: caddyHome,
+            XDG_DATA_HOME: caddyHome,
+            XDG_CONFIG_HOME: caddyHome,
+            STORE_DOMAINS: "shop1.test shop2.test",
+            PLATFORM_DOMAIN: "platform.test",
+            ACME_EMAIL: "",
+          },
+          stdout: "ignore",
+          stderr: "pipe",
+        },
+      );
+      const rootCa = join(caddyHome, "caddy/pki/authorities/local/root.crt");
+      const through = (host: string, path: string, key: string) =>
+        curl([
+          "--resolve",
+          `${host}:${httpsPort}:127.0.0.1`,
+          "--cacert",
+          rootCa,
+          "-H",
+          `Authorization: Bearer ${key}`,
+          `https://${host}:${httpsPort}${path}`,
+        ]);
+      let first = { status: 0, body: "" };
+      for (let i = 0; i < 100 && first.status !== 200; i++) {
+        await Bun.sleep(200);
+        if (existsSync(rootCa)) first = through("shop1.test", "/api/v1/products/1", KEYS.all);
+      }
+      expect(first.status).toBe(200);
+      expect(JSON.parse(first.body).data.name).toBe("Shop one's");
+      expect(
+        JSON.parse(through("shop2.test", "/api/v1/products/1", KEYS.other).body).data.name,
+      ).toBe("Shop two's");
+      const viaPlatform = through("shop2.platform.test", "/api/v1/products/1", KEYS.other);
+      expect(`${viaPlatform.status} ${JSON.parse(viaPlatform.body).data?.name}`).toBe(
+        "200 Shop two's",
+      );
+
+      // Straight to storeapi over plain HTTP, even claiming https from an untrusted peer: refused.
+      const direct = curl([
+        "-H",
+        "Host: shop1.test",
+        "-H",
+        "X-Forwarded-Proto: https",
+        "-H",
+        `Authorization: Bearer ${KEYS.all}`,
+        `${url}/api/v1/products/1`,
+      ]);
+      expect(`${direct.status} ${JSON.parse(direct.body).error.code}`).toBe("403 https_required");
+
+      api.child.kill("SIGTERM"); // flushes the request log
+      const lines = await api.rest();
+      const logged = lines
+        .split("\n")
+        .filter((l) => l.includes('"path":"/api/v1/products/1"'))
+        .map((l) => JSON.parse(l));
+      expect(logged.map((l) => `${l.ip} ${l.store} ${l.status}`)).toEqual([
+        "127.0.0.2 shop1 200",
+        "127.0.0.2 shop2 200",
+        "127.0.0.2 shop2 200",
+        "127.0.0.2 null 403", // refused before the store is looked up
+      ]);
+    } finally {
+      proxy?.kill("SIGTERM");
+      await proxy?.exited;
+      api.child.kill("SIGTERM");
+      await api.child.exited;
     }
-    expect(first.status).toBe(200);
-    expect(JSON.parse(first.body).data.name).toBe("Shop one's");
-    expect(JSON.parse(through("shop2.test", "/api/v1/products/1", KEYS.other).body).data.name).toBe("Shop two's");
-    const viaPlatform = through("shop2.platform.test", "/api/v1/products/1", KEYS.other);
-    expect(`${viaPlatform.status} ${JSON.parse(viaPlatform.body).data?.name}`).toBe("200 Shop two's");
-
-    // Straight to storeapi over plain HTTP, even claiming https from an untrusted peer: refused.
-    const direct = curl(["-H", "Host: shop1.test", "-H", "X-Forwarded-Proto: https", "-H", `Authorization: Bearer ${KEYS.all}`, `${url}/api/v1/products/1`]);
-    expect(`${direct.status} ${JSON.parse(direct.body).error.code}`).toBe("403 https_required");
-
-    api.child.kill("SIGTERM"); // flushes the request log
-    const lines = await api.rest();
-    const logged = lines.split("\n").filter((l) => l.includes('"path":"/api/v1/products/1"')).map((l) => JSON.parse(l));
-    expect(logged.map((l) => `${l.ip} ${l.store} ${l.status}`)).toEqual([
-      "127.0.0.2 shop1 200",
-      "127.0.0.2 shop2 200",
-      "127.0.0.2 shop2 200",
-      "127.0.0.2 null 403", // refused before the store is looked up
-    ]);
-  } finally {
-    proxy?.kill("SIGTERM");
-    await proxy?.exited;
-    api.child.kill("SIGTERM");
-    await api.child.exited;
-  }
-}, 60_000);
+  },
+  60_000,
+);

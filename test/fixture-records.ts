@@ -7,18 +7,39 @@ type Section = "customers" | "products" | "orders" | "leads";
 export const FIXTURE_NOW = 1_000;
 
 /** A fixture with one store holding `records` in `section`, and any other store fields given. */
-export const oneStoreFixture = (section: Section, records: unknown[], store: Record<string, unknown> = {}) => ({
-  stores: [{ slug: "a", domain: "a.test", plan: "growth", ownerEmail: "o@a.test", ...store, [section]: records }],
+export const oneStoreFixture = (
+  section: Section,
+  records: unknown[],
+  store: Record<string, unknown> = {},
+) => ({
+  stores: [
+    {
+      slug: "a",
+      domain: "a.test",
+      plan: "growth",
+      ownerEmail: "o@a.test",
+      ...store,
+      [section]: records,
+    },
+  ],
 });
 
 /** The rows the records become, ready to insert. */
-export function sectionRows(section: Section, records: unknown[], store: Record<string, unknown> = {}) {
+export function sectionRows(
+  section: Section,
+  records: unknown[],
+  store: Record<string, unknown> = {},
+) {
   const [valid] = validateFixture(oneStoreFixture(section, records, store), { now: FIXTURE_NOW });
   return valid.sections.find((s) => s.section.name === section)?.rows;
 }
 
 /** The message a fixture with these records is refused with, or "accepted". */
-export function refusalOf(section: Section, records: unknown[], store: Record<string, unknown> = {}): string {
+export function refusalOf(
+  section: Section,
+  records: unknown[],
+  store: Record<string, unknown> = {},
+): string {
   try {
     validateFixture(oneStoreFixture(section, records, store), { now: FIXTURE_NOW });
   } catch (error) {

@@ -1,9 +1,8 @@
 import { rmSync } from "node:fs";
 import * as v from "valibot";
-import { createApp, type AppDeps } from "../src/app";
+import { type AppDeps, createApp } from "../src/app";
 import { Platform } from "../src/db/platform";
 import { StorePool } from "../src/db/pool";
-import { loadFixture } from "../src/load/load";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "../src/http/auth-failures";
 import { CidrList } from "../src/http/cidr";
 import { KeyedQueue } from "../src/http/idempotency";
@@ -12,6 +11,7 @@ import { ok } from "../src/http/respond";
 import { idParams } from "../src/http/schemas";
 import { KeyCache } from "../src/keys/cache";
 import { KeyUsage } from "../src/keys/usage";
+import { loadFixture } from "../src/load/load";
 import { StoreRegistry } from "../src/registry";
 import { defineRoute, type RouteDef } from "../src/routes/define";
 import { type ApiAnswer, readAnswer, tempDir } from "./helpers";
@@ -26,7 +26,9 @@ export const syntheticRoutes: RouteDef[] = [
     path: "/things",
     area: "products",
     summary: "list",
-    query: v.strictObject({ limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, "must be a number."))) }),
+    query: v.strictObject({
+      limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, "must be a number."))),
+    }),
     handler: async (c) => ok(c, []),
   }),
   defineRoute({
@@ -75,7 +77,10 @@ export interface InProcessRequest {
 }
 
 /** The app from `createApp` over a real fixture, with a clock the test moves. */
-export async function startInProcess(options: InProcessOptions, defaultKey: string): Promise<InProcessApp> {
+export async function startInProcess(
+  options: InProcessOptions,
+  defaultKey: string,
+): Promise<InProcessApp> {
   const dataDir = tempDir("storeapi-fd-");
   await loadFixture(dataDir, { stores: options.stores });
   const platform = await Platform.open(dataDir);
@@ -89,7 +94,10 @@ export async function startInProcess(options: InProcessOptions, defaultKey: stri
     keys: new KeyCache(pool),
     usage: new KeyUsage(pool),
     rateLimiter: new RateLimiter(options.rateLimit ?? 120),
-    authFailures: new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: options.authFailureLimit ?? 20 }),
+    authFailures: new AuthFailures({
+      ...DEFAULT_FAILURE_POLICY,
+      limit: options.authFailureLimit ?? 20,
+    }),
     allowHttp: options.allowHttp ?? true,
     trustProxy: options.trustProxy ? CidrList.parse(options.trustProxy) : null,
     idempotencyQueue: new KeyedQueue(),
@@ -115,8 +123,14 @@ export async function startInProcess(options: InProcessOptions, defaultKey: stri
         body = JSON.stringify(r.body);
         headers["Content-Type"] ??= "application/json";
       }
-      const request = new Request(`http://in-process${path}`, { method: r.method ?? "GET", headers, body });
-      return readAnswer(await app.fetch(request, { peerIp: r.peerIp ?? "192.0.2.1", tls: r.tls ?? false }));
+      const request = new Request(`http://in-process${path}`, {
+        method: r.method ?? "GET",
+        headers,
+        body,
+      });
+      return readAnswer(
+        await app.fetch(request, { peerIp: r.peerIp ?? "192.0.2.1", tls: r.tls ?? false }),
+      );
     },
     async stop() {
       await pool.close();

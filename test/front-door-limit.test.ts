@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { KEYS, startTestServer, testStore, type TestServer } from "./helpers";
+import { KEYS, startTestServer, type TestServer, testStore } from "./helpers";
 
 /**
  * Black-box: with --rate-limit 30, exactly 30 of 50 concurrent requests pass. A burst
@@ -18,14 +18,16 @@ describe("rate limit on the real server", () => {
   test("exactly `limit` of 50 concurrent requests pass in one window; the rest are 429 rate_limited", async () => {
     for (const key of [KEYS.all, KEYS.read, KEYS.none]) {
       const before = minute();
-      const answers = await Promise.all(Array.from({ length: 50 }, () => server.request("/api/v1/__limit-probe", { key })));
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => server.request("/api/v1/__limit-probe", { key })),
+      );
       if (minute() !== before) continue;
       const passed = answers.filter((a) => a.status !== 429);
       const limited = answers.filter((a) => a.status === 429);
       expect(passed.length).toBe(30);
-      expect(passed.map((a) => Number(a.headers.get("ratelimit-remaining"))).sort((a, b) => a - b)).toEqual(
-        Array.from({ length: 30 }, (_, i) => i),
-      );
+      expect(
+        passed.map((a) => Number(a.headers.get("ratelimit-remaining"))).sort((a, b) => a - b),
+      ).toEqual(Array.from({ length: 30 }, (_, i) => i));
       expect(limited.length).toBe(20);
       for (const answer of limited) {
         expect(answer.json.error.code).toBe("rate_limited");

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { AREAS, type Access, type Area } from "../src/keys/permissions";
+import { type Access, AREAS, type Area } from "../src/keys/permissions";
 import { apiRoutes } from "../src/routes";
 import { accessFor } from "../src/routes/define";
-import { startTestServer, testStore, type TestServer } from "./helpers";
+import { startTestServer, type TestServer, testStore } from "./helpers";
 
 /**
  * Permission matrix: every endpoint in the route table × none/read/write on its area.
@@ -27,7 +27,10 @@ const concrete = (path: string) => `/api/v1${path.replace(/:\w+(\{[^}]*\})?/g, "
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ stores: AREAS.map(storeFor), flags: { "rate-limit": "100000" } });
+  server = await startTestServer({
+    stores: AREAS.map(storeFor),
+    flags: { "rate-limit": "100000" },
+  });
 });
 afterAll(() => server.stop());
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startInProcess, type InProcessApp } from "./front-door-app";
-import { ALL_WRITE, KEYS, statusAndCode as code, testStore, type ApiAnswer } from "./helpers";
+import { type InProcessApp, startInProcess } from "./front-door-app";
+import { ALL_WRITE, type ApiAnswer, statusAndCode as code, KEYS, testStore } from "./helpers";
 
 /**
  * api-contract.md §2: a request failing two checks gets the earlier one's answer. Each
@@ -27,8 +27,14 @@ let open: InProcessApp; // plain HTTP allowed
 let roomy: InProcessApp; // plain HTTP allowed, default limits
 beforeAll(async () => {
   roomy = await startInProcess({ stores }, KEYS.all);
-  strict = await startInProcess({ stores, allowHttp: false, rateLimit: 3, authFailureLimit: 2 }, KEYS.all);
-  open = await startInProcess({ stores, allowHttp: true, rateLimit: 3, authFailureLimit: 2 }, KEYS.all);
+  strict = await startInProcess(
+    { stores, allowHttp: false, rateLimit: 3, authFailureLimit: 2 },
+    KEYS.all,
+  );
+  open = await startInProcess(
+    { stores, allowHttp: true, rateLimit: 3, authFailureLimit: 2 },
+    KEYS.all,
+  );
 });
 afterAll(async () => {
   await strict.stop();
@@ -36,15 +42,20 @@ afterAll(async () => {
   await roomy.stop();
 });
 
-const rateHeaders = (a: ApiAnswer) => ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"].map((h) => a.headers.get(h));
+const rateHeaders = (a: ApiAnswer) =>
+  ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"].map((h) => a.headers.get(h));
 let nextIp = 1;
 /** A fresh client address per test, so lockouts do not leak between tests. */
 const freshIp = () => `198.51.100.${nextIp++}`;
 
 /** Fails keys from `ip` until it is blocked (limit 2). */
 async function block(app: InProcessApp, ip: string) {
-  expect(code(await app.request("/api/v1/things", { key: BAD_KEY, peerIp: ip, tls: true }))).toBe("401 unauthorized");
-  expect(code(await app.request("/api/v1/things", { key: BAD_KEY, peerIp: ip, tls: true }))).toBe("401 unauthorized");
+  expect(code(await app.request("/api/v1/things", { key: BAD_KEY, peerIp: ip, tls: true }))).toBe(
+    "401 unauthorized",
+  );
+  expect(code(await app.request("/api/v1/things", { key: BAD_KEY, peerIp: ip, tls: true }))).toBe(
+    "401 unauthorized",
+  );
 }
 
 /** Moves the clock to the next minute so the key's rate window is fresh. */
@@ -54,7 +65,10 @@ const nextMinute = (app: InProcessApp) => {
 
 async function exhaust(app: InProcessApp, key: string, ip: string) {
   nextMinute(app);
-  for (let i = 0; i < 3; i++) expect((await app.request("/api/v1/things", { key, peerIp: ip, tls: true })).status).not.toBe(429);
+  for (let i = 0; i < 3; i++)
+    expect((await app.request("/api/v1/things", { key, peerIp: ip, tls: true })).status).not.toBe(
+      429,
+    );
 }
 
 describe("order of checks", () => {
@@ -97,24 +111,49 @@ describe("order of checks", () => {
   });
 
   test("4 path outside /api/v1 and OPTIONS before unknown host, no key needed", async () => {
-    const outside = await strict.request("/api/v2/orders", { host: "nope.test", key: null, tls: true });
+    const outside = await strict.request("/api/v2/orders", {
+      host: "nope.test",
+      key: null,
+      tls: true,
+    });
     expect(code(outside)).toBe("404 not_found");
-    expect(outside.json.error.message).toBe("There is no endpoint at /api/v2/orders; the API lives under /api/v1/.");
-    const options = await strict.request("/api/v1/things", { method: "OPTIONS", host: "nope.test", key: null, tls: true });
+    expect(outside.json.error.message).toBe(
+      "There is no endpoint at /api/v2/orders; the API lives under /api/v1/.",
+    );
+    const options = await strict.request("/api/v1/things", {
+      method: "OPTIONS",
+      host: "nope.test",
+      key: null,
+      tls: true,
+    });
     expect(code(options)).toBe("405 method_not_allowed");
     expect(options.headers.get("allow")).toBe("GET, POST");
-    const optionsItem = await strict.request("/api/v1/things/5", { method: "OPTIONS", key: null, tls: true });
+    const optionsItem = await strict.request("/api/v1/things/5", {
+      method: "OPTIONS",
+      key: null,
+      tls: true,
+    });
     expect(optionsItem.headers.get("allow")).toBe("PATCH");
-    const noSuchPath = await strict.request("/api/v1/nothing", { method: "OPTIONS", key: null, tls: true });
+    const noSuchPath = await strict.request("/api/v1/nothing", {
+      method: "OPTIONS",
+      key: null,
+      tls: true,
+    });
     expect(code(noSuchPath)).toBe("404 not_found");
   });
 
   test("5 unknown host before a blocked IP", async () => {
     const ip = freshIp();
     await block(strict, ip);
-    const answer = await strict.request("/api/v1/things", { host: "nope.test", peerIp: ip, tls: true });
+    const answer = await strict.request("/api/v1/things", {
+      host: "nope.test",
+      peerIp: ip,
+      tls: true,
+    });
     expect(code(answer)).toBe("404 not_found");
-    expect(answer.json.error.message).toBe("No store is served at this host name; check the domain in the URL.");
+    expect(answer.json.error.message).toBe(
+      "No store is served at this host name; check the domain in the URL.",
+    );
   });
 
   test("6 blocked IP before the key check: valid and invalid keys alike get 429 with Retry-After", async () => {
@@ -129,14 +168,23 @@ describe("order of checks", () => {
   });
 
   test("7 a bad key before plan_required", async () => {
-    const answer = await strict.request("/api/v1/things", { host: "poor.test", key: BAD_KEY, peerIp: freshIp(), tls: true });
+    const answer = await strict.request("/api/v1/things", {
+      host: "poor.test",
+      key: BAD_KEY,
+      peerIp: freshIp(),
+      tls: true,
+    });
     expect(code(answer)).toBe("401 unauthorized");
   });
 
   test("8 plan_required before the rate limit: not counted, no rate headers", async () => {
     nextMinute(strict);
     for (let i = 0; i < 5; i++) {
-      const answer = await strict.request("/api/v1/things", { host: "poor.test", key: POOR_KEY, tls: true });
+      const answer = await strict.request("/api/v1/things", {
+        host: "poor.test",
+        key: POOR_KEY,
+        tls: true,
+      });
       expect(code(answer)).toBe("403 plan_required");
       expect(rateHeaders(answer)).toEqual([null, null, null]);
       expect(answer.headers.get("retry-after")).toBeNull();
@@ -162,42 +210,74 @@ describe("order of checks", () => {
     nextMinute(strict);
     const unknown = await strict.request("/api/v1/nothing", { key: KEYS.none, tls: true });
     expect(code(unknown)).toBe("404 not_found");
-    const wrongMethod = await strict.request("/api/v1/things", { method: "DELETE", key: KEYS.none, tls: true });
+    const wrongMethod = await strict.request("/api/v1/things", {
+      method: "DELETE",
+      key: KEYS.none,
+      tls: true,
+    });
     expect(code(wrongMethod)).toBe("405 method_not_allowed");
     expect(wrongMethod.headers.get("allow")).toBe("GET, POST");
-    const put = await strict.request("/api/v1/things/1", { method: "PUT", key: KEYS.none, tls: true });
+    const put = await strict.request("/api/v1/things/1", {
+      method: "PUT",
+      key: KEYS.none,
+      tls: true,
+    });
     expect(put.headers.get("allow")).toBe("PATCH");
   });
 
   test("11 insufficient_scope before body checks", async () => {
     nextMinute(strict);
-    const answer = await strict.request("/api/v1/things", { method: "POST", key: KEYS.read, raw: "{", headers: { "Content-Type": "text/plain" }, tls: true });
+    const answer = await strict.request("/api/v1/things", {
+      method: "POST",
+      key: KEYS.read,
+      raw: "{",
+      headers: { "Content-Type": "text/plain" },
+      tls: true,
+    });
     expect(code(answer)).toBe("403 insufficient_scope");
-    expect(answer.json.error.message).toBe('This key lacks the "products:write" permission this endpoint needs.');
+    expect(answer.json.error.message).toBe(
+      'This key lacks the "products:write" permission this endpoint needs.',
+    );
   });
 
   test("12 415 before invalid_json before a non-object body before parameter checks", async () => {
     const patch = (raw: string, type = "application/json") =>
-      roomy.request("/api/v1/things/abc", { method: "PATCH", raw, headers: { "Content-Type": type } });
+      roomy.request("/api/v1/things/abc", {
+        method: "PATCH",
+        raw,
+        headers: { "Content-Type": type },
+      });
     expect(code(await patch("{", "text/plain"))).toBe("415 json_required");
     expect(code(await patch("{"))).toBe("400 invalid_json");
     const array = await patch("[]");
     expect(code(array)).toBe("400 invalid_field");
     expect(array.json.error.field).toBe("body");
-    expect(code(await patch("{}", "application/json; charset=utf-8"))).toBe("400 invalid_parameter");
+    expect(code(await patch("{}", "application/json; charset=utf-8"))).toBe(
+      "400 invalid_parameter",
+    );
   });
 
   test("13 path parameters before query before body fields", async () => {
-    const badParam = await roomy.request("/api/v1/things/abc?zzz=1", { method: "PATCH", body: { bogus: 1 } });
+    const badParam = await roomy.request("/api/v1/things/abc?zzz=1", {
+      method: "PATCH",
+      body: { bogus: 1 },
+    });
     expect(code(badParam)).toBe("400 invalid_parameter");
     expect(badParam.json.error.field).toBe("id");
-    const badQuery = await roomy.request("/api/v1/things/1?zzz=1", { method: "PATCH", body: { bogus: 1 } });
+    const badQuery = await roomy.request("/api/v1/things/1?zzz=1", {
+      method: "PATCH",
+      body: { bogus: 1 },
+    });
     expect(code(badQuery)).toBe("400 invalid_parameter");
     expect(badQuery.json.error.field).toBe("zzz");
-    const badField = await roomy.request("/api/v1/things/1", { method: "PATCH", body: { name: "x", bogus: 1 } });
+    const badField = await roomy.request("/api/v1/things/1", {
+      method: "PATCH",
+      body: { name: "x", bogus: 1 },
+    });
     expect(code(badField)).toBe("400 invalid_field");
     expect(badField.json.error.field).toBe("bogus");
-    for (const answer of [badParam, badQuery, badField]) expect(answer.headers.get("ratelimit-limit")).toBe("120");
+    for (const answer of [badParam, badQuery, badField])
+      expect(answer.headers.get("ratelimit-limit")).toBe("120");
   });
 });
 
@@ -218,7 +298,11 @@ describe("rate headers", () => {
     ]);
     const more = [
       await open.request("/api/v1/things", { method: "DELETE" }),
-      await open.request("/api/v1/things", { method: "POST", raw: "x", headers: { "Content-Type": "text/plain" } }),
+      await open.request("/api/v1/things", {
+        method: "POST",
+        raw: "x",
+        headers: { "Content-Type": "text/plain" },
+      }),
     ];
     expect(more.map(code)).toEqual(["405 method_not_allowed", "415 json_required"]);
     expect(more.map(rateHeaders)).toEqual([
@@ -228,7 +312,9 @@ describe("rate headers", () => {
     const limited = await open.request("/api/v1/things");
     expect(code(limited)).toBe("429 rate_limited");
     expect(limited.headers.get("retry-after")).toBe("18");
-    expect(limited.json.error.message).toBe("This key has used its 3 requests for this minute; retry in 18 seconds.");
+    expect(limited.json.error.message).toBe(
+      "This key has used its 3 requests for this minute; retry in 18 seconds.",
+    );
     open.clock.now += 18_000;
     expect(rateHeaders(await open.request("/api/v1/things"))).toEqual(["3", "2", "60"]);
   });
@@ -236,10 +322,14 @@ describe("rate headers", () => {
   test("exactly `limit` of many concurrent requests pass in one window", async () => {
     const app = await startInProcess({ stores, rateLimit: 30 }, KEYS.all);
     try {
-      const answers = await Promise.all(Array.from({ length: 50 }, () => app.request("/api/v1/things")));
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => app.request("/api/v1/things")),
+      );
       expect(answers.filter((a) => a.status === 200).length).toBe(30);
       expect(answers.filter((a) => code(a) === "429 rate_limited").length).toBe(20);
-      const remaining = answers.filter((a) => a.status === 200).map((a) => Number(a.headers.get("ratelimit-remaining")));
+      const remaining = answers
+        .filter((a) => a.status === 200)
+        .map((a) => Number(a.headers.get("ratelimit-remaining")));
       expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i));
     } finally {
       await app.stop();
@@ -252,14 +342,21 @@ describe("failed-key lockout", () => {
     const app = await startInProcess({ stores, authFailureLimit: 3 }, KEYS.all);
     try {
       const ip = "203.0.113.50";
-      for (let i = 0; i < 3; i++) expect(code(await app.request("/api/v1/things", { key: BAD_KEY, peerIp: ip }))).toBe("401 unauthorized");
+      for (let i = 0; i < 3; i++)
+        expect(code(await app.request("/api/v1/things", { key: BAD_KEY, peerIp: ip }))).toBe(
+          "401 unauthorized",
+        );
       const blocked = await app.request("/api/v1/things", { peerIp: ip });
       expect(code(blocked)).toBe("429 too_many_failures");
       expect(blocked.headers.get("retry-after")).toBe("600");
-      expect(blocked.json.error.message).toBe("Too many requests with invalid API keys came from this address; try again in 600 seconds.");
+      expect(blocked.json.error.message).toBe(
+        "Too many requests with invalid API keys came from this address; try again in 600 seconds.",
+      );
       expect(code(await app.request("/api/v1/things", { peerIp: "203.0.113.51" }))).toBe("200 ok");
       app.clock.now += 599_500;
-      expect((await app.request("/api/v1/things", { peerIp: ip })).headers.get("retry-after")).toBe("1");
+      expect((await app.request("/api/v1/things", { peerIp: ip })).headers.get("retry-after")).toBe(
+        "1",
+      );
       app.clock.now += 500;
       expect(code(await app.request("/api/v1/things", { peerIp: ip }))).toBe("200 ok");
     } finally {
@@ -280,7 +377,9 @@ describe("failed-key lockout", () => {
       expect(code(await fail())).toBe("401 unauthorized");
       expect(code(await app.request("/api/v1/things", { peerIp: ip }))).toBe("200 ok");
       expect(code(await fail())).toBe("401 unauthorized"); // third within the window
-      expect(code(await app.request("/api/v1/things", { peerIp: ip }))).toBe("429 too_many_failures");
+      expect(code(await app.request("/api/v1/things", { peerIp: ip }))).toBe(
+        "429 too_many_failures",
+      );
     } finally {
       await app.stop();
     }
@@ -291,8 +390,13 @@ describe("failed-key lockout", () => {
     try {
       const ip = "203.0.113.70";
       const causes = [{ key: null }, { key: "svc_sk_short" }, { key: BAD_KEY }, { key: POOR_KEY }];
-      for (const cause of causes) expect(code(await app.request("/api/v1/things", { ...cause, peerIp: ip }))).toBe("401 unauthorized");
-      expect(code(await app.request("/api/v1/things", { peerIp: ip }))).toBe("429 too_many_failures");
+      for (const cause of causes)
+        expect(code(await app.request("/api/v1/things", { ...cause, peerIp: ip }))).toBe(
+          "401 unauthorized",
+        );
+      expect(code(await app.request("/api/v1/things", { peerIp: ip }))).toBe(
+        "429 too_many_failures",
+      );
     } finally {
       await app.stop();
     }
@@ -303,8 +407,12 @@ describe("failed-key lockout", () => {
     try {
       await app.request("/api/v1/things", { key: BAD_KEY, peerIp: "2001:db8:1:2::1" });
       await app.request("/api/v1/things", { key: BAD_KEY, peerIp: "2001:db8:1:2::2" });
-      expect(code(await app.request("/api/v1/things", { peerIp: "2001:db8:1:2:ffff::3" }))).toBe("429 too_many_failures");
-      expect(code(await app.request("/api/v1/things", { peerIp: "2001:db8:1:3::1" }))).toBe("200 ok");
+      expect(code(await app.request("/api/v1/things", { peerIp: "2001:db8:1:2:ffff::3" }))).toBe(
+        "429 too_many_failures",
+      );
+      expect(code(await app.request("/api/v1/things", { peerIp: "2001:db8:1:3::1" }))).toBe(
+        "200 ok",
+      );
     } finally {
       await app.stop();
     }

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
 import { send, tempDir, testStore } from "./helpers";
-import { spawnServer, type ServerProcess } from "./process";
+import { type ServerProcess, spawnServer } from "./process";
 import { TEST_LIBSQL, testLocation } from "./sqld";
 
 const dir = tempDir("storeapi-healthz-");
@@ -30,7 +30,10 @@ async function healthzBecomes(status: number) {
   return answer;
 }
 
-const unhealthy = (message: string) => ({ ok: false, error: { code: "service_unavailable", message } });
+const unhealthy = (message: string) => ({
+  ok: false,
+  error: { code: "service_unavailable", message },
+});
 
 test("healthy: 200 without a key", async () => {
   const answer = await healthz();
@@ -39,35 +42,56 @@ test("healthy: 200 without a key", async () => {
 }, 30_000);
 
 // Breaks the data directory on disk; on a server /healthz reads the registry there.
-test.skipIf(TEST_LIBSQL)("503 naming the data directory while it cannot be written, 200 again after", async () => {
-  // Root ignores permission bits: a directory where the probe writes its file makes the write fail.
-  mkdirSync(join(data, ".healthz-probe"));
-  const sick = await healthzBecomes(503);
-  expect(sick.json).toEqual(unhealthy("Unhealthy: the data directory is not writable."));
-  expect(sick.headers.get("content-type")).toBe("application/json; charset=utf-8");
-  rmdirSync(join(data, ".healthz-probe"));
-  expect((await healthzBecomes(200)).json).toEqual({ ok: true, data: { status: "ok" } });
-}, 30_000);
+test.skipIf(TEST_LIBSQL)(
+  "503 naming the data directory while it cannot be written, 200 again after",
+  async () => {
+    // Root ignores permission bits: a directory where the probe writes its file makes the write fail.
+    mkdirSync(join(data, ".healthz-probe"));
+    const sick = await healthzBecomes(503);
+    expect(sick.json).toEqual(unhealthy("Unhealthy: the data directory is not writable."));
+    expect(sick.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    rmdirSync(join(data, ".healthz-probe"));
+    expect((await healthzBecomes(200)).json).toEqual({ ok: true, data: { status: "ok" } });
+  },
+  30_000,
+);
 
 // Breaks platform.db on disk.
-test.skipIf(TEST_LIBSQL)("503 naming the platform database while it cannot be read, 200 again after", async () => {
-  const platformDb = join(data, "platform.db");
-  renameSync(platformDb, join(dir, "platform.db.aside"));
-  writeFileSync(platformDb, "this is not a database, and it is long enough to have a header...\n".repeat(100));
-  const sick = await healthzBecomes(503);
-  expect(sick.json).toEqual(unhealthy("Unhealthy: the platform database cannot be read."));
-  renameSync(join(dir, "platform.db.aside"), platformDb);
-  expect((await healthzBecomes(200)).status).toBe(200);
-  expect(server.stdout()).toContain('"msg":"health check failed: the platform database cannot be read"');
-}, 30_000);
+test.skipIf(TEST_LIBSQL)(
+  "503 naming the platform database while it cannot be read, 200 again after",
+  async () => {
+    const platformDb = join(data, "platform.db");
+    renameSync(platformDb, join(dir, "platform.db.aside"));
+    writeFileSync(
+      platformDb,
+      "this is not a database, and it is long enough to have a header...\n".repeat(100),
+    );
+    const sick = await healthzBecomes(503);
+    expect(sick.json).toEqual(unhealthy("Unhealthy: the platform database cannot be read."));
+    renameSync(join(dir, "platform.db.aside"), platformDb);
+    expect((await healthzBecomes(200)).status).toBe(200);
+    expect(server.stdout()).toContain(
+      '"msg":"health check failed: the platform database cannot be read"',
+    );
+  },
+  30_000,
+);
 
 // Removes the data directory.
-test.skipIf(TEST_LIBSQL)("503 naming both when the data directory is gone", async () => {
-  renameSync(data, join(dir, "moved"));
-  writeFileSync(data, "a file where the data directory was\n");
-  const sick = await healthzBecomes(503);
-  expect(sick.json).toEqual(unhealthy("Unhealthy: the platform database cannot be read; the data directory is not writable."));
-  rmSync(data);
-  renameSync(join(dir, "moved"), data);
-  expect((await healthzBecomes(200)).status).toBe(200);
-}, 30_000);
+test.skipIf(TEST_LIBSQL)(
+  "503 naming both when the data directory is gone",
+  async () => {
+    renameSync(data, join(dir, "moved"));
+    writeFileSync(data, "a file where the data directory was\n");
+    const sick = await healthzBecomes(503);
+    expect(sick.json).toEqual(
+      unhealthy(
+        "Unhealthy: the platform database cannot be read; the data directory is not writable.",
+      ),
+    );
+    rmSync(data);
+    renameSync(join(dir, "moved"), data);
+    expect((await healthzBecomes(200)).status).toBe(200);
+  },
+  30_000,
+);

@@ -87,16 +87,26 @@ export function tempDir(prefix = "storeapi-test-"): string {
 }
 
 /** Sends one request to a server; defaults: host shop1.test, the all-access key, JSON body. */
-export async function send(baseUrl: string, path: string, options: RequestOptions = {}): Promise<ApiAnswer> {
-  const headers: Record<string, string> = { Host: options.host ?? "shop1.test", ...options.headers };
+export async function send(
+  baseUrl: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<ApiAnswer> {
+  const headers: Record<string, string> = {
+    Host: options.host ?? "shop1.test",
+    ...options.headers,
+  };
   const key = options.key === undefined ? KEYS.all : options.key;
-  if (key !== null && !("Authorization" in headers) && !("X-Api-Key" in headers)) headers.Authorization = `Bearer ${key}`;
+  if (key !== null && !("Authorization" in headers) && !("X-Api-Key" in headers))
+    headers.Authorization = `Bearer ${key}`;
   let body: string | undefined = options.raw;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers["Content-Type"] ??= "application/json";
   }
-  return readAnswer(await fetch(baseUrl + path, { method: options.method ?? "GET", headers, body }));
+  return readAnswer(
+    await fetch(baseUrl + path, { method: options.method ?? "GET", headers, body }),
+  );
 }
 
 /** A response as tests look at it: status, headers, text, and the text parsed as JSON (undefined when it is not). */
@@ -123,7 +133,11 @@ export async function startTestServer(
   const location = TEST_LIBSQL ? await libsqlLocationFor(dataDir) : undefined;
   if (options.stores) await loadFixture(location ?? dataDir, { stores: options.stores });
   const config = {
-    ...parseServeConfig({ listen: "127.0.0.1:0", "allow-http": true, "log-level": "silent", ...options.flags }, dataDir, {}),
+    ...parseServeConfig(
+      { listen: "127.0.0.1:0", "allow-http": true, "log-level": "silent", ...options.flags },
+      dataDir,
+      {},
+    ),
     location,
   };
   const server = process.env.STOREAPI_BIN
@@ -148,13 +162,16 @@ export async function startTestServer(
 /** `storeapi serve` as a process with the same flags; stopped with SIGTERM. */
 async function spawnedServer(dataDir: string, flags: ServeFlags) {
   const { "allow-http": allowHttp = true, ...rest } = flags;
-  const args = Object.entries(rest).flatMap(([flag, value]) => (value === true ? [`--${flag}`] : value ? [`--${flag}`, value] : []));
+  const args = Object.entries(rest).flatMap(([flag, value]) =>
+    value === true ? [`--${flag}`] : value ? [`--${flag}`, value] : [],
+  );
   const server = await spawnServer(dataDir, args, {}, { allowHttp: allowHttp !== false });
   return { url: server.url, stop: () => server.signal("SIGTERM").then(() => {}) };
 }
 
 /** `"<status> <error code>"`, or `"<status> ok"` for a success: one value to compare. */
-export const statusAndCode = (answer: ApiAnswer): string => `${answer.status} ${answer.json?.error?.code ?? "ok"}`;
+export const statusAndCode = (answer: ApiAnswer): string =>
+  `${answer.status} ${answer.json?.error?.code ?? "ok"}`;
 
 /** Asserts-free accessor for an error envelope's code (undefined when not an error). */
 export const errorCode = (answer: ApiAnswer): string | undefined => answer.json?.error?.code;

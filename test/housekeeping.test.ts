@@ -3,10 +3,10 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
 import type { Queryable } from "../src/db/driver";
-import { storeDbPath } from "../src/db/pool";
 import { NativeDb } from "../src/db/native";
-import { loadFixture } from "../src/load/load";
+import { storeDbPath } from "../src/db/pool";
 import { purgeStore } from "../src/housekeeping";
+import { loadFixture } from "../src/load/load";
 import { tempDir, testStore } from "./helpers";
 import { runCli, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
@@ -26,7 +26,9 @@ function seed(path: string, now: number): void {
   mail.run("keep: sent 29 days ago", "sent", now - 29 * DAY, now - 29 * DAY);
   mail.run("keep: queued 40 days ago", "queued", now - 40 * DAY, null);
   mail.run("keep: failed 40 days ago", "failed", now - 40 * DAY, null);
-  const record = db.prepare("INSERT INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (1, ?, 'f', 201, '{}', ?)");
+  const record = db.prepare(
+    "INSERT INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (1, ?, 'f', 201, '{}', ?)",
+  );
   for (let i = 0; i < 5; i++) record.run(`purge-${i}`, now - DAY - 60_000);
   record.run("keep", now - 60 * 60 * 1000);
   db.close();
@@ -34,8 +36,12 @@ function seed(path: string, now: number): void {
 
 function remaining(path: string) {
   const db = new Database(path, { readonly: true });
-  const subjects = (db.prepare("SELECT subject FROM outbox ORDER BY id").all() as { subject: string }[]).map((r) => r.subject);
-  const keys = (db.prepare("SELECT idem_key FROM idempotency ORDER BY idem_key").all() as { idem_key: string }[]).map((r) => r.idem_key);
+  const subjects = (
+    db.prepare("SELECT subject FROM outbox ORDER BY id").all() as { subject: string }[]
+  ).map((r) => r.subject);
+  const keys = (
+    db.prepare("SELECT idem_key FROM idempotency ORDER BY idem_key").all() as { idem_key: string }[]
+  ).map((r) => r.idem_key);
   db.close();
   return { subjects, keys };
 }
@@ -46,29 +52,36 @@ const KEPT = {
 };
 
 // Seeds rows by writing the store file directly.
-test.skipIf(TEST_LIBSQL)("purgeStore deletes old sent mail and expired idempotency records in batches of the given size", async () => {
-  const data = join(dir, "unit");
-  await loadFixture(data, { stores: [testStore()] });
-  const path = storeDbPath(data, "shop1");
-  const now = Date.now();
-  seed(path, now);
-  const db = new NativeDb(path);
-  const deletes: string[] = [];
-  const counting: Queryable = {
-    all: (sql, args) => db.all(sql, args),
-    get: (sql, args) => db.get(sql, args),
-    run: (sql, args) => {
-      deletes.push(sql.split(" ")[2]); // DELETE FROM <table>
-      return db.run(sql, args);
-    },
-  };
-  const purged = await purgeStore(counting, { keepSentMailDays: 30, batch: 2, everyMinutes: 60 }, now);
-  await db.close();
-  expect(purged).toEqual({ sentMail: 1, idempotency: 5 });
-  // 1 sent mail: one batch; 5 records in batches of 2: 2 + 2 + 1.
-  expect(deletes).toEqual(["outbox", "idempotency", "idempotency", "idempotency"]);
-  expect(remaining(path)).toEqual(KEPT);
-});
+test.skipIf(TEST_LIBSQL)(
+  "purgeStore deletes old sent mail and expired idempotency records in batches of the given size",
+  async () => {
+    const data = join(dir, "unit");
+    await loadFixture(data, { stores: [testStore()] });
+    const path = storeDbPath(data, "shop1");
+    const now = Date.now();
+    seed(path, now);
+    const db = new NativeDb(path);
+    const deletes: string[] = [];
+    const counting: Queryable = {
+      all: (sql, args) => db.all(sql, args),
+      get: (sql, args) => db.get(sql, args),
+      run: (sql, args) => {
+        deletes.push(sql.split(" ")[2]); // DELETE FROM <table>
+        return db.run(sql, args);
+      },
+    };
+    const purged = await purgeStore(
+      counting,
+      { keepSentMailDays: 30, batch: 2, everyMinutes: 60 },
+      now,
+    );
+    await db.close();
+    expect(purged).toEqual({ sentMail: 1, idempotency: 5 });
+    // 1 sent mail: one batch; 5 records in batches of 2: 2 + 2 + 1.
+    expect(deletes).toEqual(["outbox", "idempotency", "idempotency", "idempotency"]);
+    expect(remaining(path)).toEqual(KEPT);
+  },
+);
 
 // Seeds rows by writing the store file directly.
 test.skipIf(TEST_LIBSQL)("a running server purges them at start, and logs how many", async () => {
@@ -78,17 +91,36 @@ test.skipIf(TEST_LIBSQL)("a running server purges them at start, and logs how ma
   seed(path, Date.now());
   const server = await spawnServer(data, ["--purge-batch", "2", "--keep-sent-mail-days", "30"]);
   try {
-    for (let i = 0; i < 100 && !server.stdout().includes("housekeeping: purged"); i++) await Bun.sleep(100);
+    for (let i = 0; i < 100 && !server.stdout().includes("housekeeping: purged"); i++)
+      await Bun.sleep(100);
   } finally {
     expect(await server.signal("SIGTERM")).toBe(0);
   }
-  const line = server.stdout().split("\n").find((l) => l.includes("housekeeping: purged")) ?? "{}";
-  expect(JSON.parse(line)).toMatchObject({ msg: "housekeeping: purged", sentMail: 1, idempotency: 5 });
+  const line =
+    server
+      .stdout()
+      .split("\n")
+      .find((l) => l.includes("housekeeping: purged")) ?? "{}";
+  expect(JSON.parse(line)).toMatchObject({
+    msg: "housekeeping: purged",
+    sentMail: 1,
+    idempotency: 5,
+  });
   expect(remaining(path)).toEqual(KEPT);
 });
 
 test("the housekeeping flags take positive whole numbers", async () => {
-  const run = await runCli(["serve", "--data", join(dir, "flags"), "--purge-batch", "0", "--keep-sent-mail-days", "x"]);
+  const run = await runCli([
+    "serve",
+    "--data",
+    join(dir, "flags"),
+    "--purge-batch",
+    "0",
+    "--keep-sent-mail-days",
+    "x",
+  ]);
   expect(run.code).toBe(2);
-  expect(run.stderr).toBe('storeapi: --keep-sent-mail-days must be a positive whole number, not "x"; --purge-batch must be a positive whole number, not "0"\n');
+  expect(run.stderr).toBe(
+    'storeapi: --keep-sent-mail-days must be a positive whole number, not "x"; --purge-batch must be a positive whole number, not "0"\n',
+  );
 });

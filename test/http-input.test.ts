@@ -2,14 +2,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { storeDbPath } from "../src/db/pool";
 import { apiRoutes } from "../src/routes";
-import { send, startTestServer, testStore, type TestServer } from "./helpers";
+import { send, startTestServer, type TestServer, testStore } from "./helpers";
 import { TEST_LIBSQL } from "./sqld";
 
 /** Client input that once hurt (issue 13, items 5, 6, 7, 13, 15): over HTTP to a real server. */
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ stores: [testStore({ customers: [{ id: 1, email: "one@example.com" }] })] });
+  server = await startTestServer({
+    stores: [testStore({ customers: [{ id: 1, email: "one@example.com" }] })],
+  });
 });
 afterAll(() => server.stop());
 
@@ -24,7 +26,11 @@ describe("a body nested deeper than 32 levels", () => {
       test(`${route.method} ${route.path} ${idempotencyKey ? "with" : "without"} Idempotency-Key is 400 invalid_field "body"`, async () => {
         const headers: Record<string, string> = { "Content-Type": "application/json" };
         if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
-        const answer = await send(server.url, path, { method: route.method, raw: deep(20_000), headers });
+        const answer = await send(server.url, path, {
+          method: route.method,
+          raw: deep(20_000),
+          headers,
+        });
         expect(answer.status).toBe(400);
         expect(answer.json.error).toEqual({
           code: "invalid_field",
@@ -46,14 +52,25 @@ describe("a body nested deeper than 32 levels", () => {
 
   test("32 levels are accepted as far as nesting goes (the field is then checked as usual)", async () => {
     const headers = { "Content-Type": "application/json" };
-    const answer = await send(server.url, "/api/v1/products", { method: "POST", raw: deep(31), headers });
+    const answer = await send(server.url, "/api/v1/products", {
+      method: "POST",
+      raw: deep(31),
+      headers,
+    });
     expect(answer.json.error.field).toBe("name");
-    const deeper = await send(server.url, "/api/v1/products", { method: "POST", raw: deep(32), headers });
+    const deeper = await send(server.url, "/api/v1/products", {
+      method: "POST",
+      raw: deep(32),
+      headers,
+    });
     expect(deeper.json.error.field).toBe("body");
   });
 
   test("brackets inside strings do not count", async () => {
-    const answer = await send(server.url, "/api/v1/products", { method: "POST", body: { name: `"\\${"[{".repeat(40)}`, price: 1 } });
+    const answer = await send(server.url, "/api/v1/products", {
+      method: "POST",
+      body: { name: `"\\${"[{".repeat(40)}`, price: 1 },
+    });
     expect(answer.status).toBe(201);
   });
 });
@@ -63,62 +80,101 @@ describe("echoed input is cut to 100 characters", () => {
   const cut = `${"n".repeat(100)}…`;
 
   test("an unknown 1 MB field name: the 400 quotes 100 characters of it", async () => {
-    const answer = await send(server.url, "/api/v1/customers", { method: "POST", body: { email: "a@example.com", [longName]: 1 } });
+    const answer = await send(server.url, "/api/v1/customers", {
+      method: "POST",
+      body: { email: "a@example.com", [longName]: 1 },
+    });
     expect(answer.status).toBe(400);
-    expect(answer.json.error).toEqual({ code: "invalid_field", field: cut, message: `Field "${cut}" is not allowed here.` });
+    expect(answer.json.error).toEqual({
+      code: "invalid_field",
+      field: cut,
+      message: `Field "${cut}" is not allowed here.`,
+    });
   });
 
   test("a long repeated query parameter and a long unknown path", async () => {
     const name = "q".repeat(5000);
     const repeated = await send(server.url, `/api/v1/customers?${name}=1&${name}=2`);
     expect(repeated.json.error.field).toBe(`${"q".repeat(100)}…`);
-    expect(repeated.json.error.message).toBe(`Parameter "${"q".repeat(100)}…" may be given only once.`);
+    expect(repeated.json.error.message).toBe(
+      `Parameter "${"q".repeat(100)}…" may be given only once.`,
+    );
     const path = `/api/v1/${"p".repeat(5000)}`;
     const missing = await send(server.url, path);
     expect(missing.json.error.message).toBe(`There is no endpoint at ${path.slice(0, 100)}….`);
   });
 
   // Measures the store file on disk.
-  test.skipIf(TEST_LIBSQL)("ten such requests with Idempotency-Keys do not grow the store by megabytes", async () => {
-    const sizeOfStore = () =>
-      ["", "-wal"].reduce((sum, suffix) => sum + (statSync(storeDbPath(server.dataDir, "shop1") + suffix, { throwIfNoEntry: false })?.size ?? 0), 0);
-    const before = sizeOfStore();
-    for (let i = 0; i < 10; i++) {
-      const answer = await send(server.url, "/api/v1/customers", {
+  test.skipIf(TEST_LIBSQL)(
+    "ten such requests with Idempotency-Keys do not grow the store by megabytes",
+    async () => {
+      const sizeOfStore = () =>
+        ["", "-wal"].reduce(
+          (sum, suffix) =>
+            sum +
+            (statSync(storeDbPath(server.dataDir, "shop1") + suffix, { throwIfNoEntry: false })
+              ?.size ?? 0),
+          0,
+        );
+      const before = sizeOfStore();
+      for (let i = 0; i < 10; i++) {
+        const answer = await send(server.url, "/api/v1/customers", {
+          method: "POST",
+          body: { email: "b@example.com", [longName]: i },
+          headers: { "Idempotency-Key": `long-name-${i}` },
+        });
+        expect(answer.json.error.field).toBe(cut);
+      }
+      const replay = await send(server.url, "/api/v1/customers", {
         method: "POST",
-        body: { email: "b@example.com", [longName]: i },
-        headers: { "Idempotency-Key": `long-name-${i}` },
+        body: { email: "b@example.com", [longName]: 3 },
+        headers: { "Idempotency-Key": "long-name-3" },
       });
-      expect(answer.json.error.field).toBe(cut);
-    }
-    const replay = await send(server.url, "/api/v1/customers", {
-      method: "POST",
-      body: { email: "b@example.com", [longName]: 3 },
-      headers: { "Idempotency-Key": "long-name-3" },
-    });
-    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
-    expect(sizeOfStore() - before).toBeLessThan(500_000);
-  });
+      expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(sizeOfStore() - before).toBeLessThan(500_000);
+    },
+  );
 });
 
 describe("a missing required field", () => {
   test("POST /products without name says name is required", async () => {
-    const answer = await send(server.url, "/api/v1/products", { method: "POST", body: { price: 1 } });
-    expect(answer.json.error).toEqual({ code: "invalid_field", field: "name", message: 'Field "name" is required.' });
+    const answer = await send(server.url, "/api/v1/products", {
+      method: "POST",
+      body: { price: 1 },
+    });
+    expect(answer.json.error).toEqual({
+      code: "invalid_field",
+      field: "name",
+      message: 'Field "name" is required.',
+    });
   });
 
   test("POST /customers without email says email is required", async () => {
-    const answer = await send(server.url, "/api/v1/customers", { method: "POST", body: { name: "Dana" } });
-    expect(answer.json.error).toEqual({ code: "invalid_field", field: "email", message: 'Field "email" is required.' });
+    const answer = await send(server.url, "/api/v1/customers", {
+      method: "POST",
+      body: { name: "Dana" },
+    });
+    expect(answer.json.error).toEqual({
+      code: "invalid_field",
+      field: "email",
+      message: 'Field "email" is required.',
+    });
   });
 
   test("an unknown field is still not allowed", async () => {
-    const answer = await send(server.url, "/api/v1/products", { method: "POST", body: { name: "x", price: 1, colour: "red" } });
-    expect(answer.json.error).toEqual({ code: "invalid_field", field: "colour", message: 'Field "colour" is not allowed here.' });
+    const answer = await send(server.url, "/api/v1/products", {
+      method: "POST",
+      body: { name: "x", price: 1, colour: "red" },
+    });
+    expect(answer.json.error).toEqual({
+      code: "invalid_field",
+      field: "colour",
+      message: 'Field "colour" is not allowed here.',
+    });
   });
 });
 
-test("every 401 carries WWW-Authenticate: Bearer realm=\"storeapi\" and the same body", async () => {
+test('every 401 carries WWW-Authenticate: Bearer realm="storeapi" and the same body', async () => {
   const answers = await Promise.all([
     send(server.url, "/api/v1/orders", { key: null }),
     send(server.url, "/api/v1/orders", { key: "svc_sk_unknownKey000000000000000000000000000000" }),
@@ -138,11 +194,20 @@ describe("service paths answer other methods with 405 and Allow: GET, like any /
         const answer = await send(server.url, path, { method, body: {} });
         expect(answer.status).toBe(405);
         expect(answer.headers.get("Allow")).toBe("GET");
-        expect(answer.json.error).toEqual({ code: "method_not_allowed", message: "This path accepts only GET." });
+        expect(answer.json.error).toEqual({
+          code: "method_not_allowed",
+          message: "This path accepts only GET.",
+        });
         expect((await send(server.url, path, { method, key: null })).status).toBe(401);
-        expect((await send(server.url, path, { method, host: "nowhere.example" })).status).toBe(404);
+        expect((await send(server.url, path, { method, host: "nowhere.example" })).status).toBe(
+          404,
+        );
       }
-      const options = await send(server.url, path, { method: "OPTIONS", key: null, host: "nowhere.example" });
+      const options = await send(server.url, path, {
+        method: "OPTIONS",
+        key: null,
+        host: "nowhere.example",
+      });
       expect(options.status).toBe(405);
       expect(options.headers.get("Allow")).toBe("GET");
     });

@@ -4,15 +4,19 @@ import { IDEMPOTENCY_TTL_MS } from "../src/db/idempotency";
 import { ApiError } from "../src/errors";
 import { canonicalJson, fingerprint, idempotentCreate } from "../src/http/idempotency";
 import { defineRoute, type RouteDef } from "../src/routes/define";
-import { startInProcess, type InProcessApp } from "./front-door-app";
+import { type InProcessApp, startInProcess } from "./front-door-app";
 import { KEYS, testStore } from "./helpers";
 
 /** The idempotency machinery on synthetic routes, with a clock the test moves. */
 
 describe("canonical JSON and fingerprints", () => {
   test("keys sorted at every level, arrays kept in order, no whitespace", () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: "x" } })).toBe('{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}');
-    expect(canonicalJson(JSON.parse('{ "n" : 1.50, "e": 1e2, "s": "\\u00e9" }'))).toBe('{"e":100,"n":1.5,"s":"é"}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: "x" } })).toBe(
+      '{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}',
+    );
+    expect(canonicalJson(JSON.parse('{ "n" : 1.50, "e": 1e2, "s": "\\u00e9" }'))).toBe(
+      '{"e":100,"n":1.5,"s":"é"}',
+    );
     expect(canonicalJson([])).toBe("[]");
     expect(canonicalJson({})).toBe("{}");
   });
@@ -44,7 +48,8 @@ function syntheticCreate(path: string): RouteDef {
         runs.count++;
         const failure = plan.fail.shift();
         if (failure === "crash") throw new Error("database on fire");
-        if (failure === "rate_limited") throw new ApiError("rate_limited", "Slow down.", {}, { "Retry-After": "5" });
+        if (failure === "rate_limited")
+          throw new ApiError("rate_limited", "Slow down.", {}, { "Retry-After": "5" });
         if (failure === "not_found") throw new ApiError("not_found", "No such parent.");
         await tx.run("INSERT INTO leads (name, created_at) VALUES (?, ?)", [body.name, 0]);
         return { status: 201, data: { name: body.name, run: runs.count } };
@@ -54,12 +59,19 @@ function syntheticCreate(path: string): RouteDef {
 
 let app: InProcessApp;
 beforeAll(async () => {
-  app = await startInProcess({ stores: [testStore()], routes: [syntheticCreate("/things"), syntheticCreate("/others")] }, KEYS.all);
+  app = await startInProcess(
+    { stores: [testStore()], routes: [syntheticCreate("/things"), syntheticCreate("/others")] },
+    KEYS.all,
+  );
 });
 afterAll(() => app.stop());
 
 const send = (path: string, name: string, key: string) =>
-  app.request(`/api/v1${path}`, { method: "POST", body: { name }, headers: { "Idempotency-Key": key } });
+  app.request(`/api/v1${path}`, {
+    method: "POST",
+    body: { name },
+    headers: { "Idempotency-Key": key },
+  });
 
 describe("idempotentCreate", () => {
   test("the same key on another path is a different request", async () => {
@@ -118,7 +130,9 @@ describe("idempotentCreate", () => {
 
   test("concurrent duplicates run once; the others replay its answer", async () => {
     const before = runs.count;
-    const answers = await Promise.all(Array.from({ length: 10 }, () => send("/things", "together", "together-1")));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => send("/things", "together", "together-1")),
+    );
     expect(runs.count).toBe(before + 1);
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
     expect(answers.filter((a) => a.headers.get("idempotent-replayed") === "true")).toHaveLength(9);

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../src/db/driver";
-import { ALL_WRITE, KEYS, otherStore, startTestServer, testStore, type ApiAnswer, type TestServer } from "./helpers";
 import { documentedRequests } from "./contract";
+import {
+  ALL_WRITE,
+  type ApiAnswer,
+  KEYS,
+  otherStore,
+  startTestServer,
+  type TestServer,
+  testStore,
+} from "./helpers";
 import { testLocation } from "./sqld";
 
 /** Idempotent creates over HTTP (api-contract.md §6), on POST /customers. */
@@ -14,7 +22,10 @@ beforeAll(async () => {
   server = await startTestServer({
     stores: [
       testStore({
-        keys: [...(base.keys as unknown[]), { name: "second", secret: SECOND_KEY, permissions: ALL_WRITE }],
+        keys: [
+          ...(base.keys as unknown[]),
+          { name: "second", secret: SECOND_KEY, permissions: ALL_WRITE },
+        ],
         customers: [{ id: 1, email: "taken@example.com", createdAt: "2020-01-01" }],
       }),
       otherStore(),
@@ -26,8 +37,13 @@ afterAll(() => server.stop());
 /** Every answer is also checked against the OpenAPI document. */
 const request: TestServer["request"] = (path, options) => documentedRequests(server)(path, options);
 
-function create(body: unknown, idempotencyKey?: string, options: { key?: string; host?: string } = {}) {
-  const headers: Record<string, string> = idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey };
+function create(
+  body: unknown,
+  idempotencyKey?: string,
+  options: { key?: string; host?: string } = {},
+) {
+  const headers: Record<string, string> =
+    idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey };
   return request("/api/v1/customers", { method: "POST", body, headers, ...options });
 }
 
@@ -39,7 +55,10 @@ function createRaw(raw: string, idempotencyKey: string) {
   });
 }
 
-async function customersWith(email: string, options: { key?: string; host?: string } = {}): Promise<number> {
+async function customersWith(
+  email: string,
+  options: { key?: string; host?: string } = {},
+): Promise<number> {
   const answer = await request(`/api/v1/customers?email=${encodeURIComponent(email)}`, options);
   return answer.json.data.length;
 }
@@ -75,9 +94,15 @@ describe("Idempotency-Key on POST /customers", () => {
   });
 
   test("key order and whitespace do not make a request different", async () => {
-    const first = await createRaw('{"email":"canon@example.com","firstName":"C","newsletter":true}', "canonical-1");
+    const first = await createRaw(
+      '{"email":"canon@example.com","firstName":"C","newsletter":true}',
+      "canonical-1",
+    );
     expect(first.status).toBe(201);
-    const again = await createRaw('{ "newsletter" : true,\n  "firstName": "C", "email": "canon@example.com" }', "canonical-1");
+    const again = await createRaw(
+      '{ "newsletter" : true,\n  "firstName": "C", "email": "canon@example.com" }',
+      "canonical-1",
+    );
     expect(again.status).toBe(201);
     expect(replayed(again)).toBe("true");
     expect(again.text).toBe(first.text);
@@ -107,7 +132,9 @@ describe("Idempotency-Key on POST /customers", () => {
 
   test("20 concurrent identical creates: one row, 20 identical answers, 19 replayed", async () => {
     const body = { email: "crowd@example.com", firstName: "Crowd" };
-    const answers = await Promise.all(Array.from({ length: 20 }, () => create(body, "concurrent-1")));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => create(body, "concurrent-1")),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(201));
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
     expect(answers.filter((a) => replayed(a) === "true")).toHaveLength(19);
@@ -125,7 +152,10 @@ describe("Idempotency-Key on POST /customers", () => {
     expect(again.text).toBe(first.text);
     expect(replayed(again)).toBe("true");
     // The other customer gives the address up; the key still answers what it answered.
-    const freed = await request("/api/v1/customers/1", { method: "PATCH", body: { email: "was.taken@example.com" } });
+    const freed = await request("/api/v1/customers/1", {
+      method: "PATCH",
+      body: { email: "was.taken@example.com" },
+    });
     expect(freed.status).toBe(200);
     const later = await create({ email: "TAKEN@example.com" }, "conflict-1");
     expect(later.status).toBe(409);
@@ -143,7 +173,10 @@ describe("Idempotency-Key on POST /customers", () => {
     expect(replayed(again)).toBe("true");
     const corrected = await create({ email: "fixed@example.com" }, "fix-1");
     expect(corrected.status).toBe(400);
-    expect(corrected.json.error).toMatchObject({ code: "invalid_parameter", field: "Idempotency-Key" });
+    expect(corrected.json.error).toMatchObject({
+      code: "invalid_parameter",
+      field: "Idempotency-Key",
+    });
     expect((await create({ email: "fixed@example.com" }, "fix-2")).status).toBe(201);
   });
 
@@ -164,7 +197,9 @@ describe("Idempotency-Key on POST /customers", () => {
     expect(await customersWith("scope.b@example.com")).toBe(1);
     // Each key still replays its own answer.
     expect((await create({ email: "scope.a@example.com" }, "scoped-1")).text).toBe(mine.text);
-    expect((await create({ email: "scope.b@example.com" }, "scoped-1", { key: SECOND_KEY })).text).toBe(theirs.text);
+    expect(
+      (await create({ email: "scope.b@example.com" }, "scoped-1", { key: SECOND_KEY })).text,
+    ).toBe(theirs.text);
     // The same body under the second key runs (and conflicts) instead of replaying the first key's answer.
     const crossed = await create({ email: "scope.a@example.com" }, "scoped-2", { key: SECOND_KEY });
     expect(crossed.status).toBe(409);
@@ -173,11 +208,16 @@ describe("Idempotency-Key on POST /customers", () => {
 
   test("scope is per store", async () => {
     const here = await create({ email: "both.stores@example.com" }, "store-scope-1");
-    const there = await create({ email: "both.stores@example.com" }, "store-scope-1", { host: "shop2.test", key: KEYS.other });
+    const there = await create({ email: "both.stores@example.com" }, "store-scope-1", {
+      host: "shop2.test",
+      key: KEYS.other,
+    });
     expect(here.status).toBe(201);
     expect(there.status).toBe(201);
     expect(replayed(there)).toBeNull();
-    expect(await customersWith("both.stores@example.com", { host: "shop2.test", key: KEYS.other })).toBe(1);
+    expect(
+      await customersWith("both.stores@example.com", { host: "shop2.test", key: KEYS.other }),
+    ).toBe(1);
   });
 
   test("records older than 24 hours are not replayed and are purged", async () => {
@@ -186,7 +226,10 @@ describe("Idempotency-Key on POST /customers", () => {
     expect((await create({ email: "stale@example.com" }, "expiring-2")).status).toBe(201);
     const dayAndASecond = 24 * 3_600_000 + 1000;
     await withStoreDb((db) =>
-      db.run("UPDATE idempotency SET created_at = created_at - ? WHERE idem_key IN ('expiring-1', 'expiring-2')", [dayAndASecond]),
+      db.run(
+        "UPDATE idempotency SET created_at = created_at - ? WHERE idem_key IN ('expiring-1', 'expiring-2')",
+        [dayAndASecond],
+      ),
     );
     // Expired: the same key with another body is a new request, not a mismatch.
     const fresh = await create({ email: "new.one@example.com" }, "expiring-1");
@@ -194,7 +237,9 @@ describe("Idempotency-Key on POST /customers", () => {
     expect(replayed(fresh)).toBeNull();
     expect(fresh.json.data.id).not.toBe(first.json.data.id);
     const rows = await withStoreDb((db) =>
-      db.all<{ idem_key: string }>("SELECT idem_key FROM idempotency WHERE idem_key IN ('expiring-1', 'expiring-2')"),
+      db.all<{ idem_key: string }>(
+        "SELECT idem_key FROM idempotency WHERE idem_key IN ('expiring-1', 'expiring-2')",
+      ),
     );
     // expiring-1 holds the new answer; expiring-2 was purged while it was stored.
     expect(rows.map((r) => r.idem_key)).toEqual(["expiring-1"]);
@@ -204,7 +249,9 @@ describe("Idempotency-Key on POST /customers", () => {
   test("the created row and its record are written together", async () => {
     const answer = await create({ email: "together@example.com" }, "together-1");
     const record = await withStoreDb((db) =>
-      db.get<{ status: number; body: string; key_id: number }>("SELECT status, body, key_id FROM idempotency WHERE idem_key = 'together-1'"),
+      db.get<{ status: number; body: string; key_id: number }>(
+        "SELECT status, body, key_id FROM idempotency WHERE idem_key = 'together-1'",
+      ),
     );
     expect(record?.status).toBe(201);
     expect(record?.body).toBe(answer.text);

@@ -5,8 +5,8 @@ import { createClient } from "@libsql/client";
 import { namespaceFetch } from "../src/db/location";
 import { otherStore, send, tempDir, testStore } from "./helpers";
 import { manage, storeBody } from "./manage-support";
-import { runCli, spawnServer, type ServerProcess } from "./process";
-import { startSqld, type Sqld, TEST_LIBSQL } from "./sqld";
+import { runCli, type ServerProcess, spawnServer } from "./process";
+import { type Sqld, startSqld, TEST_LIBSQL } from "./sqld";
 
 let sqld: Sqld;
 let dir: string;
@@ -31,11 +31,24 @@ const UNDER_DENO = (process.env.STOREAPI_BIN ?? "").endsWith("storeapi-deno");
 
 describe.if(UNDER_DENO)("libSQL under Deno", () => {
   test("serve --libsql-url refuses with one line: Deno's fetch cannot choose sqld's namespace", async () => {
-    const result = await runCli(["serve", "--listen", "127.0.0.1:0", "--allow-http", "--data", join(dir, "deno"), ...sqld.flags], {
-      underTest: true,
-    });
+    const result = await runCli(
+      [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--allow-http",
+        "--data",
+        join(dir, "deno"),
+        ...sqld.flags,
+      ],
+      {
+        underTest: true,
+      },
+    );
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^storeapi: --libsql-url needs the compiled storeapi: under Deno [\d.]+ fetch cannot choose sqld's namespace by the Host header\n$/);
+    expect(result.stderr).toMatch(
+      /^storeapi: --libsql-url needs the compiled storeapi: under Deno [\d.]+ fetch cannot choose sqld's namespace by the Host header\n$/,
+    );
   });
 });
 
@@ -55,8 +68,20 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
     expect(await namespaceExists("platform")).toBe(true);
     expect(await namespaceExists("store-shop1")).toBe(true);
 
-    const added = await run("stores", "add", "shop2", "--domain", "shop2.example.com", "--plan", "free", "--owner-email", "o@shop2.example.com");
-    expect(added.stdout).toBe("created store shop2 at https://shop2.example.com/api/v1 (plan free)\n");
+    const added = await run(
+      "stores",
+      "add",
+      "shop2",
+      "--domain",
+      "shop2.example.com",
+      "--plan",
+      "free",
+      "--owner-email",
+      "o@shop2.example.com",
+    );
+    expect(added.stdout).toBe(
+      "created store shop2 at https://shop2.example.com/api/v1 (plan free)\n",
+    );
     expect(await namespaceExists("store-shop2")).toBe(true);
     expect((await run("stores", "set", "shop2", "--plan", "pro")).code).toBe(0);
     const list = await run("stores", "list", "--json");
@@ -75,20 +100,39 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
     expect(read.json.data).toMatchObject({ name: "Mug", price: 12.5 });
 
     // A key made by the CLI works on the running server within a second (the registry re-reads).
-    const key = await run("keys", "create", "shop2", "--name", "ci", "--products", "read", "--json");
+    const key = await run(
+      "keys",
+      "create",
+      "shop2",
+      "--name",
+      "ci",
+      "--products",
+      "read",
+      "--json",
+    );
     expect(key.code).toBe(0);
-    let answer = await send(server.url, "/api/v1/products", { host: "shop2.example.com", key: key.json.key });
+    let answer = await send(server.url, "/api/v1/products", {
+      host: "shop2.example.com",
+      key: key.json.key,
+    });
     for (let i = 0; i < 50 && answer.status !== 200; i++) {
       await Bun.sleep(100);
-      answer = await send(server.url, "/api/v1/products", { host: "shop2.example.com", key: key.json.key });
+      answer = await send(server.url, "/api/v1/products", {
+        host: "shop2.example.com",
+        key: key.json.key,
+      });
     }
     expect(answer.status).toBe(200);
     expect(answer.json.data).toEqual([]);
-    expect((await run("keys", "list", "shop2", "--json")).json.map((k: { name: string }) => k.name)).toEqual(["ci"]);
+    expect(
+      (await run("keys", "list", "shop2", "--json")).json.map((k: { name: string }) => k.name),
+    ).toEqual(["ci"]);
 
     // The key notice is queued in shop2's namespace, seen by `mail list`.
     const mail = await run("mail", "list", "--store", "shop2", "--json");
-    expect(mail.json.map((m: { kind: string; to: string }) => [m.kind, m.to])).toEqual([["key_created", "o@shop2.example.com"]]);
+    expect(mail.json.map((m: { kind: string; to: string }) => [m.kind, m.to])).toEqual([
+      ["key_created", "o@shop2.example.com"],
+    ]);
 
     // Nothing was written under --data.
     expect(existsSync(join(dir, "data", "platform.db"))).toBe(false);
@@ -97,7 +141,8 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
 
   test("the management API creates a store's namespace; deleting the store keeps its namespace, unregistered", async () => {
     const hostKey = (await run("host-keys", "create", "--name", "ci", "--json")).json.key;
-    const call = (method: string, path: string, body?: unknown) => manage(server?.url ?? "", method, path, { key: hostKey, body });
+    const call = (method: string, path: string, body?: unknown) =>
+      manage(server?.url ?? "", method, path, { key: hostKey, body });
     // The running server sees the new host key within a second (the registry re-reads).
     let created = await call("POST", "/stores", storeBody("shop4"));
     for (let i = 0; i < 50 && created.status === 401; i++) {
@@ -106,10 +151,15 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
     }
     expect([created.status, created.json.data?.slug]).toEqual([201, "shop4"]);
     expect(await namespaceExists("store-shop4")).toBe(true);
-    const served = await send(server?.url ?? "", "/api/v1/products", { host: "shop4.example.com", key: null });
+    const served = await send(server?.url ?? "", "/api/v1/products", {
+      host: "shop4.example.com",
+      key: null,
+    });
     expect(served.status).toBe(401); // a known store asking for a key, not a 404
     expect((await call("DELETE", "/stores/shop4")).status).toBe(200);
-    expect((await run("stores", "list", "--json")).json.map((s: { slug: string }) => s.slug)).toEqual(["shop1", "shop2"]);
+    expect(
+      (await run("stores", "list", "--json")).json.map((s: { slug: string }) => s.slug),
+    ).toEqual(["shop1", "shop2"]);
     expect(await namespaceExists("store-shop4")).toBe(true);
   });
 
@@ -126,7 +176,10 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
       await fileServer.signal("SIGTERM");
     }
     const link = await run("admin-link", "shop1", "--origin", "http://127.0.0.1:8080");
-    expect([link.code, link.stdout]).toEqual([0, expect.stringMatching(/^http:\/\/127\.0\.0\.1:8080\/\S+\n$/)]);
+    expect([link.code, link.stdout]).toEqual([
+      0,
+      expect.stringMatching(/^http:\/\/127\.0\.0\.1:8080\/\S+\n$/),
+    ]);
   });
 
   test("a second load of the same store is refused, and --replace is refused on a server", async () => {
@@ -141,12 +194,22 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
   });
 
   test("an unregistered namespace a crashed load left behind is replaced by the next load", async () => {
-    await fetch(`${sqld.adminUrl}/v1/namespaces/store-shop3/create`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
-    const leftover = createClient({ url: sqld.url, fetch: namespaceFetch("store-shop3", sqld.url) });
+    await fetch(`${sqld.adminUrl}/v1/namespaces/store-shop3/create`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    const leftover = createClient({
+      url: sqld.url,
+      fetch: namespaceFetch("store-shop3", sqld.url),
+    });
     await leftover.execute("CREATE TABLE half_loaded (x)");
     leftover.close();
     const fixture = join(dir, "shop3.json");
-    writeFileSync(fixture, JSON.stringify({ stores: [testStore({ slug: "shop3", domain: "shop3.test" })] }));
+    writeFileSync(
+      fixture,
+      JSON.stringify({ stores: [testStore({ slug: "shop3", domain: "shop3.test" })] }),
+    );
     const loaded = await run("load", fixture);
     expect(loaded.stderr).toBe("");
     expect(loaded.code).toBe(0);
@@ -154,7 +217,9 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
     const tables = await fresh.execute("SELECT name FROM sqlite_master WHERE name = 'half_loaded'");
     fresh.close();
     expect(tables.rows).toEqual([]);
-    expect((await run("stores", "list", "--json")).json.map((s: { slug: string }) => s.slug)).toEqual(["shop1", "shop2", "shop3"]);
+    expect(
+      (await run("stores", "list", "--json")).json.map((s: { slug: string }) => s.slug),
+    ).toEqual(["shop1", "shop2", "shop3"]);
   });
 });
 
@@ -167,36 +232,79 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
       number: 2001 + i,
       status: 1,
       total: 10 + i,
-      customer: { id: null, name: `Buyer ${i}`, email: `b${i}@example.test`, phone: "", address: "" },
+      customer: {
+        id: null,
+        name: `Buyer ${i}`,
+        email: `b${i}@example.test`,
+        phone: "",
+        address: "",
+      },
       createdAt: `2026-01-0${i + 1}`,
     }));
-    writeFileSync(fixture, JSON.stringify({ stores: [testStore({ orders, products: [{ name: "Tea", price: 4 }] }), otherStore()] }));
+    writeFileSync(
+      fixture,
+      JSON.stringify({
+        stores: [testStore({ orders, products: [{ name: "Tea", price: 4 }] }), otherStore()],
+      }),
+    );
     const loaded = await runCli(["load", fixture, "--data", files]);
     expect([loaded.code, loaded.stderr]).toEqual([0, ""]);
-    const key = await runCli(["keys", "create", "shop1", "--name", "moved", "--orders", "read", "--json", "--data", files]);
+    const key = await runCli([
+      "keys",
+      "create",
+      "shop1",
+      "--name",
+      "moved",
+      "--orders",
+      "read",
+      "--json",
+      "--data",
+      files,
+    ]);
 
     const fileServer = await spawnServer(files);
     const page = "/api/v1/orders?limit=2";
     const before = await send(fileServer.url, page, { key: key.json.key });
-    const next = await send(fileServer.url, `/api/v1/orders?limit=2&cursor=${before.json.nextCursor}`, { key: key.json.key });
+    const next = await send(
+      fileServer.url,
+      `/api/v1/orders?limit=2&cursor=${before.json.nextCursor}`,
+      { key: key.json.key },
+    );
     expect(before.status).toBe(200);
     await fileServer.signal("SIGTERM");
 
     const empty = await startSqld();
     try {
       const moved = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
-      expect([moved.code, moved.stderr, moved.stdout]).toEqual([0, "", `copied 2 stores (shop1, shop2) to ${empty.url}\n`]);
+      expect([moved.code, moved.stderr, moved.stdout]).toEqual([
+        0,
+        "",
+        `copied 2 stores (shop1, shop2) to ${empty.url}\n`,
+      ]);
       const server = await spawnServer(join(dir, "unused"), empty.flags);
       try {
         // Same rows, same key, and a cursor signed on files still reads on the server (the secret moved too).
         expect((await send(server.url, page, { key: key.json.key })).json).toEqual(before.json);
-        expect((await send(server.url, `/api/v1/orders?limit=2&cursor=${before.json.nextCursor}`, { key: key.json.key })).json).toEqual(next.json);
-        expect((await send(server.url, "/api/v1/products")).json.data.map((p: { name: string }) => p.name)).toEqual(["Tea"]);
+        expect(
+          (
+            await send(server.url, `/api/v1/orders?limit=2&cursor=${before.json.nextCursor}`, {
+              key: key.json.key,
+            })
+          ).json,
+        ).toEqual(next.json);
+        expect(
+          (await send(server.url, "/api/v1/products")).json.data.map(
+            (p: { name: string }) => p.name,
+          ),
+        ).toEqual(["Tea"]);
       } finally {
         await server.signal("SIGTERM");
       }
       const again = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
-      expect([again.code, again.stderr]).toEqual([1, "storeapi: the libSQL server already has stores (shop1, shop2); migrate-to-libsql fills an empty one\n"]);
+      expect([again.code, again.stderr]).toEqual([
+        1,
+        "storeapi: the libSQL server already has stores (shop1, shop2); migrate-to-libsql fills an empty one\n",
+      ]);
     } finally {
       await empty.stop();
     }
@@ -204,13 +312,23 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
 
   test("without --libsql-url it is a usage error", async () => {
     const result = await runCli(["migrate-to-libsql", "--data", join(dir, "files")]);
-    expect([result.code, result.stderr]).toEqual([2, "storeapi: migrate-to-libsql needs --libsql-url (and --libsql-admin-url): the server to copy onto\n"]);
+    expect([result.code, result.stderr]).toEqual([
+      2,
+      "storeapi: migrate-to-libsql needs --libsql-url (and --libsql-admin-url): the server to copy onto\n",
+    ]);
   });
 });
 
 describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
   test("--libsql-admin-url without --libsql-url is a usage error", async () => {
-    const result = await runCli(["stores", "list", "--libsql-admin-url", "http://127.0.0.1:1", "--data", join(dir, "x")]);
+    const result = await runCli([
+      "stores",
+      "list",
+      "--libsql-admin-url",
+      "http://127.0.0.1:1",
+      "--data",
+      join(dir, "x"),
+    ]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--libsql-admin-url needs --libsql-url");
   });
@@ -218,29 +336,62 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
   test("a URL that is not http, https or libsql is a usage error naming where it came from", async () => {
     const flag = await runCli(["stores", "list", "--libsql-url", "ws://127.0.0.1:1"]);
     expect(flag.code).toBe(2);
-    expect(flag.stderr).toContain('--libsql-url must be an http://, https:// or libsql:// URL, not "ws://127.0.0.1:1"');
+    expect(flag.stderr).toContain(
+      '--libsql-url must be an http://, https:// or libsql:// URL, not "ws://127.0.0.1:1"',
+    );
     const env = await runCli(["stores", "list"], { env: { STOREAPI_LIBSQL_URL: "nonsense" } });
     expect(env.code).toBe(2);
-    expect(env.stderr).toContain('STOREAPI_LIBSQL_URL must be an http://, https:// or libsql:// URL, not "nonsense"');
+    expect(env.stderr).toContain(
+      'STOREAPI_LIBSQL_URL must be an http://, https:// or libsql:// URL, not "nonsense"',
+    );
   });
 
   test("demo is files only and refuses --libsql-url", async () => {
-    const result = await runCli(["demo", "--listen", "127.0.0.1:0", "--data", join(dir, "demo"), "--libsql-url", sqld.url]);
-    expect([result.code, result.stderr]).toEqual([2, "storeapi: demo keeps its data in files under --data; drop --libsql-url\n"]);
+    const result = await runCli([
+      "demo",
+      "--listen",
+      "127.0.0.1:0",
+      "--data",
+      join(dir, "demo"),
+      "--libsql-url",
+      sqld.url,
+    ]);
+    expect([result.code, result.stderr]).toEqual([
+      2,
+      "storeapi: demo keeps its data in files under --data; drop --libsql-url\n",
+    ]);
   });
 
   test("a server without the registry namespace says how to make it", async () => {
     const empty = await startSqld();
     try {
       const result = await runCli(["stores", "list", "--libsql-url", empty.url]);
-      expect([result.code, result.stderr]).toEqual([1, `storeapi: the libSQL server at ${empty.url} has no namespace platform; a command given --libsql-admin-url creates it\n`]);
+      expect([result.code, result.stderr]).toEqual([
+        1,
+        `storeapi: the libSQL server at ${empty.url} has no namespace platform; a command given --libsql-admin-url creates it\n`,
+      ]);
     } finally {
       await empty.stop();
     }
   });
 
   test("adding a store without the admin API says what is missing", async () => {
-    const result = await runCli(["stores", "add", "shop9", "--domain", "shop9.example.com", "--plan", "free", "--owner-email", "o@x.example.com", "--libsql-url", sqld.url]);
-    expect([result.code, result.stderr]).toEqual([1, "storeapi: --libsql-admin-url is needed to create or delete databases on the libSQL server\n"]);
+    const result = await runCli([
+      "stores",
+      "add",
+      "shop9",
+      "--domain",
+      "shop9.example.com",
+      "--plan",
+      "free",
+      "--owner-email",
+      "o@x.example.com",
+      "--libsql-url",
+      sqld.url,
+    ]);
+    expect([result.code, result.stderr]).toEqual([
+      1,
+      "storeapi: --libsql-admin-url is needed to create or delete databases on the libSQL server\n",
+    ]);
   });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
 import { tempDir, testStore } from "./helpers";
 import { eventually } from "./mail-support";
-import { runCli, spawnServer, type ServerProcess } from "./process";
+import { runCli, type ServerProcess, spawnServer } from "./process";
 import { testLocation } from "./sqld";
 
 const dataDir = tempDir("storeapi-mail-start-");
@@ -23,9 +23,14 @@ const scanLine = (stdout: string) =>
     .map((line) => JSON.parse(line) as { storesScanned: number; storesOpened: number });
 
 test("mail queued in one of 40 stores while no server ran is delivered at start, opening only that store", async () => {
-  const stores = Array.from({ length: 40 }, (_, i) => testStore({ slug: `s${i}`, domain: `s${i}.test`, keys: [] }));
+  const stores = Array.from({ length: 40 }, (_, i) =>
+    testStore({ slug: `s${i}`, domain: `s${i}.test`, keys: [] }),
+  );
   await loadFixture(await testLocation(dataDir), { stores });
-  const created = await runCli(["keys", "create", "s17", "--name", "deploy", "--orders", "read", "--data", dataDir], { underTest: true });
+  const created = await runCli(
+    ["keys", "create", "s17", "--name", "deploy", "--orders", "read", "--data", dataDir],
+    { underTest: true },
+  );
   expect(created.code).toBe(0);
 
   server = await spawnServer(dataDir, ["--mail-dir", mailDir]);
@@ -38,12 +43,16 @@ test("mail queued in one of 40 stores while no server ran is delivered at start,
     }
   });
   expect(files).toHaveLength(1);
-  const [scan] = await eventually(() => (scanLine(server!.stdout()).length ? scanLine(server!.stdout()) : undefined));
+  const [scan] = await eventually(() =>
+    scanLine(server!.stdout()).length ? scanLine(server!.stdout()) : undefined,
+  );
   expect(scan).toMatchObject({ storesScanned: 1, storesOpened: 1 });
 
   // A clean stop clears the marker: the next start looks at no outbox.
   expect(await server.signal("SIGTERM")).toBe(0);
   server = await spawnServer(dataDir, ["--mail-dir", mailDir]);
-  const [again] = await eventually(() => (scanLine(server!.stdout()).length ? scanLine(server!.stdout()) : undefined));
+  const [again] = await eventually(() =>
+    scanLine(server!.stdout()).length ? scanLine(server!.stdout()) : undefined,
+  );
   expect(again).toMatchObject({ storesScanned: 0, storesOpened: 0 });
 }, 60_000);

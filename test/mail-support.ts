@@ -53,7 +53,10 @@ export async function startSmtp(
           resolve(messages);
           return true;
         };
-        const timer = setTimeout(() => reject(new Error(`only ${messages.length} of ${count} messages arrived`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`only ${messages.length} of ${count} messages arrived`)),
+          timeoutMs,
+        );
         const waiter = () => {
           if (!check()) waiters.push(waiter);
         };
@@ -69,7 +72,11 @@ export async function startSmtp(
     logger: false,
     closeTimeout: 100,
     onAuth(auth, _session, callback) {
-      if (options.auth && auth.username === options.auth.user && auth.password === options.auth.pass) {
+      if (
+        options.auth &&
+        auth.username === options.auth.user &&
+        auth.password === options.auth.pass
+      ) {
         return callback(null, { user: auth.username });
       }
       callback(Object.assign(new Error("Invalid username or password"), { responseCode: 535 }));
@@ -77,7 +84,11 @@ export async function startSmtp(
     onRcptTo(_address, _session, callback) {
       if (!options.rejectWith) return callback();
       peer.rejections++;
-      callback(Object.assign(new Error(options.rejectWith.message), { responseCode: options.rejectWith.code }));
+      callback(
+        Object.assign(new Error(options.rejectWith.message), {
+          responseCode: options.rejectWith.code,
+        }),
+      );
     },
     onData(stream, session, callback) {
       options.onDataStart?.();
@@ -87,7 +98,12 @@ export async function startSmtp(
         const raw = Buffer.concat(chunks).toString("latin1");
         const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
         setTimeout(() => {
-          messages.push({ envelopeFrom, envelopeTo: session.envelope.rcptTo.map((r) => r.address), raw, ...parseMessage(raw) });
+          messages.push({
+            envelopeFrom,
+            envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+            raw,
+            ...parseMessage(raw),
+          });
           for (const waiter of waiters.splice(0)) waiter();
           callback();
         }, options.acceptDelayMs ?? 0);
@@ -114,7 +130,10 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls `probe` until it returns a value other than undefined (bounded). */
-export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -160,7 +179,11 @@ export function decodeHeader(value: string): string {
       out += joined.slice(last, match.index);
     }
     const [, , encoding, data] = match;
-    pending.push(encoding.toUpperCase() === "B" ? Buffer.from(data, "base64") : decodeQuotedPrintable(data, true));
+    pending.push(
+      encoding.toUpperCase() === "B"
+        ? Buffer.from(data, "base64")
+        : decodeQuotedPrintable(data, true),
+    );
     last = match.index + match[0].length;
   }
   flush();
@@ -188,12 +211,17 @@ function decodeBody(headers: Record<string, string>, body: string): string {
 
 function decodeBodyBytes(headers: Record<string, string>, body: string): string {
   const encoding = (headers["content-transfer-encoding"] ?? "7bit").toLowerCase();
-  if (encoding === "base64") return Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8");
+  if (encoding === "base64")
+    return Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8");
   if (encoding === "quoted-printable") return decodeQuotedPrintable(body).toString("utf8");
   return latin1Bytes(body).toString("utf8");
 }
 
-export function parseMessage(raw: string): { headers: Record<string, string>; text: string; html: string } {
+export function parseMessage(raw: string): {
+  headers: Record<string, string>;
+  text: string;
+  html: string;
+} {
   const { headers, body } = splitEntity(raw);
   const found = { text: "", html: "" };
   const walk = (partHeaders: Record<string, string>, partBody: string) => {

@@ -1,12 +1,23 @@
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_RETRY, retryDelay } from "../src/mail/backoff";
-import { customerApproved, keyCreated, keyDeleted, orderStatusChanged } from "../src/mail/templates";
+import {
+  customerApproved,
+  keyCreated,
+  keyDeleted,
+  orderStatusChanged,
+} from "../src/mail/templates";
 import { parseSmtpUrl } from "../src/mail/transports/smtp";
 import { classifyFailure, describeFailure } from "../src/mail/transports/transport";
 
 describe("templates", () => {
   test("the status email names the status, the order number and the tracking number", () => {
-    const mail = orderStatusChanged({ storeName: "Shop", customerName: "Dana", orderNumber: 1001, statusName: "נשלח", trackingNumber: "RR1IL" });
+    const mail = orderStatusChanged({
+      storeName: "Shop",
+      customerName: "Dana",
+      orderNumber: 1001,
+      statusName: "נשלח",
+      trackingNumber: "RR1IL",
+    });
     expect(mail.kind).toBe("order_status");
     expect(mail.subject).toBe("Order #1001: נשלח");
     expect(mail.text).toBe(
@@ -17,8 +28,16 @@ describe("templates", () => {
   });
 
   test("no tracking number, no tracking line; an empty name gets a plain greeting", () => {
-    const mail = orderStatusChanged({ storeName: "Shop", customerName: "", orderNumber: 7, statusName: "Delivered", trackingNumber: null });
-    expect(mail.text).toBe("Hello,\n\nThe status of your order #7 at Shop is now: Delivered.\n\nOrder: #7\nStatus: Delivered\n\nShop\n");
+    const mail = orderStatusChanged({
+      storeName: "Shop",
+      customerName: "",
+      orderNumber: 7,
+      statusName: "Delivered",
+      trackingNumber: null,
+    });
+    expect(mail.text).toBe(
+      "Hello,\n\nThe status of your order #7 at Shop is now: Delivered.\n\nOrder: #7\nStatus: Delivered\n\nShop\n",
+    );
     expect(mail.html).not.toContain("Tracking");
   });
 
@@ -26,11 +45,20 @@ describe("templates", () => {
     const mail = customerApproved({ storeName: "חנות", firstName: "דנה" });
     expect(mail.kind).toBe("customer_approved");
     expect(mail.subject).toBe("Your חנות account is approved");
-    expect(mail.text).toBe("Hello דנה,\n\nYour account at חנות has been approved. You can now log in.\n\nחנות\n");
+    expect(mail.text).toBe(
+      "Hello דנה,\n\nYour account at חנות has been approved. You can now log in.\n\nחנות\n",
+    );
   });
 
   test("key emails carry name, hint, permissions, who and when", () => {
-    const notice = { storeName: "Shop", keyName: "ERP", hint: "svc_sk_…abcd", permissions: "orders:write", by: "api", at: "2025-01-01T10:00:00+02:00" };
+    const notice = {
+      storeName: "Shop",
+      keyName: "ERP",
+      hint: "svc_sk_…abcd",
+      permissions: "orders:write",
+      by: "api",
+      at: "2025-01-01T10:00:00+02:00",
+    };
     expect(keyCreated(notice).text).toBe(
       "An API key was created for Shop.\n\nName: ERP\nKey: svc_sk_…abcd\nPermissions: orders:write\nCreated by: api\nCreated at: 2025-01-01T10:00:00+02:00\n\n" +
         "If you did not expect this, delete the key (storeapi keys delete, or the API keys screen).\n",
@@ -52,21 +80,39 @@ describe("backoff", () => {
   const policy = { ...DEFAULT_RETRY, baseDelayMs: 1000, maxDelayMs: 10_000 };
 
   test("doubles per attempt up to the cap, jitter between half and all of it", () => {
-    expect([1, 2, 3, 4, 5, 6].map((n) => retryDelay(n, policy, () => 0.999999))).toEqual([1000, 2000, 4000, 8000, 10_000, 10_000]);
-    expect([1, 2, 3, 4, 5].map((n) => retryDelay(n, policy, () => 0))).toEqual([500, 1000, 2000, 4000, 5000]);
+    expect([1, 2, 3, 4, 5, 6].map((n) => retryDelay(n, policy, () => 0.999999))).toEqual([
+      1000, 2000, 4000, 8000, 10_000, 10_000,
+    ]);
+    expect([1, 2, 3, 4, 5].map((n) => retryDelay(n, policy, () => 0))).toEqual([
+      500, 1000, 2000, 4000, 5000,
+    ]);
     expect(retryDelay(1000, policy, () => 0.5)).toBe(7500);
   });
 });
 
 describe("failure classes", () => {
   test("5xx is the message's fault; 4xx waits; connection, login and 421 mean the relay is down", () => {
-    expect(classifyFailure(Object.assign(new Error("x"), { code: "EENVELOPE", responseCode: 550 }))).toBe("rejected");
-    expect(classifyFailure(Object.assign(new Error("x"), { code: "EMESSAGE", responseCode: 554 }))).toBe("rejected");
-    expect(classifyFailure(Object.assign(new Error("x"), { code: "EENVELOPE", responseCode: 452 }))).toBe("deferred");
-    expect(classifyFailure(Object.assign(new Error("x"), { code: "EAUTH", responseCode: 535 }))).toBe("unavailable");
-    expect(classifyFailure(Object.assign(new Error("x"), { responseCode: 421 }))).toBe("unavailable");
-    expect(classifyFailure(Object.assign(new Error("connect ECONNREFUSED"), { code: "ESOCKET" }))).toBe("unavailable");
-    expect(classifyFailure(Object.assign(new Error("EACCES"), { code: "EACCES" }))).toBe("unavailable");
+    expect(
+      classifyFailure(Object.assign(new Error("x"), { code: "EENVELOPE", responseCode: 550 })),
+    ).toBe("rejected");
+    expect(
+      classifyFailure(Object.assign(new Error("x"), { code: "EMESSAGE", responseCode: 554 })),
+    ).toBe("rejected");
+    expect(
+      classifyFailure(Object.assign(new Error("x"), { code: "EENVELOPE", responseCode: 452 })),
+    ).toBe("deferred");
+    expect(
+      classifyFailure(Object.assign(new Error("x"), { code: "EAUTH", responseCode: 535 })),
+    ).toBe("unavailable");
+    expect(classifyFailure(Object.assign(new Error("x"), { responseCode: 421 }))).toBe(
+      "unavailable",
+    );
+    expect(
+      classifyFailure(Object.assign(new Error("connect ECONNREFUSED"), { code: "ESOCKET" })),
+    ).toBe("unavailable");
+    expect(classifyFailure(Object.assign(new Error("EACCES"), { code: "EACCES" }))).toBe(
+      "unavailable",
+    );
     expect(classifyFailure(undefined)).toBe("unavailable");
   });
 
@@ -84,7 +130,12 @@ describe("--smtp URLs", () => {
       secure: false,
       auth: { user: "user", pass: "p@ss" },
     });
-    expect(parseSmtpUrl("smtps://mail.example.com")).toEqual({ host: "mail.example.com", port: 465, secure: true, auth: undefined });
+    expect(parseSmtpUrl("smtps://mail.example.com")).toEqual({
+      host: "mail.example.com",
+      port: 465,
+      secure: true,
+      auth: undefined,
+    });
     expect(parseSmtpUrl("smtp://[::1]").port).toBe(587);
     expect(parseSmtpUrl("smtp://[::1]").host).toBe("::1");
   });
@@ -97,9 +148,13 @@ describe("--smtp URLs", () => {
 
   test("mistakes are explained", () => {
     expect(() => parseSmtpUrl("mail.example.com")).toThrow("--smtp must be a URL");
-    expect(() => parseSmtpUrl("http://mail.example.com")).toThrow("--smtp must start with smtp:// or smtps://");
+    expect(() => parseSmtpUrl("http://mail.example.com")).toThrow(
+      "--smtp must start with smtp:// or smtps://",
+    );
     expect(() => parseSmtpUrl("smtp://h?pool=true")).toThrow('--smtp: unknown option "pool=true"');
-    expect(() => parseSmtpUrl("smtps://h?starttls=off")).toThrow("starttls=off does not apply to smtps://");
+    expect(() => parseSmtpUrl("smtps://h?starttls=off")).toThrow(
+      "starttls=off does not apply to smtps://",
+    );
     expect(() => parseSmtpUrl("smtp://h/path")).toThrow("--smtp takes no path");
   });
 });

@@ -3,21 +3,34 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Platform } from "../src/db/platform";
 import { StorePool } from "../src/db/pool";
-import { loadFixture } from "../src/load/load";
 import { createKey } from "../src/keys/repository";
+import { loadFixture } from "../src/load/load";
 import { Logger, type LogLevel } from "../src/log";
 import type { RetryPolicy } from "../src/mail/backoff";
-import { listMail, queueMail, type Mail, type OutboxRow } from "../src/mail/outbox";
+import { listMail, type Mail, type OutboxRow, queueMail } from "../src/mail/outbox";
 import { customerApproved, orderStatusChanged } from "../src/mail/templates";
 import { MailWorker, type MailWorkerOptions } from "../src/mail/worker";
 import { StoreRegistry } from "../src/registry";
 import { otherStore, tempDir, testStore } from "./helpers";
-import { eventually, freePort, parseAddress, parseMessage, startSmtp, type SmtpPeer } from "./mail-support";
+import {
+  eventually,
+  freePort,
+  parseAddress,
+  parseMessage,
+  type SmtpPeer,
+  startSmtp,
+} from "./mail-support";
 import { runCli } from "./process";
 import { testLocation } from "./sqld";
 
 const HEBREW_STORE = "חנות הדגמה";
-const FAST: Partial<RetryPolicy> = { baseDelayMs: 10, maxDelayMs: 40, maxAttempts: 3, maxAgeMs: 3_600_000, claimMs: 5_000 };
+const FAST: Partial<RetryPolicy> = {
+  baseDelayMs: 10,
+  maxDelayMs: 40,
+  maxAttempts: 3,
+  maxAgeMs: 3_600_000,
+  claimMs: 5_000,
+};
 
 class CaptureLogger extends Logger {
   lines: Array<Record<string, unknown>> = [];
@@ -92,7 +105,13 @@ const approved = (firstName: string): Mail => ({
 });
 
 const statusMail = (trackingNumber: string | null): Mail => ({
-  ...orderStatusChanged({ storeName: HEBREW_STORE, customerName: "Dana Levi", orderNumber: 1001, statusName: "Shipped", trackingNumber }),
+  ...orderStatusChanged({
+    storeName: HEBREW_STORE,
+    customerName: "Dana Levi",
+    orderNumber: 1001,
+    statusName: "Shipped",
+    trackingNumber,
+  }),
   to: "dana@example.com",
 });
 
@@ -109,8 +128,20 @@ describe("mail worker over SMTP", () => {
     const key = await h.pool.use("shop1", (db) =>
       createKey(
         db,
-        { ...store, domain: "shop1.test", plan: "growth", settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true }, keysVersion: 0, mailVersion: 0, createdAt: 0 },
-        { name: "מפתח הזמנות", permissions: { products: "none", orders: "write", customers: "read", leads: "none" }, expiresAt: null },
+        {
+          ...store,
+          domain: "shop1.test",
+          plan: "growth",
+          settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
+          keysVersion: 0,
+          mailVersion: 0,
+          createdAt: 0,
+        },
+        {
+          name: "מפתח הזמנות",
+          permissions: { products: "none", orders: "write", customers: "read", leads: "none" },
+          expiresAt: null,
+        },
         "dana (command line)",
       ),
     );
@@ -137,7 +168,10 @@ describe("mail worker over SMTP", () => {
     };
     for (const message of messages) {
       expect(message.envelopeFrom).toBe("no-reply@localhost");
-      expect(parseAddress(message.headers.from)).toEqual({ name: HEBREW_STORE, address: "no-reply@localhost" });
+      expect(parseAddress(message.headers.from)).toEqual({
+        name: HEBREW_STORE,
+        address: "no-reply@localhost",
+      });
       expect(message.headers["auto-submitted"]).toBe("auto-generated");
       expect(message.headers["content-type"]).toStartWith("multipart/alternative");
     }
@@ -168,7 +202,9 @@ describe("mail worker over SMTP", () => {
     expect(shipped.headers.subject).toBe("Order #1001: Shipped");
     expect(shipped.headers["reply-to"]).toBe("owner@shop1.test");
     expect(shipped.text).toContain("is now: Shipped.");
-    expect(shipped.text).toContain("Order: #1001\nStatus: Shipped\nTracking number: RR123456789IL\n");
+    expect(shipped.text).toContain(
+      "Order: #1001\nStatus: Shipped\nTracking number: RR123456789IL\n",
+    );
     expect(shipped.html).toContain("RR123456789IL");
 
     const untracked = messageOf(rows[3]);
@@ -184,7 +220,10 @@ describe("mail worker over SMTP", () => {
     await h.queue("shop2", statusMail("T-1"));
     h.worker.start();
     const messages = await peer.waitFor(2);
-    expect(messages.map((m) => m.headers.subject).sort()).toEqual(["Order #1001: Shipped", `Your ${HEBREW_STORE} account is approved`]);
+    expect(messages.map((m) => m.headers.subject).sort()).toEqual([
+      "Order #1001: Shipped",
+      `Your ${HEBREW_STORE} account is approved`,
+    ]);
     await eventually(() => allSent(h, "shop1"));
     await eventually(() => allSent(h, "shop2"));
   });
@@ -272,9 +311,27 @@ describe("mail worker over SMTP", () => {
     expect(peer.messages.length).toBe(0);
     expect(h.logger.lines.filter((l) => l.msg === "mail failed for good").length).toBe(2);
 
-    const listed = await runCli(["mail", "list", "--store", "shop1", "--json", "--data", h.dataDir]);
+    const listed = await runCli([
+      "mail",
+      "list",
+      "--store",
+      "shop1",
+      "--json",
+      "--data",
+      h.dataDir,
+    ]);
     expect(listed.code).toBe(0);
-    expect(listed.json.map((e: Record<string, unknown>) => [e.id, e.store, e.kind, e.to, e.status, e.attempts, e.sentAt])).toEqual([
+    expect(
+      listed.json.map((e: Record<string, unknown>) => [
+        e.id,
+        e.store,
+        e.kind,
+        e.to,
+        e.status,
+        e.attempts,
+        e.sentAt,
+      ]),
+    ).toEqual([
       [1, "shop1", "customer_approved", "dana@example.com", "failed", 3, null],
       [2, "shop1", "order_status", "dana@example.com", "failed", 3, null],
     ]);
@@ -330,9 +387,21 @@ describe("mail worker over SMTP", () => {
     expect((await h.rows()).map((r) => [r.status, r.attempts])).toEqual([["queued", 1]]);
 
     const peer = await smtp();
-    const registry = new StoreRegistry(await Platform.open(await testLocation(h.dataDir)), "localhost");
+    const registry = new StoreRegistry(
+      await Platform.open(await testLocation(h.dataDir)),
+      "localhost",
+    );
     await registry.load();
-    const next = new MailWorker({ pool: h.pool, registry, logger: h.logger, smtp: peer.url, mailDir: null, mailFrom: "no-reply@localhost", retry: FAST, tickMs: 10 });
+    const next = new MailWorker({
+      pool: h.pool,
+      registry,
+      logger: h.logger,
+      smtp: peer.url,
+      mailDir: null,
+      mailFrom: "no-reply@localhost",
+      retry: FAST,
+      tickMs: 10,
+    });
     cleanups.push(() => next.stop(1000));
     next.start();
     await peer.waitFor(1);
@@ -357,13 +426,20 @@ describe("mail worker, other transports", () => {
     const parsed = parseMessage(first);
     expect(parsed.headers.subject).toBe(`Your ${HEBREW_STORE} account is approved`);
     expect(parsed.headers.to).toBe("dana@example.com");
-    expect(parseAddress(parsed.headers.from)).toEqual({ name: HEBREW_STORE, address: "no-reply@localhost" });
+    expect(parseAddress(parsed.headers.from)).toEqual({
+      name: HEBREW_STORE,
+      address: "no-reply@localhost",
+    });
     expect(parsed.headers.date).toBeDefined();
     expect(parsed.text).toStartWith("Hello דנה,");
-    expect(parseMessage(readFileSync(join(mailDir, "shop2-1.eml"), "latin1")).text).toContain("Tracking number: RR1");
+    expect(parseMessage(readFileSync(join(mailDir, "shop2-1.eml"), "latin1")).text).toContain(
+      "Tracking number: RR1",
+    );
 
     // A crash before marking would deliver the row again: the same file is replaced.
-    await h.pool.use("shop1", (db) => db.run("UPDATE outbox SET status = 'queued', next_attempt_at = 0 WHERE id = 1"));
+    await h.pool.use("shop1", (db) =>
+      db.run("UPDATE outbox SET status = 'queued', next_attempt_at = 0 WHERE id = 1"),
+    );
     h.worker.notify("shop1");
     const [again] = await eventually(async () => {
       const rows = await h.rows();
@@ -371,7 +447,9 @@ describe("mail worker, other transports", () => {
     });
     expect(again.attempts).toBe(2);
     expect(readdirSync(mailDir).sort()).toEqual(["shop1-1.eml", "shop2-1.eml"]);
-    expect(parseMessage(readFileSync(join(mailDir, "shop1-1.eml"), "latin1")).headers["message-id"]).toBe(parsed.headers["message-id"]);
+    expect(
+      parseMessage(readFileSync(join(mailDir, "shop1-1.eml"), "latin1")).headers["message-id"],
+    ).toBe(parsed.headers["message-id"]);
   });
 
   test("without SMTP or a mail dir, each email is one log line with no body", async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { manageRoutes } from "../src/manage/routes";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
-import { manageRoutes } from "../src/manage/routes";
 import { runCli, type ServerProcess, spawnServer } from "./process";
 
 // Each test starts CLI processes or waits for a reload: on a loaded machine that takes seconds.
@@ -10,7 +10,11 @@ setDefaultTimeout(60_000);
 
 const UNAUTHORIZED = {
   ok: false,
-  error: { code: "unauthorized", message: "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'." },
+  error: {
+    code: "unauthorized",
+    message:
+      "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
+  },
 };
 
 let dir: string;
@@ -36,7 +40,15 @@ describe("storeapi host-keys", () => {
     const local = tempDir("storeapi-hk-cli-");
     try {
       const run = (...args: string[]) => runCli([...args, "--data", dataDirIn(local)]);
-      const created = await run("host-keys", "create", "--name", "billing", "--expires", "30d", "--json");
+      const created = await run(
+        "host-keys",
+        "create",
+        "--name",
+        "billing",
+        "--expires",
+        "30d",
+        "--json",
+      );
       expect(created.code).toBe(0);
       expect(Object.keys(created.json).sort()).toEqual(["expiresAt", "hint", "id", "key"]);
       expect(created.json.key).toMatch(/^svc_hk_[A-Za-z0-9]{40}$/);
@@ -45,7 +57,14 @@ describe("storeapi host-keys", () => {
 
       const listed = await run("host-keys", "list", "--json");
       expect(listed.json).toEqual([
-        { id: created.json.id, name: "billing", hint: created.json.hint, createdAt: expect.any(String), expiresAt: created.json.expiresAt, expired: false },
+        {
+          id: created.json.id,
+          name: "billing",
+          hint: created.json.hint,
+          createdAt: expect.any(String),
+          expiresAt: created.json.expiresAt,
+          expired: false,
+        },
       ]);
       expect(listed.stdout).not.toContain(created.json.key);
 
@@ -72,39 +91,71 @@ describe("storeapi host-keys", () => {
 describe("host keys on the management API", () => {
   test("missing, malformed, unknown keys and store keys are one 401; a new key works within a second; a deleted one stops", async () => {
     expect((await manage(server.url, "GET", "/stores", { key: null })).json).toEqual(UNAUTHORIZED);
-    expect((await manage(server.url, "GET", "/stores", { key: `svc_hk_${"a".repeat(40)}` })).json).toEqual(UNAUTHORIZED);
+    expect(
+      (await manage(server.url, "GET", "/stores", { key: `svc_hk_${"a".repeat(40)}` })).json,
+    ).toEqual(UNAUTHORIZED);
 
-    const created = await manage(server.url, "POST", "/stores", { key: hostKey, body: storeBody("keys1") });
+    const created = await manage(server.url, "POST", "/stores", {
+      key: hostKey,
+      body: storeBody("keys1"),
+    });
     expect(created.status).toBe(201);
-    const storeKey = await runCli(["keys", "create", "keys1", "--name", "k", "--orders", "read", "--json", "--data", data]);
+    const storeKey = await runCli([
+      "keys",
+      "create",
+      "keys1",
+      "--name",
+      "k",
+      "--orders",
+      "read",
+      "--json",
+      "--data",
+      data,
+    ]);
     expect(storeKey.code).toBe(0);
     // A store key is never a host key…
     const withStoreKey = await manage(server.url, "GET", "/stores", { key: storeKey.json.key });
     expect(withStoreKey.status).toBe(401);
     expect(withStoreKey.json).toEqual(UNAUTHORIZED);
     // …and a host key never a store key.
-    const storeApi = await fetch(`${server.url}/api/v1/orders`, { headers: { Host: "keys1.localhost", Authorization: `Bearer ${hostKey}` } });
+    const storeApi = await fetch(`${server.url}/api/v1/orders`, {
+      headers: { Host: "keys1.localhost", Authorization: `Bearer ${hostKey}` },
+    });
     expect(storeApi.status).toBe(401);
     expect(await storeApi.json()).toEqual(UNAUTHORIZED);
-    const storeApiOk = await fetch(`${server.url}/api/v1/orders`, { headers: { Host: "keys1.localhost", Authorization: `Bearer ${storeKey.json.key}` } });
+    const storeApiOk = await fetch(`${server.url}/api/v1/orders`, {
+      headers: { Host: "keys1.localhost", Authorization: `Bearer ${storeKey.json.key}` },
+    });
     expect(storeApiOk.status).toBe(200);
 
     // Every management endpoint refuses the store key (and no key) with the one 401, before its route runs.
     for (const route of manageRoutes) {
       const path = route.path.replace(":slug", "keys1").replace(":id", "1");
       for (const key of [storeKey.json.key, null]) {
-        const answer = await manage(server.url, route.method, path, { key, body: route.method === "GET" || route.method === "DELETE" ? undefined : {} });
-        expect([route.method, route.path, answer.status, answer.json]).toEqual([route.method, route.path, 401, UNAUTHORIZED]);
+        const answer = await manage(server.url, route.method, path, {
+          key,
+          body: route.method === "GET" || route.method === "DELETE" ? undefined : {},
+        });
+        expect([route.method, route.path, answer.status, answer.json]).toEqual([
+          route.method,
+          route.path,
+          401,
+          UNAUTHORIZED,
+        ]);
       }
     }
     expect((await manage(server.url, "GET", "/stores/keys1", { key: hostKey })).status).toBe(200);
 
     const late = await runCli(["host-keys", "create", "--name", "late", "--json", "--data", data]);
     await Bun.sleep(1000);
-    expect((await manage(server.url, "GET", "/stores/keys1", { key: late.json.key })).status).toBe(200);
+    expect((await manage(server.url, "GET", "/stores/keys1", { key: late.json.key })).status).toBe(
+      200,
+    );
     await runCli(["host-keys", "delete", String(late.json.id), "--data", data]);
     await Bun.sleep(1000);
-    expect((await manage(server.url, "GET", "/stores/keys1", { key: late.json.key })).json).toEqual(UNAUTHORIZED);
+    expect((await manage(server.url, "GET", "/stores/keys1", { key: late.json.key })).json).toEqual(
+      UNAUTHORIZED,
+    );
   });
 
   test("the rate limit counts per host key with the RateLimit headers", async () => {
@@ -113,7 +164,8 @@ describe("host keys on the management API", () => {
     // At most 5 a minute; a minute boundary inside the loop restarts the count once, so a
     // 429 comes within 11 requests.
     const answers = [];
-    for (let i = 0; i < 11 && answers.at(-1)?.status !== 429; i++) answers.push(await manage(server.url, "GET", "/stores?limit=1", { key: own }));
+    for (let i = 0; i < 11 && answers.at(-1)?.status !== 429; i++)
+      answers.push(await manage(server.url, "GET", "/stores?limit=1", { key: own }));
     const limited = answers.at(-1);
     expect(limited?.status).toBe(429);
     expect(limited?.json.error.code).toBe("rate_limited");

@@ -36,11 +36,18 @@ test("creates with Idempotency-Key run once per (host key, key): replayed, diffe
   expect(again.text).toBe(first.text);
   const different = await post("/stores", storeBody("idem2"), "store-1");
   expect(different.status).toBe(400);
-  expect(different.json.error).toMatchObject({ code: "invalid_parameter", field: "Idempotency-Key" });
+  expect(different.json.error).toMatchObject({
+    code: "invalid_parameter",
+    field: "Idempotency-Key",
+  });
   // Another host key's same Idempotency-Key is another request: here the slug is taken.
-  expect((await post("/stores", storeBody("idem"), "store-1", otherHostKey)).json.error.code).toBe("slug_taken");
+  expect((await post("/stores", storeBody("idem"), "store-1", otherHostKey)).json.error.code).toBe(
+    "slug_taken",
+  );
 
-  const orders = await Promise.all([1, 2, 3].map(() => post("/stores/idem/orders", { number: 7, status: 1, total: 5 }, "order-7")));
+  const orders = await Promise.all(
+    [1, 2, 3].map(() => post("/stores/idem/orders", { number: 7, status: 1, total: 5 }, "order-7")),
+  );
   expect(orders.map((o) => o.status)).toEqual([201, 201, 201]);
   expect(orders.filter((o) => o.headers.get("Idempotent-Replayed") === "true")).toHaveLength(2);
   expect(new Set(orders.map((o) => o.text)).size).toBe(1);
@@ -48,11 +55,21 @@ test("creates with Idempotency-Key run once per (host key, key): replayed, diffe
   const lead = await post("/stores/idem/leads", { name: "Noa" }, "lead-1");
   expect((await post("/stores/idem/leads", { name: "Noa" }, "lead-1")).text).toBe(lead.text);
 
-  const key = await post("/stores/idem/keys", { name: "k", permissions: { orders: "read" } }, "key-1");
+  const key = await post(
+    "/stores/idem/keys",
+    { name: "k", permissions: { orders: "read" } },
+    "key-1",
+  );
   expect(key.json.data.key).toMatch(/^svc_sk_/);
-  const replayedKey = await post("/stores/idem/keys", { name: "k", permissions: { orders: "read" } }, "key-1");
+  const replayedKey = await post(
+    "/stores/idem/keys",
+    { name: "k", permissions: { orders: "read" } },
+    "key-1",
+  );
   expect(replayedKey.json.data).toEqual({ ...key.json.data, key: null });
-  expect((await manage(server.url, "GET", "/stores/idem/keys", { key: hostKey })).json.data).toHaveLength(1);
+  expect(
+    (await manage(server.url, "GET", "/stores/idem/keys", { key: hostKey })).json.data,
+  ).toHaveLength(1);
 
   // A rejected body is kept and replayed like any other 4xx.
   const bad = await post("/stores/idem/leads", { email: "x@example.com" }, "lead-bad");

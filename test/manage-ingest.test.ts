@@ -16,7 +16,10 @@ beforeAll(async () => {
   dir = tempDir("storeapi-manage-ingest-");
   hostKey = await newHostKey(dataDirIn(dir));
   server = await spawnServer(dataDirIn(dir));
-  await manage(server.url, "POST", "/stores", { key: hostKey, body: storeBody("shop", { settings: { manualCustomerApproval: true } }) });
+  await manage(server.url, "POST", "/stores", {
+    key: hostKey,
+    body: storeBody("shop", { settings: { manualCustomerApproval: true } }),
+  });
   const key = await manage(server.url, "POST", "/stores/shop/keys", {
     key: hostKey,
     body: { name: "all", permissions: { orders: "write", leads: "write", customers: "write" } },
@@ -29,11 +32,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const call = (method: string, path: string, body?: unknown) => manage(server.url, method, path, { key: hostKey, body });
+const call = (method: string, path: string, body?: unknown) =>
+  manage(server.url, method, path, { key: hostKey, body });
 const storeApi = async (method: string, path: string, body?: unknown) => {
   const response = await fetch(`${server.url}/api/v1${path}`, {
     method,
-    headers: { Host: "shop.example.com", Authorization: `Bearer ${storeKey}`, "Content-Type": "application/json" },
+    headers: {
+      Host: "shop.example.com",
+      Authorization: `Bearer ${storeKey}`,
+      "Content-Type": "application/json",
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, json: (await response.json()) as any };
@@ -49,7 +57,13 @@ describe("POST /manage/v1/stores/{slug}/orders", () => {
       items: [{ name: "Mug", productId: 5, quantity: 2, price: 49.95 }],
     });
     expect(created.status).toBe(201);
-    expect(created.json.data).toMatchObject({ id: 1, number: 1001, total: 99.9, paid: false, payType: "other" });
+    expect(created.json.data).toMatchObject({
+      id: 1,
+      number: 1001,
+      total: 99.9,
+      paid: false,
+      payType: "other",
+    });
     expect(created.json.data.createdAt).toMatch(/^\d{4}-\d\d-\d\dT/);
     const listed = await storeApi("GET", "/orders");
     expect(listed.json.data.map((o: { number: number }) => o.number)).toEqual([1001]);
@@ -57,55 +71,108 @@ describe("POST /manage/v1/stores/{slug}/orders", () => {
   });
 
   test("unknown status: invalid_field with validIds; repeated number: number_taken; id: not allowed", async () => {
-    const badStatus = await call("POST", "/stores/shop/orders", { number: 2000, status: 42, total: 1 });
+    const badStatus = await call("POST", "/stores/shop/orders", {
+      number: 2000,
+      status: 42,
+      total: 1,
+    });
     expect(badStatus.status).toBe(400);
-    expect(badStatus.json.error).toMatchObject({ code: "invalid_field", field: "status", validIds: [1, 2, 3, 4, 5, 6] });
+    expect(badStatus.json.error).toMatchObject({
+      code: "invalid_field",
+      field: "status",
+      validIds: [1, 2, 3, 4, 5, 6],
+    });
     await call("POST", "/stores/shop/orders", { number: 2001, status: 1, total: 1 });
     const taken = await call("POST", "/stores/shop/orders", { number: 2001, status: 1, total: 1 });
     expect(taken.status).toBe(409);
     expect(taken.json.error.code).toBe("number_taken");
-    expect((await call("POST", "/stores/shop/orders", { id: 9, number: 2002, status: 1, total: 1 })).json.error).toMatchObject({
+    expect(
+      (await call("POST", "/stores/shop/orders", { id: 9, number: 2002, status: 1, total: 1 })).json
+        .error,
+    ).toMatchObject({
       code: "invalid_field",
       field: "id",
     });
-    expect((await call("POST", "/stores/shop/orders", { number: 2003, status: 1 })).json.error).toMatchObject({ code: "invalid_field", field: "total" });
-    expect((await call("POST", "/stores/shop/orders", { number: 2004, status: 1, total: 1, updatedAt: "2000-01-01" })).json.error).toMatchObject({
+    expect(
+      (await call("POST", "/stores/shop/orders", { number: 2003, status: 1 })).json.error,
+    ).toMatchObject({ code: "invalid_field", field: "total" });
+    expect(
+      (
+        await call("POST", "/stores/shop/orders", {
+          number: 2004,
+          status: 1,
+          total: 1,
+          updatedAt: "2000-01-01",
+        })
+      ).json.error,
+    ).toMatchObject({
       code: "invalid_field",
       field: "updatedAt",
     });
-    expect((await call("POST", "/stores/none/orders", { number: 1, status: 1, total: 1 })).status).toBe(404);
+    expect(
+      (await call("POST", "/stores/none/orders", { number: 1, status: 1, total: 1 })).status,
+    ).toBe(404);
   });
 });
 
 describe("POST /manage/v1/stores/{slug}/leads", () => {
   test("a storefront form's lead; name required, no id", async () => {
-    const created = await call("POST", "/stores/shop/leads", { name: "Noa", email: "noa@example.com", message: "Call me" });
+    const created = await call("POST", "/stores/shop/leads", {
+      name: "Noa",
+      email: "noa@example.com",
+      message: "Call me",
+    });
     expect(created.status).toBe(201);
-    expect(created.json.data).toMatchObject({ name: "Noa", email: "noa@example.com", message: "Call me", handled: false });
-    expect((await storeApi("GET", `/leads/${created.json.data.id}`)).json.data).toEqual(created.json.data);
-    expect((await call("POST", "/stores/shop/leads", { email: "x@example.com" })).json.error).toMatchObject({ code: "invalid_field", field: "name" });
-    expect((await call("POST", "/stores/shop/leads", { id: 3, name: "x" })).json.error).toMatchObject({ code: "invalid_field", field: "id" });
+    expect(created.json.data).toMatchObject({
+      name: "Noa",
+      email: "noa@example.com",
+      message: "Call me",
+      handled: false,
+    });
+    expect((await storeApi("GET", `/leads/${created.json.data.id}`)).json.data).toEqual(
+      created.json.data,
+    );
+    expect(
+      (await call("POST", "/stores/shop/leads", { email: "x@example.com" })).json.error,
+    ).toMatchObject({ code: "invalid_field", field: "name" });
+    expect(
+      (await call("POST", "/stores/shop/leads", { id: 3, name: "x" })).json.error,
+    ).toMatchObject({ code: "invalid_field", field: "id" });
   });
 });
 
 describe("POST /manage/v1/stores/{slug}/customers/{id}/sign-ins", () => {
   test("sets lastVisitAt (now or `at`); pending stays pending; locked is customer_locked", async () => {
-    const customer = (await storeApi("POST", "/customers", { email: "c@example.com", firstName: "C" })).json.data;
+    const customer = (
+      await storeApi("POST", "/customers", { email: "c@example.com", firstName: "C" })
+    ).json.data;
     expect(customer.status).toBe("pending");
-    const noBody = await manage(server.url, "POST", `/stores/shop/customers/${customer.id}/sign-ins`, { key: hostKey });
+    const noBody = await manage(
+      server.url,
+      "POST",
+      `/stores/shop/customers/${customer.id}/sign-ins`,
+      { key: hostKey },
+    );
     expect(noBody.status).toBe(200);
     const signedIn = noBody.json;
     expect(signedIn.data.status).toBe("pending");
     expect(signedIn.data.lastVisitAt).not.toBeNull();
 
-    const at = await call("POST", `/stores/shop/customers/${customer.id}/sign-ins`, { at: "2030-05-01T10:00:00+03:00" });
+    const at = await call("POST", `/stores/shop/customers/${customer.id}/sign-ins`, {
+      at: "2030-05-01T10:00:00+03:00",
+    });
     expect(at.json.data.lastVisitAt).toBe("2030-05-01T10:00:00+03:00");
-    expect((await call("POST", `/stores/shop/customers/${customer.id}/sign-ins`, { at: "yesterday" })).json.error).toMatchObject({
+    expect(
+      (await call("POST", `/stores/shop/customers/${customer.id}/sign-ins`, { at: "yesterday" }))
+        .json.error,
+    ).toMatchObject({
       code: "invalid_field",
       field: "at",
     });
 
-    expect((await storeApi("PATCH", `/customers/${customer.id}`, { active: false })).json.data.status).toBe("locked");
+    expect(
+      (await storeApi("PATCH", `/customers/${customer.id}`, { active: false })).json.data.status,
+    ).toBe("locked");
     const locked = await call("POST", `/stores/shop/customers/${customer.id}/sign-ins`, {});
     expect(locked.status).toBe(409);
     expect(locked.json.error.code).toBe("customer_locked");

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers";
@@ -29,7 +29,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const call = (method: string, path: string, body?: unknown) => manage(server.url, method, path, { key: hostKey, body });
+const call = (method: string, path: string, body?: unknown) =>
+  manage(server.url, method, path, { key: hostKey, body });
 const storeApi = (host: string, key: string, path = "/orders") =>
   fetch(`${server.url}/api/v1${path}`, { headers: { Host: host, Authorization: `Bearer ${key}` } });
 
@@ -41,7 +42,9 @@ function mails(slug: string, subject: string): string[] {
   } catch {
     return [];
   }
-  return files.map((f) => readFileSync(join(mailDir, f), "utf8")).filter((m) => m.includes(subject));
+  return files
+    .map((f) => readFileSync(join(mailDir, f), "utf8"))
+    .filter((m) => m.includes(subject));
 }
 
 async function waitForMails(slug: string, subject: string, count: number): Promise<string[]> {
@@ -65,7 +68,11 @@ function passGrace(slug: string, keyId: number) {
 describe("a store's keys", () => {
   test("create, list, plan_limit, delete, and bad input", async () => {
     expect((await call("POST", "/stores", storeBody("k1"))).status).toBe(201);
-    const made = await call("POST", "/stores/k1/keys", { name: "ERP", permissions: { orders: "write" }, expires: "30d" });
+    const made = await call("POST", "/stores/k1/keys", {
+      name: "ERP",
+      permissions: { orders: "write" },
+      expires: "30d",
+    });
     expect(made.status).toBe(201);
     expect(made.json.data).toEqual({
       id: 1,
@@ -80,8 +87,15 @@ describe("a store's keys", () => {
     });
     expect((await storeApi("k1.example.com", made.json.data.key)).status).toBe(200);
 
-    for (let i = 2; i <= 5; i++) expect((await call("POST", "/stores/k1/keys", { name: `k${i}`, permissions: { leads: "read" } })).status).toBe(201);
-    const sixth = await call("POST", "/stores/k1/keys", { name: "six", permissions: { leads: "read" } });
+    for (let i = 2; i <= 5; i++)
+      expect(
+        (await call("POST", "/stores/k1/keys", { name: `k${i}`, permissions: { leads: "read" } }))
+          .status,
+      ).toBe(201);
+    const sixth = await call("POST", "/stores/k1/keys", {
+      name: "six",
+      permissions: { leads: "read" },
+    });
     expect(sixth.status).toBe(409);
     expect(sixth.json.error.code).toBe("plan_limit");
 
@@ -101,7 +115,7 @@ describe("a store's keys", () => {
       [5, "active"],
       [1, "deleted"],
     ]);
-    expect(listed.text).not.toContain("svc_sk_" + made.json.data.key.slice(7));
+    expect(listed.text).not.toContain(`svc_sk_${made.json.data.key.slice(7)}`);
 
     const bad: Array<[unknown, string]> = [
       [{ name: "x", permissions: {} }, "permissions"],
@@ -115,18 +129,33 @@ describe("a store's keys", () => {
       expect(answer.status).toBe(400);
       expect(answer.json.error).toMatchObject({ code: "invalid_field", field });
     }
-    expect((await call("DELETE", "/stores/k1/keys/abc")).json.error).toMatchObject({ code: "invalid_parameter", field: "id" });
+    expect((await call("DELETE", "/stores/k1/keys/abc")).json.error).toMatchObject({
+      code: "invalid_parameter",
+      field: "id",
+    });
     expect((await call("GET", "/stores/none/keys")).status).toBe(404);
-    expect((await call("POST", "/stores/k1/keys/2/roll", { grace: "2h" })).json.error).toMatchObject({ code: "invalid_field", field: "grace" });
+    expect(
+      (await call("POST", "/stores/k1/keys/2/roll", { grace: "2h" })).json.error,
+    ).toMatchObject({ code: "invalid_field", field: "grace" });
   });
 
   test("rolling a fifth active key works; rolling a deleted or expired key is key_inactive", async () => {
     expect((await call("POST", "/stores", storeBody("k2"))).status).toBe(201);
-    for (let i = 1; i <= 5; i++) await call("POST", "/stores/k2/keys", { name: `k${i}`, permissions: { orders: "read" } });
+    for (let i = 1; i <= 5; i++)
+      await call("POST", "/stores/k2/keys", { name: `k${i}`, permissions: { orders: "read" } });
     const rolled = await call("POST", "/stores/k2/keys/5/roll", { grace: "24h" });
     expect(rolled.status).toBe(201);
-    expect(rolled.json.data).toMatchObject({ id: 6, name: "k5", status: "active", permissions: { orders: "read" }, expiresAt: null });
-    expect((await call("POST", "/stores/k2/keys", { name: "more", permissions: { orders: "read" } })).json.error.code).toBe("plan_limit");
+    expect(rolled.json.data).toMatchObject({
+      id: 6,
+      name: "k5",
+      status: "active",
+      permissions: { orders: "read" },
+      expiresAt: null,
+    });
+    expect(
+      (await call("POST", "/stores/k2/keys", { name: "more", permissions: { orders: "read" } }))
+        .json.error.code,
+    ).toBe("plan_limit");
     const now = await call("POST", "/stores/k2/keys/6/roll", { grace: "now", expires: "90d" });
     expect(now.status).toBe(201);
     expect(now.json.data.expiresAt).not.toBeNull();
@@ -134,18 +163,31 @@ describe("a store's keys", () => {
     expect(inactive.status).toBe(409);
     expect(inactive.json.error.code).toBe("key_inactive");
     await call("DELETE", "/stores/k2/keys/1");
-    expect((await call("POST", "/stores/k2/keys/1/roll", { grace: "1h" })).json.error.code).toBe("key_inactive");
+    expect((await call("POST", "/stores/k2/keys/1/roll", { grace: "1h" })).json.error.code).toBe(
+      "key_inactive",
+    );
   });
 });
 
 // Moves a key's expiry by writing the store file directly.
 describe.skipIf(TEST_LIBSQL)("a host's day", () => {
   test("create store → key → store API → checkout orders → the key lists them → roll with 1h grace → after it only the new → delete → 401; the owner's emails arrive once each", async () => {
-    expect((await call("POST", "/stores", storeBody("day", { ownerEmail: "owner@day.example.com" }))).status).toBe(201);
-    const key = (await call("POST", "/stores/day/keys", { name: "Storefront", permissions: { orders: "read", leads: "write" } })).json.data;
+    expect(
+      (await call("POST", "/stores", storeBody("day", { ownerEmail: "owner@day.example.com" })))
+        .status,
+    ).toBe(201);
+    const key = (
+      await call("POST", "/stores/day/keys", {
+        name: "Storefront",
+        permissions: { orders: "read", leads: "write" },
+      })
+    ).json.data;
     expect((await storeApi("day.example.com", key.key)).status).toBe(200);
     expect((await storeApi("day.localhost", key.key)).status).toBe(200);
-    for (const number of [1, 2]) expect((await call("POST", "/stores/day/orders", { number, status: 1, total: 10 })).status).toBe(201);
+    for (const number of [1, 2])
+      expect(
+        (await call("POST", "/stores/day/orders", { number, status: 1, total: 10 })).status,
+      ).toBe(201);
     const orders = (await (await storeApi("day.example.com", key.key)).json()) as any;
     expect(orders.data.map((o: { number: number }) => o.number)).toEqual([2, 1]);
 

@@ -23,13 +23,22 @@ afterAll(async () => {
 });
 
 test("failed host keys and failed store keys count toward one per-IP lockout, which blocks both APIs", async () => {
-  expect((await manage(server.url, "POST", "/stores", { key: hostKey, body: storeBody("lock1") })).status).toBe(201);
+  expect(
+    (await manage(server.url, "POST", "/stores", { key: hostKey, body: storeBody("lock1") }))
+      .status,
+  ).toBe(201);
   const storeApi = (key: string) =>
-    fetch(`${server.url}/api/v1/orders`, { headers: { Host: "lock1.localhost", Authorization: `Bearer ${key}` } });
+    fetch(`${server.url}/api/v1/orders`, {
+      headers: { Host: "lock1.localhost", Authorization: `Bearer ${key}` },
+    });
   expect((await storeApi(`svc_sk_${"b".repeat(40)}`)).status).toBe(401);
   expect((await storeApi(hostKey)).status).toBe(401);
-  expect((await manage(server.url, "GET", "/stores", { key: `svc_sk_${"c".repeat(40)}` })).status).toBe(401);
-  expect((await manage(server.url, "GET", "/stores", { key: `svc_hk_${"d".repeat(40)}` })).status).toBe(401);
+  expect(
+    (await manage(server.url, "GET", "/stores", { key: `svc_sk_${"c".repeat(40)}` })).status,
+  ).toBe(401);
+  expect(
+    (await manage(server.url, "GET", "/stores", { key: `svc_hk_${"d".repeat(40)}` })).status,
+  ).toBe(401);
   const blocked = await manage(server.url, "GET", "/stores", { key: hostKey });
   expect(blocked.status).toBe(429);
   expect(blocked.json.error.code).toBe("too_many_failures");

@@ -3,8 +3,8 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Window } from "happy-dom";
 import { MANAGE_API_SPEC, manageDocsHtml, manageOpenApiDocument } from "../src/manage/openapi";
-import SCRIPT from "../src/openapi/docs-page.browser.js" with { type: "text" };
 import { manageRoutes } from "../src/manage/routes";
+import SCRIPT from "../src/openapi/docs-page.browser.js" with { type: "text" };
 import { buildOpenApi } from "../src/openapi/document";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey } from "./manage-support";
@@ -57,7 +57,11 @@ const OPERATIONS = [
 
 const doc = manageOpenApiDocument() as Json;
 const operations = Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
-  Object.entries(item).map(([method, operation]) => ({ path, method, operation: operation as Json })),
+  Object.entries(item).map(([method, operation]) => ({
+    path,
+    method,
+    operation: operation as Json,
+  })),
 );
 const routeOperations = operations.filter((o) => o.operation.tags[0] !== "Service");
 
@@ -77,7 +81,10 @@ afterAll(async () => {
 
 describe("GET /manage/v1/openapi.json and /manage/v1/docs", () => {
   test("answer on any host without a key (each answer checked against the document)", async () => {
-    const served = await manage(server.url, "GET", "/openapi.json", { key: null, headers: { Host: "anything.example" } });
+    const served = await manage(server.url, "GET", "/openapi.json", {
+      key: null,
+      headers: { Host: "anything.example" },
+    });
     expect(served.status).toBe(200);
     expect(served.json).toEqual(JSON.parse(JSON.stringify(doc)));
     const page = await manage(server.url, "GET", "/docs", { key: null });
@@ -85,30 +92,56 @@ describe("GET /manage/v1/openapi.json and /manage/v1/docs", () => {
     expect(page.headers.get("content-type")).toStartWith("text/html");
     expect(page.text).toContain('<body data-store-host="any">');
     expect(page.text).toContain("<title>Store Management API: management API reference</title>");
-    const embedded = /<script type="application\/json" id="openapi">([\s\S]*?)<\/script>/.exec(page.text);
+    const embedded = /<script type="application\/json" id="openapi">([\s\S]*?)<\/script>/.exec(
+      page.text,
+    );
     expect(JSON.parse(embedded?.[1] ?? "null")).toEqual(JSON.parse(JSON.stringify(doc)));
   });
 
   test("the page renders every operation; Try it sends to the page's own host and asks only for a host key", () => {
-    const window = new Window({ url: "http://any.example:8080/manage/v1/docs", settings: { disableJavaScriptEvaluation: true } });
+    const window = new Window({
+      url: "http://any.example:8080/manage/v1/docs",
+      settings: { disableJavaScriptEvaluation: true },
+    });
     window.document.write(manageDocsHtml());
-    new Function("document", "fetch", "location", SCRIPT)(window.document, () => Promise.reject(new Error("no network here")), window.location);
-    const all = (selector: string) => [...window.document.querySelectorAll(selector)].map((node) => node.textContent);
-    expect(all("#main section.card h3").sort()).toEqual(["Overview", ...operations.map((o) => `${o.method.toUpperCase()}${o.path}`)].sort());
-    expect(all("#main section.card details > summary").filter((text) => text === "Try it (sent to this page's host)").length).toBe(operations.length);
+    new Function("document", "fetch", "location", SCRIPT)(
+      window.document,
+      () => Promise.reject(new Error("no network here")),
+      window.location,
+    );
+    const all = (selector: string) =>
+      [...window.document.querySelectorAll(selector)].map((node) => node.textContent);
+    expect(all("#main section.card h3").sort()).toEqual(
+      ["Overview", ...operations.map((o) => `${o.method.toUpperCase()}${o.path}`)].sort(),
+    );
+    expect(
+      all("#main section.card details > summary").filter(
+        (text) => text === "Try it (sent to this page's host)",
+      ).length,
+    ).toBe(operations.length);
     expect(all("#keybar span")).toEqual(["Host key:"]);
-    expect(window.document.querySelector("#keybar input")?.getAttribute("placeholder")).toBe("svc_hk_… (kept in this page only)");
+    expect(window.document.querySelector("#keybar input")?.getAttribute("placeholder")).toBe(
+      "svc_hk_… (kept in this page only)",
+    );
     window.close();
   });
 
   test("key in the URL is 400; OPTIONS is 405 before any key; another method is an ordinary request", async () => {
-    expect((await manage(server.url, "GET", "/openapi.json?apikey=x", { key: null })).json.error.code).toBe("key_in_url");
+    expect(
+      (await manage(server.url, "GET", "/openapi.json?apikey=x", { key: null })).json.error.code,
+    ).toBe("key_in_url");
     for (const path of ["/openapi.json", "/docs"]) {
       const options = await manage(server.url, "OPTIONS", path, { key: null });
       expect([options.status, options.headers.get("allow")]).toEqual([405, "GET"]);
-      expect((await manage(server.url, "POST", path, { key: null, body: {} })).json.error.code).toBe("unauthorized");
+      expect(
+        (await manage(server.url, "POST", path, { key: null, body: {} })).json.error.code,
+      ).toBe("unauthorized");
       const post = await manage(server.url, "POST", path, { key: hostKey, body: {} });
-      expect([post.status, post.headers.get("allow"), post.json.error.code]).toEqual([405, "GET", "method_not_allowed"]);
+      expect([post.status, post.headers.get("allow"), post.json.error.code]).toEqual([
+        405,
+        "GET",
+        "method_not_allowed",
+      ]);
     }
   });
 
@@ -119,7 +152,9 @@ describe("GET /manage/v1/openapi.json and /manage/v1/docs", () => {
     try {
       expect((await manage(httpsOnly.url, "GET", "/openapi.json", { key: null })).status).toBe(200);
       expect((await manage(httpsOnly.url, "GET", "/docs", { key: null })).status).toBe(200);
-      expect((await manage(httpsOnly.url, "GET", "/stores", { key: null })).json.error.code).toBe("https_required");
+      expect((await manage(httpsOnly.url, "GET", "/stores", { key: null })).json.error.code).toBe(
+        "https_required",
+      );
     } finally {
       await httpsOnly.signal("SIGTERM");
       rmSync(other, { recursive: true, force: true });
@@ -134,37 +169,65 @@ describe("the document", () => {
   });
 
   test("a host key as Bearer or X-Api-Key on every route; the document and its page need none", () => {
-    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
-    expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "X-Api-Key" });
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({
+      type: "http",
+      scheme: "bearer",
+    });
+    expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({
+      type: "apiKey",
+      in: "header",
+      name: "X-Api-Key",
+    });
     expect(JSON.stringify(doc.components.securitySchemes)).toContain("svc_hk_");
-    for (const { operation } of routeOperations) expect(operation.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
-    expect(operations.filter((o) => o.operation.security.length === 0).map((o) => o.path)).toEqual(["/manage/v1/openapi.json", "/manage/v1/docs"]);
+    for (const { operation } of routeOperations)
+      expect(operation.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+    expect(operations.filter((o) => o.operation.security.length === 0).map((o) => o.path)).toEqual([
+      "/manage/v1/openapi.json",
+      "/manage/v1/docs",
+    ]);
   });
 
   test("Idempotency-Key on exactly the four creating POSTs", () => {
-    const idempotent = routeOperations.filter((o) => o.operation.parameters.some((p: Json) => p.$ref === "#/components/parameters/IdempotencyKey"));
+    const idempotent = routeOperations.filter((o) =>
+      o.operation.parameters.some((p: Json) => p.$ref === "#/components/parameters/IdempotencyKey"),
+    );
     expect(idempotent.map((o) => `${o.method} ${o.path}`).sort()).toEqual([
       "post /manage/v1/stores",
       "post /manage/v1/stores/{slug}/keys",
       "post /manage/v1/stores/{slug}/leads",
       "post /manage/v1/stores/{slug}/orders",
     ]);
-    for (const o of idempotent) expect(Object.keys(o.operation.responses["201"].headers)).toContain("Idempotent-Replayed");
+    for (const o of idempotent)
+      expect(Object.keys(o.operation.responses["201"].headers)).toContain("Idempotent-Replayed");
   });
 
   test("RateLimit headers on every success; 401 and 429 as the store API's; the management API's conflicts", () => {
     for (const { operation } of routeOperations) {
       const success = operation.responses["200"] ?? operation.responses["201"];
-      for (const name of ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) expect(success.headers[name].required).toBe(true);
-      expect(operation.responses["401"].content["application/json"].schema.allOf[1].properties.error.properties.code.enum).toEqual(["unauthorized"]);
+      for (const name of ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"])
+        expect(success.headers[name].required).toBe(true);
+      expect(
+        operation.responses["401"].content["application/json"].schema.allOf[1].properties.error
+          .properties.code.enum,
+      ).toEqual(["unauthorized"]);
       expect(Object.keys(operation.responses["429"].headers)).toContain("Retry-After");
     }
     const codes = doc.components.schemas.ApiError.properties.error.properties.code.enum as string[];
-    expect(codes).toEqual(expect.arrayContaining(["slug_taken", "domain_taken", "status_in_use", "number_taken", "customer_locked", "key_inactive"]));
+    expect(codes).toEqual(
+      expect.arrayContaining([
+        "slug_taken",
+        "domain_taken",
+        "status_in_use",
+        "number_taken",
+        "customer_locked",
+        "key_inactive",
+      ]),
+    );
     expect(codes).not.toContain("insufficient_scope");
     expect(codes).not.toContain("plan_required");
     const conflicts = (method: string, path: string) =>
-      doc.paths[path][method].responses["409"].content["application/json"].schema.allOf[1].properties.error.properties.code.enum;
+      doc.paths[path][method].responses["409"].content["application/json"].schema.allOf[1]
+        .properties.error.properties.code.enum;
     expect(conflicts("post", "/manage/v1/stores")).toEqual(["slug_taken", "domain_taken"]);
     expect(conflicts("put", "/manage/v1/stores/{slug}/order-statuses")).toEqual(["status_in_use"]);
     expect(conflicts("post", "/manage/v1/stores/{slug}/keys/{id}/roll")).toEqual(["key_inactive"]);
@@ -172,11 +235,20 @@ describe("the document", () => {
 
   test("lists: GET /stores pages with limit and cursor; a store's keys are one array", () => {
     const list = doc.paths["/manage/v1/stores"].get;
-    const query = Object.fromEntries(list.parameters.filter((p: Json) => p.in === "query").map((p: Json) => [p.name, p.schema]));
+    const query = Object.fromEntries(
+      list.parameters.filter((p: Json) => p.in === "query").map((p: Json) => [p.name, p.schema]),
+    );
     expect(query.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
     expect(query.cursor).toMatchObject({ type: "string" });
-    expect(list.responses["200"].content["application/json"].schema.required).toEqual(["ok", "data", "hasMore", "nextCursor"]);
-    const keys = doc.paths["/manage/v1/stores/{slug}/keys"].get.responses["200"].content["application/json"].schema;
+    expect(list.responses["200"].content["application/json"].schema.required).toEqual([
+      "ok",
+      "data",
+      "hasMore",
+      "nextCursor",
+    ]);
+    const keys =
+      doc.paths["/manage/v1/stores/{slug}/keys"].get.responses["200"].content["application/json"]
+        .schema;
     expect(keys.required).toEqual(["ok", "data"]);
     expect(keys.properties.data.type).toBe("array");
   });
@@ -188,7 +260,9 @@ describe("the document", () => {
       actual = readFileSync(CHECKED_IN, "utf8");
     } catch {}
     if (actual !== expected) {
-      throw new Error("docs/manage-openapi.json is out of date with the routes: regenerate it with `npm run openapi` and commit it.");
+      throw new Error(
+        "docs/manage-openapi.json is out of date with the routes: regenerate it with `npm run openapi` and commit it.",
+      );
     }
   });
 
@@ -224,7 +298,9 @@ describe("the served document, as client tools read it", () => {
   test(
     "openapi-typescript types exactly its operations, and a natural client compiles under tsc --strict",
     async () => {
-      expect((await generatedOperations(work, "openapi.json")).sort()).toEqual(OPERATIONS.map((o) => o.split(" ")[2]).sort());
+      expect((await generatedOperations(work, "openapi.json")).sort()).toEqual(
+        OPERATIONS.map((o) => o.split(" ")[2]).sort(),
+      );
       expect(codeOf(CLIENT)).not.toMatch(/\bas\b|\bany\b|@ts-|!\./); // no casts, no non-null assertions, no escape hatches
       const tsc = await compileStrict(work, CLIENT);
       expect(tsc.output).toBe("");
@@ -236,11 +312,18 @@ describe("the served document, as client tools read it", () => {
   test(
     "and runs against the real server: create a store, a key, an order, roll the key",
     async () => {
-      const client = await runProgram(work, CLIENT, { STOREAPI_URL: server.url, STOREAPI_HOST_KEY: hostKey });
+      const client = await runProgram(work, CLIENT, {
+        STOREAPI_URL: server.url,
+        STOREAPI_HOST_KEY: hostKey,
+      });
       expect(client.stderr).toBe("");
       expect(JSON.parse(client.stdout)).toEqual({
         store: { slug: "natural", statuses: 6, replayed: "true" },
-        key: { name: "ERP", shown: true, permissions: { products: "none", orders: "read", customers: "none", leads: "none" } },
+        key: {
+          name: "ERP",
+          shown: true,
+          permissions: { products: "none", orders: "read", customers: "none", leads: "none" },
+        },
         order: { number: 1001, total: 99.9 },
         duplicate: "number_taken",
         rolled: { name: "ERP", shown: true, listed: 2 },

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "./helpers";
 import { DEFAULT_ORDER_STATUSES } from "../src/stores/rules";
+import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { runCli, type ServerProcess, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
@@ -27,12 +27,17 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const call = (method: string, path: string, body?: unknown) => manage(server.url, method, path, { key: hostKey, body });
+const call = (method: string, path: string, body?: unknown) =>
+  manage(server.url, method, path, { key: hostKey, body });
 const ISRAEL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[23]:00$/;
 
 describe("POST /manage/v1/stores", () => {
   test("creates a store with default statuses and settings, served at once on the store API", async () => {
-    const created = await call("POST", "/stores", storeBody("alpha", { domain: "Alpha.Example.com" }));
+    const created = await call(
+      "POST",
+      "/stores",
+      storeBody("alpha", { domain: "Alpha.Example.com" }),
+    );
     expect(created.status).toBe(201);
     expect(created.json).toEqual({
       ok: true,
@@ -50,7 +55,9 @@ describe("POST /manage/v1/stores", () => {
     });
     expect((await call("GET", "/stores/alpha")).json).toEqual(created.json);
     // The store API knows the host now (a 401 for no key, not a 404 for no store).
-    const storeApi = await fetch(`${server.url}/api/v1/orders`, { headers: { Host: "alpha.example.com" } });
+    const storeApi = await fetch(`${server.url}/api/v1/orders`, {
+      headers: { Host: "alpha.example.com" },
+    });
     expect(storeApi.status).toBe(401);
   });
 
@@ -58,11 +65,24 @@ describe("POST /manage/v1/stores", () => {
     const created = await call(
       "POST",
       "/stores",
-      storeBody("beta", { settings: { registration: false }, orderStatuses: [{ id: 7, name: "Z" }, { id: 2, name: "A" }] }),
+      storeBody("beta", {
+        settings: { registration: false },
+        orderStatuses: [
+          { id: 7, name: "Z" },
+          { id: 2, name: "A" },
+        ],
+      }),
     );
     expect(created.status).toBe(201);
-    expect(created.json.data.settings).toEqual({ manualCustomerApproval: false, notifyStatusChange: true, registration: false });
-    expect(created.json.data.orderStatuses).toEqual([{ id: 2, name: "A" }, { id: 7, name: "Z" }]);
+    expect(created.json.data.settings).toEqual({
+      manualCustomerApproval: false,
+      notifyStatusChange: true,
+      registration: false,
+    });
+    expect(created.json.data.orderStatuses).toEqual([
+      { id: 2, name: "A" },
+      { id: 7, name: "Z" },
+    ]);
   });
 
   test.each([
@@ -73,7 +93,16 @@ describe("POST /manage/v1/stores", () => {
     [{ ...storeBody("x"), plan: "gold" }, "plan"],
     [{ ...storeBody("x"), ownerEmail: "nope" }, "ownerEmail"],
     [{ ...storeBody("x"), settings: { registration: "yes" } }, "settings.registration"],
-    [{ ...storeBody("x"), orderStatuses: [{ id: 1, name: "A" }, { id: 1, name: "B" }] }, "orderStatuses"],
+    [
+      {
+        ...storeBody("x"),
+        orderStatuses: [
+          { id: 1, name: "A" },
+          { id: 1, name: "B" },
+        ],
+      },
+      "orderStatuses",
+    ],
     [{ ...storeBody("x"), extra: 1 }, "extra"],
     [{ slug: "x" }, "name"],
   ])("bad body %j is 400 invalid_field naming %s", async (body, field) => {
@@ -85,7 +114,10 @@ describe("POST /manage/v1/stores", () => {
 
   test("conflicts: slug_taken, domain_taken (another store's domain, case-insensitive, or under the platform domain)", async () => {
     await call("POST", "/stores", storeBody("gamma"));
-    expect((await call("POST", "/stores", storeBody("gamma", { domain: "other.example.com" }))).json.error.code).toBe("slug_taken");
+    expect(
+      (await call("POST", "/stores", storeBody("gamma", { domain: "other.example.com" }))).json
+        .error.code,
+    ).toBe("slug_taken");
     const cases = ["GAMMA.example.com", "gamma.localhost", "anything.localhost"];
     for (const domain of cases) {
       const answer = await call("POST", "/stores", storeBody("delta", { domain }));
@@ -96,28 +128,51 @@ describe("POST /manage/v1/stores", () => {
 
   test("concurrent creates of one slug: exactly one 201, the others slug_taken", async () => {
     const answers = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => call("POST", "/stores", storeBody("race", { domain: `race${i}.example.com` }))),
+      Array.from({ length: 6 }, (_, i) =>
+        call("POST", "/stores", storeBody("race", { domain: `race${i}.example.com` })),
+      ),
     );
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
-    expect(answers.filter((a) => a.status === 409).every((a) => a.json.error.code === "slug_taken")).toBe(true);
+    expect(
+      answers.filter((a) => a.status === 409).every((a) => a.json.error.code === "slug_taken"),
+    ).toBe(true);
   });
 
   // Plants a file; on a server the leftover is a namespace (test/libsql.test.ts).
-  test.skipIf(TEST_LIBSQL)("a leftover unregistered store file is overwritten by the next create", async () => {
-    const made = await runCli(["stores", "add", "ghost", "--domain", "ghost.example.com", "--plan", "growth", "--owner-email", "o@g.com", "--data", data]);
-    expect(made.code).toBe(0);
-    // Simulate a crash between the file and its registration: the row goes, the file stays.
-    const { Database } = await import("bun:sqlite");
-    const platform = new Database(join(data, "platform.db"));
-    platform.run("PRAGMA busy_timeout = 5000"); // the running server may be writing it
-    platform.run("DELETE FROM stores WHERE slug = 'ghost'");
-    platform.close();
-    await Bun.sleep(600);
-    expect(existsSync(join(data, "stores", "ghost.db"))).toBe(true);
-    const created = await call("POST", "/stores", storeBody("ghost", { orderStatuses: [{ id: 3, name: "Only" }] }));
-    expect(created.status).toBe(201);
-    expect(created.json.data.orderStatuses).toEqual([{ id: 3, name: "Only" }]);
-  });
+  test.skipIf(TEST_LIBSQL)(
+    "a leftover unregistered store file is overwritten by the next create",
+    async () => {
+      const made = await runCli([
+        "stores",
+        "add",
+        "ghost",
+        "--domain",
+        "ghost.example.com",
+        "--plan",
+        "growth",
+        "--owner-email",
+        "o@g.com",
+        "--data",
+        data,
+      ]);
+      expect(made.code).toBe(0);
+      // Simulate a crash between the file and its registration: the row goes, the file stays.
+      const { Database } = await import("bun:sqlite");
+      const platform = new Database(join(data, "platform.db"));
+      platform.run("PRAGMA busy_timeout = 5000"); // the running server may be writing it
+      platform.run("DELETE FROM stores WHERE slug = 'ghost'");
+      platform.close();
+      await Bun.sleep(600);
+      expect(existsSync(join(data, "stores", "ghost.db"))).toBe(true);
+      const created = await call(
+        "POST",
+        "/stores",
+        storeBody("ghost", { orderStatuses: [{ id: 3, name: "Only" }] }),
+      );
+      expect(created.status).toBe(201);
+      expect(created.json.data.orderStatuses).toEqual([{ id: 3, name: "Only" }]);
+    },
+  );
 });
 
 describe("GET /manage/v1/stores", () => {
@@ -126,15 +181,23 @@ describe("GET /manage/v1/stores", () => {
       expect((await call("POST", "/stores", storeBody(slug))).status).toBe(201);
       await Bun.sleep(5);
     }
-    const all = (await call("GET", "/stores?limit=100")).json.data.map((s: { slug: string }) => s.slug);
+    const all = (await call("GET", "/stores?limit=100")).json.data.map(
+      (s: { slug: string }) => s.slug,
+    );
     expect(all.slice(0, 3)).toEqual(["p3", "p2", "p1"]);
     const first = await call("GET", "/stores?limit=2");
     expect(first.json.data.map((s: { slug: string }) => s.slug)).toEqual(["p3", "p2"]);
     expect(first.json.hasMore).toBe(true);
     const second = await call("GET", `/stores?limit=2&cursor=${first.json.nextCursor}`);
     expect(second.json.data.map((s: { slug: string }) => s.slug)).toEqual(all.slice(2, 4));
-    expect((await call("GET", "/stores?limit=0")).json.error).toMatchObject({ code: "invalid_parameter", field: "limit" });
-    expect((await call("GET", "/stores?cursor=abc")).json.error).toMatchObject({ code: "invalid_parameter", field: "cursor" });
+    expect((await call("GET", "/stores?limit=0")).json.error).toMatchObject({
+      code: "invalid_parameter",
+      field: "limit",
+    });
+    expect((await call("GET", "/stores?cursor=abc")).json.error).toMatchObject({
+      code: "invalid_parameter",
+      field: "cursor",
+    });
   });
 });
 
@@ -156,9 +219,14 @@ describe("PATCH /manage/v1/stores/{slug}", () => {
       ownerEmail: "new@example.com",
       settings: { manualCustomerApproval: true, notifyStatusChange: true, registration: true },
     });
-    expect((await call("PATCH", "/stores/eps", { slug: "other" })).json.error).toMatchObject({ code: "invalid_field", field: "slug" });
+    expect((await call("PATCH", "/stores/eps", { slug: "other" })).json.error).toMatchObject({
+      code: "invalid_field",
+      field: "slug",
+    });
     expect((await call("PATCH", "/stores/eps", {})).json.error.code).toBe("nothing_to_update");
-    expect((await call("PATCH", "/stores/eps", { domain: "alpha.example.com" })).json.error.code).toBe("domain_taken");
+    expect(
+      (await call("PATCH", "/stores/eps", { domain: "alpha.example.com" })).json.error.code,
+    ).toBe("domain_taken");
     expect((await call("PATCH", "/stores/eps", { domain: "eps2.example.com" })).status).toBe(200);
     expect((await call("PATCH", "/stores/nope", { plan: "pro" })).status).toBe(404);
   });
@@ -170,18 +238,43 @@ describe("PUT /manage/v1/stores/{slug}/order-statuses", () => {
     const fixture = join(dir, "orders.json");
     await Bun.write(
       fixture,
-      JSON.stringify({ stores: [{ ...storeBody("zeta-orders"), orderStatuses: [{ id: 4, name: "S" }], orders: [{ number: 1, status: 4, total: 10 }] }] }),
+      JSON.stringify({
+        stores: [
+          {
+            ...storeBody("zeta-orders"),
+            orderStatuses: [{ id: 4, name: "S" }],
+            orders: [{ number: 1, status: 4, total: 10 }],
+          },
+        ],
+      }),
     );
     expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
     await Bun.sleep(600);
     const inUse = await call("PUT", "/stores/zeta-orders/order-statuses", [{ id: 1, name: "New" }]);
     expect(inUse.status).toBe(409);
-    expect(inUse.json.error).toEqual({ code: "status_in_use", message: "Orders still use status ids 4; keep them in the set." });
+    expect(inUse.json.error).toEqual({
+      code: "status_in_use",
+      message: "Orders still use status ids 4; keep them in the set.",
+    });
 
-    const replaced = await call("PUT", "/stores/zeta/order-statuses", [{ id: 9, name: "Late" }, { id: 1, name: "First" }]);
-    expect(replaced.json).toEqual({ ok: true, data: [{ id: 1, name: "First" }, { id: 9, name: "Late" }] });
-    expect((await call("PUT", "/stores/zeta/order-statuses", { id: 1 })).json.error).toMatchObject({ code: "invalid_field", field: "body" });
-    expect((await call("PUT", "/stores/zeta/order-statuses", [{ id: 0, name: "x" }])).json.error).toMatchObject({
+    const replaced = await call("PUT", "/stores/zeta/order-statuses", [
+      { id: 9, name: "Late" },
+      { id: 1, name: "First" },
+    ]);
+    expect(replaced.json).toEqual({
+      ok: true,
+      data: [
+        { id: 1, name: "First" },
+        { id: 9, name: "Late" },
+      ],
+    });
+    expect((await call("PUT", "/stores/zeta/order-statuses", { id: 1 })).json.error).toMatchObject({
+      code: "invalid_field",
+      field: "body",
+    });
+    expect(
+      (await call("PUT", "/stores/zeta/order-statuses", [{ id: 0, name: "x" }])).json.error,
+    ).toMatchObject({
       code: "invalid_field",
       field: "0.id",
     });
@@ -189,23 +282,29 @@ describe("PUT /manage/v1/stores/{slug}/order-statuses", () => {
 });
 
 describe("DELETE /manage/v1/stores/{slug}", () => {
-// Looks for the archived file in DIR/deleted/; on a server the namespace stays (test/libsql.test.ts).
-  test.skipIf(TEST_LIBSQL)("answers the store as it was, stops serving it, archives its file alone; slug and domain are free again", async () => {
-    await call("POST", "/stores", storeBody("omega"));
-    const before = await call("GET", "/stores/omega");
-    const deleted = await call("DELETE", "/stores/omega");
-    expect(deleted.status).toBe(200);
-    expect(deleted.json).toEqual(before.json);
-    expect((await call("GET", "/stores/omega")).status).toBe(404);
-    expect((await fetch(`${server.url}/api/v1/orders`, { headers: { Host: "omega.example.com" } })).status).toBe(404);
-    const archived = readdirSync(join(data, "deleted")).filter((f) => f.startsWith("omega-"));
-    expect(archived).toHaveLength(1);
-    expect(archived[0]).toMatch(/^omega-\d{8}T\d{6}Z\.db$/);
-    expect(existsSync(join(data, "stores", "omega.db"))).toBe(false);
-    expect(existsSync(join(data, "stores", "omega.db-wal"))).toBe(false);
-    expect((await call("DELETE", "/stores/omega")).status).toBe(404);
-    expect((await call("POST", "/stores", storeBody("omega"))).status).toBe(201);
-  });
+  // Looks for the archived file in DIR/deleted/; on a server the namespace stays (test/libsql.test.ts).
+  test.skipIf(TEST_LIBSQL)(
+    "answers the store as it was, stops serving it, archives its file alone; slug and domain are free again",
+    async () => {
+      await call("POST", "/stores", storeBody("omega"));
+      const before = await call("GET", "/stores/omega");
+      const deleted = await call("DELETE", "/stores/omega");
+      expect(deleted.status).toBe(200);
+      expect(deleted.json).toEqual(before.json);
+      expect((await call("GET", "/stores/omega")).status).toBe(404);
+      expect(
+        (await fetch(`${server.url}/api/v1/orders`, { headers: { Host: "omega.example.com" } }))
+          .status,
+      ).toBe(404);
+      const archived = readdirSync(join(data, "deleted")).filter((f) => f.startsWith("omega-"));
+      expect(archived).toHaveLength(1);
+      expect(archived[0]).toMatch(/^omega-\d{8}T\d{6}Z\.db$/);
+      expect(existsSync(join(data, "stores", "omega.db"))).toBe(false);
+      expect(existsSync(join(data, "stores", "omega.db-wal"))).toBe(false);
+      expect((await call("DELETE", "/stores/omega")).status).toBe(404);
+      expect((await call("POST", "/stores", storeBody("omega"))).status).toBe(201);
+    },
+  );
 });
 
 describe("the management API's front door", () => {
@@ -218,10 +317,20 @@ describe("the management API's front door", () => {
     const options = await manage(server.url, "OPTIONS", "/stores/alpha", { key: null });
     expect(options.status).toBe(405);
     expect(options.headers.get("Allow")).toBe("DELETE, GET, PATCH");
-    expect((await manage(server.url, "GET", `/stores?apikey=${hostKey}`, { key: null })).json.error.code).toBe("key_in_url");
-    expect((await manage(server.url, "POST", "/stores", { key: hostKey, rawBody: "{" , headers: { "Content-Type": "application/json" } })).json.error.code).toBe(
-      "invalid_json",
-    );
-    expect((await manage(server.url, "POST", "/stores", { key: hostKey, rawBody: "{}" })).status).toBe(415);
+    expect(
+      (await manage(server.url, "GET", `/stores?apikey=${hostKey}`, { key: null })).json.error.code,
+    ).toBe("key_in_url");
+    expect(
+      (
+        await manage(server.url, "POST", "/stores", {
+          key: hostKey,
+          rawBody: "{",
+          headers: { "Content-Type": "application/json" },
+        })
+      ).json.error.code,
+    ).toBe("invalid_json");
+    expect(
+      (await manage(server.url, "POST", "/stores", { key: hostKey, rawBody: "{}" })).status,
+    ).toBe(415);
   });
 });

@@ -10,7 +10,12 @@ export async function manage(
   url: string,
   method: string,
   path: string,
-  options: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  options: {
+    key?: string | null;
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+  } = {},
 ) {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.Authorization = `Bearer ${options.key}`;

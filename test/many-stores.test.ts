@@ -1,11 +1,10 @@
 import { afterAll, expect, test } from "bun:test";
 import { copyFileSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { Platform } from "../src/db/platform";
 import { storeDbPath } from "../src/db/pool";
 import { loadFixture } from "../src/load/load";
 import { KEYS, tempDir, testStore } from "./helpers";
-import { spawnServer, type ServerProcess } from "./process";
+import { type ServerProcess, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 const STORES = 2_000;

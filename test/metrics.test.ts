@@ -6,7 +6,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { storeDbPath } from "../src/db/pool";
 import { loadFixture } from "../src/load/load";
 import { KEYS, send, tempDir, testStore } from "./helpers";
-import { spawnServer, type ServerProcess } from "./process";
+import { type ServerProcess, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 interface Family {
@@ -30,8 +30,17 @@ beforeAll(async () => {
   mail.run("queued", Date.now() + 3_600_000, Date.now() - 3_600_000);
   mail.run("failed", 0, Date.now());
   db.close();
-  server = await spawnServer(dataDir, ["--metrics-listen", "127.0.0.1:0", "--auth-failure-limit", "2"]);
-  const listening = server.stdout().split("\n").find((line) => line.includes('"listening"')) ?? "{}";
+  server = await spawnServer(dataDir, [
+    "--metrics-listen",
+    "127.0.0.1:0",
+    "--auth-failure-limit",
+    "2",
+  ]);
+  const listening =
+    server
+      .stdout()
+      .split("\n")
+      .find((line) => line.includes('"listening"')) ?? "{}";
   metricsUrl = JSON.parse(listening).metricsUrl;
 }, 30_000);
 afterAll(async () => {
@@ -48,38 +57,85 @@ async function scrape(): Promise<{ families: Map<string, Family>; text: string }
   return { families: new Map(families.map((family) => [family.name, family])), text };
 }
 
-const sampleValue = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}) =>
-  Number(families.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value);
+const sampleValue = (
+  families: Map<string, Family>,
+  name: string,
+  labels: Record<string, string> = {},
+) =>
+  Number(
+    families
+      .get(name)
+      ?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value,
+  );
 
-test.skipIf(TEST_LIBSQL)("metrics are served at /metrics on their own address only", async () => {
-  expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
-  expect(metricsUrl).not.toStartWith(`${server.url}/`);
-  expect((await send(server.url, "/metrics", { key: null })).status).toBe(404);
-  expect((await fetch(metricsUrl.replace("/metrics", "/api/v1/products"))).status).toBe(404);
-}, 30_000);
+test.skipIf(TEST_LIBSQL)(
+  "metrics are served at /metrics on their own address only",
+  async () => {
+    expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    expect(metricsUrl).not.toStartWith(`${server.url}/`);
+    expect((await send(server.url, "/metrics", { key: null })).status).toBe(404);
+    expect((await fetch(metricsUrl.replace("/metrics", "/api/v1/products"))).status).toBe(404);
+  },
+  30_000,
+);
 
-test.skipIf(TEST_LIBSQL)("a scrape parses and reports requests, latency, pool, outbox, idempotency, WAL and auth failures", async () => {
-  for (let i = 0; i < 3; i++) expect((await send(server.url, "/api/v1/products/1", { key: KEYS.read })).status).toBe(404);
-  expect((await send(server.url, "/api/v1/products", { method: "POST", body: { name: "A", price: 1 }, headers: { "Idempotency-Key": "m-1" } })).status).toBe(201);
-  const wrong = "svc_sk_metricsWrongKey0000000000000000000000";
-  for (let i = 0; i < 2; i++) expect((await send(server.url, "/api/v1/orders", { key: wrong })).status).toBe(401);
-  const { families, text } = await scrape();
+test.skipIf(TEST_LIBSQL)(
+  "a scrape parses and reports requests, latency, pool, outbox, idempotency, WAL and auth failures",
+  async () => {
+    for (let i = 0; i < 3; i++)
+      expect((await send(server.url, "/api/v1/products/1", { key: KEYS.read })).status).toBe(404);
+    expect(
+      (
+        await send(server.url, "/api/v1/products", {
+          method: "POST",
+          body: { name: "A", price: 1 },
+          headers: { "Idempotency-Key": "m-1" },
+        })
+      ).status,
+    ).toBe(201);
+    const wrong = "svc_sk_metricsWrongKey0000000000000000000000";
+    for (let i = 0; i < 2; i++)
+      expect((await send(server.url, "/api/v1/orders", { key: wrong })).status).toBe(401);
+    const { families, text } = await scrape();
 
-  expect(sampleValue(families, "storeapi_http_requests_total", { route: "/api/v1/products/:id", status: "404" })).toBe(3);
-  expect(sampleValue(families, "storeapi_http_requests_total", { route: "/api/v1/products", status: "201" })).toBe(1);
-  expect(sampleValue(families, "storeapi_http_requests_total", { route: "/api/v1/orders", status: "401" })).toBe(2);
-  const latency = families.get("storeapi_http_request_duration_seconds");
-  expect(latency?.type).toBe("HISTOGRAM");
-  // The parser folds a histogram's labelled series into one: read the count line itself.
-  expect(text).toContain('storeapi_http_request_duration_seconds_count{route="/api/v1/products/:id"} 3\n');
+    expect(
+      sampleValue(families, "storeapi_http_requests_total", {
+        route: "/api/v1/products/:id",
+        status: "404",
+      }),
+    ).toBe(3);
+    expect(
+      sampleValue(families, "storeapi_http_requests_total", {
+        route: "/api/v1/products",
+        status: "201",
+      }),
+    ).toBe(1);
+    expect(
+      sampleValue(families, "storeapi_http_requests_total", {
+        route: "/api/v1/orders",
+        status: "401",
+      }),
+    ).toBe(2);
+    const latency = families.get("storeapi_http_request_duration_seconds");
+    expect(latency?.type).toBe("HISTOGRAM");
+    // The parser folds a histogram's labelled series into one: read the count line itself.
+    expect(text).toContain(
+      'storeapi_http_request_duration_seconds_count{route="/api/v1/products/:id"} 3\n',
+    );
 
-  expect(sampleValue(families, "storeapi_open_stores")).toBe(1);
-  expect(sampleValue(families, "storeapi_store_pool_misses_total")).toBe(1);
-  expect(sampleValue(families, "storeapi_outbox_queued")).toBe(1);
-  expect(sampleValue(families, "storeapi_outbox_failed")).toBe(1);
-  expect(sampleValue(families, "storeapi_outbox_oldest_queued_age_seconds")).toBeGreaterThanOrEqual(3600);
-  expect(sampleValue(families, "storeapi_idempotency_records")).toBe(1);
-  expect(families.get("storeapi_store_wal_bytes")?.metrics.map((m) => m.labels?.store)).toEqual(["shop1"]);
-  expect(sampleValue(families, "storeapi_auth_failures_total")).toBe(2);
-  expect(sampleValue(families, "storeapi_blocked_ips")).toBe(1);
-}, 30_000);
+    expect(sampleValue(families, "storeapi_open_stores")).toBe(1);
+    expect(sampleValue(families, "storeapi_store_pool_misses_total")).toBe(1);
+    expect(sampleValue(families, "storeapi_outbox_queued")).toBe(1);
+    expect(sampleValue(families, "storeapi_outbox_failed")).toBe(1);
+    expect(
+      sampleValue(families, "storeapi_outbox_oldest_queued_age_seconds"),
+    ).toBeGreaterThanOrEqual(3600);
+    expect(sampleValue(families, "storeapi_idempotency_records")).toBe(1);
+    expect(families.get("storeapi_store_wal_bytes")?.metrics.map((m) => m.labels?.store)).toEqual([
+      "shop1",
+    ]);
+    expect(sampleValue(families, "storeapi_auth_failures_total")).toBe(2);
+    expect(sampleValue(families, "storeapi_blocked_ips")).toBe(1);
+  },
+  30_000,
+);

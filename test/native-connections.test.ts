@@ -20,7 +20,9 @@ test.skipIf(process.env.STOREAPI_DRIVER === "client")(
       await reopened.run("UPDATE api_keys SET last_used_at = ? WHERE id = ?", [1, 1]);
       await reopened.exec("UPDATE api_keys SET last_used_at = 2 WHERE id = 1");
       expect(reopened.connections).toBe(1);
-      await reopened.transaction((tx) => tx.run("UPDATE api_keys SET last_used_at = 3 WHERE id = 1"));
+      await reopened.transaction((tx) =>
+        tx.run("UPDATE api_keys SET last_used_at = 3 WHERE id = 1"),
+      );
       expect(reopened.connections).toBe(2);
     } finally {
       await reopened.close();

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { raiseOpenFilesLimitWith, type RlimitCalls } from "../src/runtime/open-files";
+import { type RlimitCalls, raiseOpenFilesLimitWith } from "../src/runtime/open-files";
 import { tempDir } from "./helpers";
 import { storeapiCommand } from "./process";
 
@@ -37,13 +37,19 @@ test("a soft limit already at the hard one is left alone", () => {
 });
 
 test("a refused raise reports the limit unchanged; an unreadable one reports null", () => {
-  expect(raiseOpenFilesLimitWith(fakeLibc(1024n, 20_000n, { refuse: true }).calls)).toEqual({ soft: 1024, hard: 20_000 });
+  expect(raiseOpenFilesLimitWith(fakeLibc(1024n, 20_000n, { refuse: true }).calls)).toEqual({
+    soft: 1024,
+    hard: 20_000,
+  });
   expect(raiseOpenFilesLimitWith(fakeLibc(1024n, 20_000n, { readable: false }).calls)).toBeNull();
 });
 
 test("an unlimited hard limit (RLIM_INFINITY) reads as the largest safe integer", () => {
   const { calls } = fakeLibc(1024n, 2n ** 64n - 1n);
-  expect(raiseOpenFilesLimitWith(calls)).toEqual({ soft: Number.MAX_SAFE_INTEGER, hard: Number.MAX_SAFE_INTEGER });
+  expect(raiseOpenFilesLimitWith(calls)).toEqual({
+    soft: Number.MAX_SAFE_INTEGER,
+    hard: Number.MAX_SAFE_INTEGER,
+  });
 });
 
 const dataDir = tempDir("storeapi-open-files-");
@@ -61,7 +67,15 @@ const hard = hardLimit();
 test.skipIf(process.platform !== "linux" || hard === null || hard <= 512)(
   "serve raises a low soft open-files limit to the hard one and reports it",
   async () => {
-    const serve = [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--allow-http"];
+    const serve = [
+      ...storeapiCommand(),
+      "serve",
+      "--data",
+      dataDir,
+      "--listen",
+      "127.0.0.1:0",
+      "--allow-http",
+    ];
     const proc = Bun.spawn(["sh", "-c", 'ulimit -Sn 512 && exec "$@"', "sh", ...serve], {
       stdin: "ignore",
       stdout: "pipe",

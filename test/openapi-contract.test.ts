@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openApiDocument } from "../src/openapi";
 import { apiRoutes } from "../src/routes";
 import { documentedRequests } from "./contract";
-import { type ApiAnswer, errorCode, KEYS, type RequestOptions, startTestServer, testStore, type TestServer } from "./helpers";
+import {
+  type ApiAnswer,
+  errorCode,
+  KEYS,
+  type RequestOptions,
+  startTestServer,
+  type TestServer,
+  testStore,
+} from "./helpers";
 
 /** Black-box: answers of the real server, each checked against the published document. */
 
@@ -56,8 +64,12 @@ describe("answers match the OpenAPI document", () => {
       const { method } = route;
       const body = emptyBody(method);
       expect(errorCode(await request(path, { method, key: null, body }))).toBe("unauthorized");
-      expect(errorCode(await request(path, { method, key: KEYS.none, body }))).toBe("insufficient_scope");
-      expect(errorCode(await request(path, { method, host: "poor.test", body }))).toBe("plan_required");
+      expect(errorCode(await request(path, { method, key: KEYS.none, body }))).toBe(
+        "insufficient_scope",
+      );
+      expect(errorCode(await request(path, { method, host: "poor.test", body }))).toBe(
+        "plan_required",
+      );
     }
   });
 
@@ -66,19 +78,31 @@ describe("answers match the OpenAPI document", () => {
       const method = route.method;
       const body = emptyBody(method);
       if (route.path.includes(":")) {
-        expect(errorCode(await request(concrete(route.path, "abc"), { method, body }))).toBe("invalid_parameter");
+        expect(errorCode(await request(concrete(route.path, "abc"), { method, body }))).toBe(
+          "invalid_parameter",
+        );
       }
-      expect(errorCode(await request(`${concrete(route.path, "1")}?nope=1`, { method, body }))).toBe("invalid_parameter");
+      expect(
+        errorCode(await request(`${concrete(route.path, "1")}?nope=1`, { method, body })),
+      ).toBe("invalid_parameter");
       if (method === "GET" && route.path.includes(":")) {
-        expect(errorCode(await request(concrete(route.path, "999999"), { key: KEYS.read }))).toBe("not_found");
+        expect(errorCode(await request(concrete(route.path, "999999"), { key: KEYS.read }))).toBe(
+          "not_found",
+        );
       }
       if (method !== "GET") {
         const path = concrete(route.path, "999999");
         const plain = { "Content-Type": "text/plain" };
-        expect(errorCode(await request(path, { method, raw: "{}", headers: plain }))).toBe("json_required");
+        expect(errorCode(await request(path, { method, raw: "{}", headers: plain }))).toBe(
+          "json_required",
+        );
         const json = { "Content-Type": "application/json" };
-        expect(errorCode(await request(path, { method, raw: "{", headers: json }))).toBe("invalid_json");
-        expect(errorCode(await request(path, { method, body: { notAField: 1 } }))).toBe("invalid_field");
+        expect(errorCode(await request(path, { method, raw: "{", headers: json }))).toBe(
+          "invalid_json",
+        );
+        expect(errorCode(await request(path, { method, body: { notAField: 1 } }))).toBe(
+          "invalid_field",
+        );
       }
     }
   });
@@ -87,26 +111,35 @@ describe("answers match the OpenAPI document", () => {
     for (const route of apiRoutes.filter((r) => r.method === "GET" && r.list)) {
       const page = await request(concrete(route.path, "1"), { key: KEYS.read });
       expect(page.status).toBe(200);
-      expect(errorCode(await request(`${concrete(route.path, "1")}?limit=0`, { key: KEYS.read }))).toBe("invalid_parameter");
+      expect(
+        errorCode(await request(`${concrete(route.path, "1")}?limit=0`, { key: KEYS.read })),
+      ).toBe("invalid_parameter");
     }
   });
 });
 
 describe("answers with data match the OpenAPI document", () => {
-  const hasRoute = (method: string, path: string) => apiRoutes.some((r) => r.method === method && r.path === path);
+  const hasRoute = (method: string, path: string) =>
+    apiRoutes.some((r) => r.method === method && r.path === path);
 
-  test.if(hasRoute("POST", "/customers"))("a customer created, replayed, read and listed", async () => {
-    const headers = { "Idempotency-Key": "contract-1" };
-    const body = { email: "contract@example.com", firstName: "Dana", phone: null };
-    const created = await request(`${API}/customers`, { method: "POST", body, headers });
-    expect(created.status).toBe(201);
-    const replay = await request(`${API}/customers`, { method: "POST", body, headers });
-    expect(replay.headers.get("idempotent-replayed")).toBe("true");
-    expect(replay.text).toBe(created.text);
-    const id = (created.json as { data: { id: number } }).data.id;
-    expect((await request(`${API}/customers/${id}`, { key: KEYS.read })).status).toBe(200);
-    expect((await request(`${API}/customers?limit=1`, { key: KEYS.read })).status).toBe(200);
-    const taken = await request(`${API}/customers`, { method: "POST", body: { email: "CONTRACT@example.com" } });
-    expect(errorCode(taken)).toBe("email_taken");
-  });
+  test.if(hasRoute("POST", "/customers"))(
+    "a customer created, replayed, read and listed",
+    async () => {
+      const headers = { "Idempotency-Key": "contract-1" };
+      const body = { email: "contract@example.com", firstName: "Dana", phone: null };
+      const created = await request(`${API}/customers`, { method: "POST", body, headers });
+      expect(created.status).toBe(201);
+      const replay = await request(`${API}/customers`, { method: "POST", body, headers });
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.text).toBe(created.text);
+      const id = (created.json as { data: { id: number } }).data.id;
+      expect((await request(`${API}/customers/${id}`, { key: KEYS.read })).status).toBe(200);
+      expect((await request(`${API}/customers?limit=1`, { key: KEYS.read })).status).toBe(200);
+      const taken = await request(`${API}/customers`, {
+        method: "POST",
+        body: { email: "CONTRACT@example.com" },
+      });
+      expect(errorCode(taken)).toBe("email_taken");
+    },
+  );
 });

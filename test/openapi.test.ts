@@ -3,12 +3,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import Ajv2020 from "ajv/dist/2020";
-import { ERROR_STATUS, MANAGE_ONLY_CODES } from "../src/errors";
 import { Window } from "happy-dom";
+import { ERROR_STATUS, MANAGE_ONLY_CODES } from "../src/errors";
 import { openApiDocument } from "../src/openapi";
-import { buildOpenApi, openApiPath } from "../src/openapi/document";
 import { docsPage, HOST_NOTE } from "../src/openapi/docs-page";
 import SCRIPT from "../src/openapi/docs-page.browser.js" with { type: "text" };
+import { buildOpenApi, openApiPath } from "../src/openapi/document";
 import { apiRoutes } from "../src/routes";
 import { expectDocumented, validatorAt } from "./contract";
 
@@ -42,7 +42,9 @@ describe("OpenAPI document", () => {
       .map(({ path, method }) => `${method.toUpperCase()} ${path}`)
       .sort();
     expect(documented).toEqual(apiRoutes.map((r) => `${r.method} ${openApiPath(r.path)}`).sort());
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/healthz", "/api/v1/openapi.json", "/api/v1/docs"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/healthz", "/api/v1/openapi.json", "/api/v1/docs"]),
+    );
   });
 
   test("every part of every route's schemas could be converted", () => {
@@ -53,7 +55,9 @@ describe("OpenAPI document", () => {
     const ids = operations().map(({ op }) => op.operationId);
     expect(new Set(ids).size).toBe(ids.length);
     for (const { path, op } of operations()) {
-      const declared = (op.parameters ?? []).filter((p: Json) => p.in === "path").map((p: Json) => p.name);
+      const declared = (op.parameters ?? [])
+        .filter((p: Json) => p.in === "path")
+        .map((p: Json) => p.name);
       const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
       expect(declared.sort(), path).toEqual(inPath.sort());
     }
@@ -63,11 +67,14 @@ describe("OpenAPI document", () => {
     const meta = new Ajv2020({ strict: false });
     const schemas: Array<[string, unknown]> = Object.entries(doc.components.schemas);
     for (const { path, method, op } of operations()) {
-      for (const p of op.parameters ?? []) if (p.schema) schemas.push([`${method} ${path} ${p.name}`, p.schema]);
+      for (const p of op.parameters ?? [])
+        if (p.schema) schemas.push([`${method} ${path} ${p.name}`, p.schema]);
       const body = op.requestBody?.content?.["application/json"]?.schema;
       if (body) schemas.push([`${method} ${path} body`, body]);
       for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
-        for (const [media, content] of Object.entries((response.content ?? {}) as Record<string, Json>)) {
+        for (const [media, content] of Object.entries(
+          (response.content ?? {}) as Record<string, Json>,
+        )) {
           schemas.push([`${method} ${path} ${status} ${media}`, content.schema]);
         }
       }
@@ -85,7 +92,8 @@ describe("OpenAPI document", () => {
         if (Number(status) < 400) continue;
         const content = response.content["application/json"];
         const codes: string[] = content.schema.allOf[1].properties.error.properties.code.enum;
-        for (const code of codes) expect<number>(ERROR_STATUS[code as keyof typeof ERROR_STATUS]).toBe(Number(status));
+        for (const code of codes)
+          expect<number>(ERROR_STATUS[code as keyof typeof ERROR_STATUS]).toBe(Number(status));
         expect(Object.keys(content.examples).sort()).toEqual([...codes].sort());
         expect(response.headers["X-Request-Id"].required).toBe(true);
         if (status === "429") expect(response.headers["Retry-After"].required).toBe(true);
@@ -94,7 +102,9 @@ describe("OpenAPI document", () => {
       }
     }
     expect(seen).toBeGreaterThan(0);
-    expect([...doc.components.schemas.ApiError.properties.error.properties.code.enum].sort()).toEqual(
+    expect(
+      [...doc.components.schemas.ApiError.properties.error.properties.code.enum].sort(),
+    ).toEqual(
       Object.keys(ERROR_STATUS)
         .filter((code) => !(MANAGE_ONLY_CODES as string[]).includes(code))
         .sort(),
@@ -102,23 +112,42 @@ describe("OpenAPI document", () => {
   });
 
   test("authenticated operations need a key and name their permission; service paths need none", () => {
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["apiKeyHeader", "bearerAuth"]);
-    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
-    expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "X-Api-Key" });
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
+      "apiKeyHeader",
+      "bearerAuth",
+    ]);
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({
+      type: "http",
+      scheme: "bearer",
+    });
+    expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({
+      type: "apiKey",
+      in: "header",
+      name: "X-Api-Key",
+    });
     for (const route of apiRoutes) {
       const op = doc.paths[openApiPath(route.path)][route.method.toLowerCase()];
       const permission = `${route.area}:${route.method === "GET" ? "read" : "write"}`;
       expect(op.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
       expect(op["x-permission"]).toBe(permission);
       expect(op.description).toBe(`Needs the \`${permission}\` permission.`);
-      const success = op.responses[route.method === "POST" && /^\/[^/]+$/.test(route.path) ? "201" : "200"];
-      for (const name of ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) {
+      const success =
+        op.responses[route.method === "POST" && /^\/[^/]+$/.test(route.path) ? "201" : "200"];
+      for (const name of [
+        "X-Request-Id",
+        "RateLimit-Limit",
+        "RateLimit-Remaining",
+        "RateLimit-Reset",
+      ]) {
         expect(success.headers[name].required, `${route.method} ${route.path} ${name}`).toBe(true);
       }
       const headerParams = op.parameters.filter((p: Json) => p.$ref).map((p: Json) => p.$ref);
-      expect(headerParams.includes("#/components/parameters/IdempotencyKey")).toBe(Boolean(route.idempotent));
+      expect(headerParams.includes("#/components/parameters/IdempotencyKey")).toBe(
+        Boolean(route.idempotent),
+      );
     }
-    for (const path of ["/healthz", "/api/v1/openapi.json", "/api/v1/docs"]) expect(doc.paths[path].get.security).toEqual([]);
+    for (const path of ["/healthz", "/api/v1/openapi.json", "/api/v1/docs"])
+      expect(doc.paths[path].get.security).toEqual([]);
   });
 
   test("says for generators what JSON Schema can say (issue 16)", () => {
@@ -138,9 +167,15 @@ describe("OpenAPI document", () => {
     expect(doc.components.schemas.Error).toBeUndefined();
     expect(JSON.stringify(doc.servers)).not.toContain("shop1");
     const orders = doc.paths["/api/v1/orders"].get;
-    const query = Object.fromEntries(orders.parameters.filter((p: Json) => p.in === "query").map((p: Json) => [p.name, p.schema]));
+    const query = Object.fromEntries(
+      orders.parameters.filter((p: Json) => p.in === "query").map((p: Json) => [p.name, p.schema]),
+    );
     expect(query.limit).toEqual({ type: "integer", minimum: 1, maximum: 100, default: 50 });
-    expect(query.status).toMatchObject({ type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+    expect(query.status).toMatchObject({
+      type: "integer",
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+    });
     expect(query.paid).toEqual({ type: "boolean" });
     const list = orders.responses["200"].content["application/json"].schema;
     expect(list.oneOf).toBeUndefined();
@@ -151,15 +186,30 @@ describe("OpenAPI document", () => {
       }
     }
     for (const route of apiRoutes.filter((r) => r.method === "PATCH")) {
-      const body = doc.paths[openApiPath(route.path)].patch.requestBody.content["application/json"].schema;
+      const body =
+        doc.paths[openApiPath(route.path)].patch.requestBody.content["application/json"].schema;
       expect(body.minProperties, route.path).toBe(1);
     }
     const batch = doc.paths["/api/v1/products/batch"].post;
     const items = batch.requestBody.content["application/json"].schema.properties.items;
-    expect(items.items.anyOf.map((item: Json) => item.required)).toEqual([["id"], ["internalSku"], ["sku"]]);
-    expect(items.items.anyOf[0].properties.price).toMatchObject({ type: "number", minimum: 0, maximum: 1_000_000_000 });
-    const result = batch.responses["200"].content["application/json"].schema.properties.data.properties.results.items.anyOf[1];
-    expect(result.properties.error.properties.code.enum).toEqual(["invalid_field", "nothing_to_update", "not_found"]);
+    expect(items.items.anyOf.map((item: Json) => item.required)).toEqual([
+      ["id"],
+      ["internalSku"],
+      ["sku"],
+    ]);
+    expect(items.items.anyOf[0].properties.price).toMatchObject({
+      type: "number",
+      minimum: 0,
+      maximum: 1_000_000_000,
+    });
+    const result =
+      batch.responses["200"].content["application/json"].schema.properties.data.properties.results
+        .items.anyOf[1];
+    expect(result.properties.error.properties.code.enum).toEqual([
+      "invalid_field",
+      "nothing_to_update",
+      "not_found",
+    ]);
   });
 
   test("the checked-in copy is up to date", () => {
@@ -169,12 +219,17 @@ describe("OpenAPI document", () => {
       actual = readFileSync(CHECKED_IN, "utf8");
     } catch {}
     if (actual !== expected) {
-      throw new Error("docs/openapi.json is out of date with the routes: regenerate it with `npm run openapi` (bun src/main.ts openapi > docs/openapi.json) and commit it.");
+      throw new Error(
+        "docs/openapi.json is out of date with the routes: regenerate it with `npm run openapi` (bun src/main.ts openapi > docs/openapi.json) and commit it.",
+      );
     }
   });
 
   test("storeapi openapi prints the document", () => {
-    const run = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts"), "openapi"], { stdout: "pipe", stderr: "pipe" });
+    const run = Bun.spawnSync(
+      [process.execPath, join(import.meta.dir, "..", "src", "main.ts"), "openapi"],
+      { stdout: "pipe", stderr: "pipe" },
+    );
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(run.stdout.toString())).toEqual(doc);
   });
@@ -201,7 +256,9 @@ describe("reference page", () => {
   });
 
   test("embeds the document so that no text in it can close the script element", () => {
-    const embedded = /<script type="application\/json" id="openapi">([\s\S]*?)<\/script>/.exec(page);
+    const embedded = /<script type="application\/json" id="openapi">([\s\S]*?)<\/script>/.exec(
+      page,
+    );
     expect(embedded).not.toBeNull();
     expect(JSON.parse(embedded?.[1] ?? "")).toEqual(doc);
     const hostile = docsPage({ info: { title: "</script><script>alert(1)</script>" } });
@@ -213,14 +270,25 @@ describe("reference page", () => {
     expect(SCRIPT).not.toMatch(/<\/script/i);
     const window = new Window({ settings: { disableJavaScriptEvaluation: true } });
     window.document.write(page);
-    new Function("document", "fetch", "location", SCRIPT)(window.document, () => Promise.reject(new Error("no network here")), window.location);
-    const all = (selector: string) => [...window.document.querySelectorAll(selector)].map((node) => node.textContent);
+    new Function("document", "fetch", "location", SCRIPT)(
+      window.document,
+      () => Promise.reject(new Error("no network here")),
+      window.location,
+    );
+    const all = (selector: string) =>
+      [...window.document.querySelectorAll(selector)].map((node) => node.textContent);
     const operations = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
-      Object.keys(item).filter((method) => method !== "options").map((method) => `${method.toUpperCase()}${path}`),
+      Object.keys(item)
+        .filter((method) => method !== "options")
+        .map((method) => `${method.toUpperCase()}${path}`),
     );
     expect(all("#main section.card h3").sort()).toEqual(["Overview", ...operations].sort());
     expect(all("#side a[href^='#op-']").length).toBe(operations.length);
-    expect(all("#main section.card details > summary").filter((text) => text === "Try it (sent to the store host above)").length).toBe(operations.length);
+    expect(
+      all("#main section.card details > summary").filter(
+        (text) => text === "Try it (sent to the store host above)",
+      ).length,
+    ).toBe(operations.length);
     window.close();
   });
 });
@@ -229,7 +297,11 @@ describe("expectDocumented", () => {
   const health = { ok: true, data: { status: "ok" } };
   const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
     status,
-    headers: new Headers({ "Content-Type": "application/json; charset=utf-8", "X-Request-Id": "r1", ...headers }),
+    headers: new Headers({
+      "Content-Type": "application/json; charset=utf-8",
+      "X-Request-Id": "r1",
+      ...headers,
+    }),
     text: JSON.stringify(body),
     json: body,
   });
@@ -239,18 +311,33 @@ describe("expectDocumented", () => {
     const keyInUrl = { ok: false, error: { code: "key_in_url", message: "No keys in URLs." } };
     expect(() => expectDocumented("GET", "/healthz?apikey=x", answer(400, keyInUrl))).not.toThrow();
     const notFound = { ok: false, error: { code: "not_found", message: "No such path." } };
-    expect(() => expectDocumented("DELETE", "/api/v1/nothing", answer(404, notFound))).not.toThrow();
+    expect(() =>
+      expectDocumented("DELETE", "/api/v1/nothing", answer(404, notFound)),
+    ).not.toThrow();
   });
 
   test("refuses an undocumented field, status, code or header, and a missing request id", () => {
-    expect(() => expectDocumented("GET", "/healthz", answer(200, { ...health, extra: 1 }))).toThrow(/documented schema/);
-    expect(() => expectDocumented("GET", "/healthz", answer(201, health))).toThrow(/status 201 is not documented/);
+    expect(() => expectDocumented("GET", "/healthz", answer(200, { ...health, extra: 1 }))).toThrow(
+      /documented schema/,
+    );
+    expect(() => expectDocumented("GET", "/healthz", answer(201, health))).toThrow(
+      /status 201 is not documented/,
+    );
     const wrongCode = { ok: false, error: { code: "not_found", message: "x" } };
-    expect(() => expectDocumented("GET", "/healthz", answer(400, wrongCode))).toThrow(/documented schema/);
-    expect(() => expectDocumented("GET", "/healthz", answer(200, health, { "RateLimit-Limit": "120" }))).toThrow(/not documented/);
-    const noId = { ...answer(200, health), headers: new Headers({ "Content-Type": "application/json; charset=utf-8" }) };
+    expect(() => expectDocumented("GET", "/healthz", answer(400, wrongCode))).toThrow(
+      /documented schema/,
+    );
+    expect(() =>
+      expectDocumented("GET", "/healthz", answer(200, health, { "RateLimit-Limit": "120" })),
+    ).toThrow(/not documented/);
+    const noId = {
+      ...answer(200, health),
+      headers: new Headers({ "Content-Type": "application/json; charset=utf-8" }),
+    };
     expect(() => expectDocumented("GET", "/healthz", noId)).toThrow(/X-Request-Id/);
     const misfiled = { ok: false, error: { code: "not_found", message: "x" } };
-    expect(() => expectDocumented("DELETE", "/api/v1/nothing", answer(400, misfiled))).toThrow(/belongs to status 404/);
+    expect(() => expectDocumented("DELETE", "/api/v1/nothing", answer(400, misfiled))).toThrow(
+      /belongs to status 404/,
+    );
   });
 });

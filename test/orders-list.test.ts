@@ -6,8 +6,15 @@ import type { AppContext } from "../src/http/context";
 import { listPage } from "../src/http/pagination";
 import { orderListQuery, orderListSource } from "../src/routes/orders/list";
 import { documentedRequests } from "./contract";
-import { KEYS, otherStore, startTestServer, testStore, type RequestOptions, type TestServer } from "./helpers";
-import { testLocation, TEST_LIBSQL } from "./sqld";
+import {
+  KEYS,
+  otherStore,
+  type RequestOptions,
+  startTestServer,
+  type TestServer,
+  testStore,
+} from "./helpers";
+import { TEST_LIBSQL, testLocation } from "./sqld";
 
 /** GET /orders: order, limit, cursors, filters, stability, and the query plans behind them. */
 
@@ -31,7 +38,8 @@ const orders = IDS.map((id) => ({
 }));
 
 /** The ids a list must answer, in its order. */
-const newestFirst = (ids: number[]) => [...ids].sort((a, b) => createdAt(b) - createdAt(a) || b - a);
+const newestFirst = (ids: number[]) =>
+  [...ids].sort((a, b) => createdAt(b) - createdAt(a) || b - a);
 
 let server: TestServer;
 beforeAll(async () => {
@@ -39,16 +47,23 @@ beforeAll(async () => {
     stores: [
       testStore({ orders }),
       otherStore({ orders }),
-      testStore({ slug: "busy", domain: "busy.test", ownerEmail: "o@busy.test", orders: orders.slice(0, 30) }),
+      testStore({
+        slug: "busy",
+        domain: "busy.test",
+        ownerEmail: "o@busy.test",
+        orders: orders.slice(0, 30),
+      }),
     ],
   });
 });
 afterAll(() => server.stop());
 
 /** Every answer is also checked against the OpenAPI document. */
-const request = (path: string, options?: RequestOptions) => documentedRequests(server)(path, options);
+const request = (path: string, options?: RequestOptions) =>
+  documentedRequests(server)(path, options);
 
-const list = (query: string, host = "shop1.test") => request(`/api/v1/orders${query}`, { host, key: host === "shop2.test" ? KEYS.other : KEYS.read });
+const list = (query: string, host = "shop1.test") =>
+  request(`/api/v1/orders${query}`, { host, key: host === "shop2.test" ? KEYS.other : KEYS.read });
 
 /** Follows nextCursor to the end; returns the ids in the order seen. */
 async function walk(query: string, host = "shop1.test", between?: () => void): Promise<number[]> {
@@ -56,7 +71,10 @@ async function walk(query: string, host = "shop1.test", between?: () => void): P
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
     const sep = query ? "&" : "?";
-    const answer = await list(cursor ? `${query}${sep}cursor=${encodeURIComponent(cursor)}` : query, host);
+    const answer = await list(
+      cursor ? `${query}${sep}cursor=${encodeURIComponent(cursor)}` : query,
+      host,
+    );
     expect(answer.status).toBe(200);
     ids.push(...answer.json.data.map((o: { id: number }) => o.id));
     expect(answer.json.nextCursor === null).toBe(!answer.json.hasMore);
@@ -72,12 +90,20 @@ describe("GET /orders order and pages", () => {
     const answer = await list("");
     expect(answer.status).toBe(200);
     expect(answer.json.ok).toBe(true);
-    expect(answer.json.data.map((o: { id: number }) => o.id)).toEqual(newestFirst(IDS).slice(0, 50));
+    expect(answer.json.data.map((o: { id: number }) => o.id)).toEqual(
+      newestFirst(IDS).slice(0, 50),
+    );
     expect(answer.json.hasMore).toBe(true);
     expect(typeof answer.json.nextCursor).toBe("string");
     expect(Object.keys(answer.json)).toEqual(["ok", "data", "hasMore", "nextCursor"]);
     const first = answer.json.data[0];
-    expect(first).toMatchObject({ id: 60, number: 5060, status: { id: 1, name: "New" }, paid: true, total: 60 });
+    expect(first).toMatchObject({
+      id: 60,
+      number: 5060,
+      status: { id: 1, name: "New" },
+      paid: true,
+      total: 60,
+    });
     expect(first.createdAt).toBe("2026-01-11T17:00:00+02:00");
   });
 
@@ -115,17 +141,25 @@ describe("GET /orders order and pages", () => {
     for (const name of ["constructor", "__proto__", "toString"]) {
       const answer = await list(`?${name}=1`);
       expect(answer.status).toBe(400);
-      expect(answer.json.error).toEqual({ code: "invalid_parameter", message: `Parameter "${name}" is not allowed here.`, field: name });
+      expect(answer.json.error).toEqual({
+        code: "invalid_parameter",
+        message: `Parameter "${name}" is not allowed here.`,
+        field: name,
+      });
     }
   });
 });
 
 describe("GET /orders filters", () => {
   test("status, paid and both together", async () => {
-    expect(await walk("?status=3&limit=4")).toEqual(newestFirst(IDS.filter((id) => statusOf(id) === 3)));
+    expect(await walk("?status=3&limit=4")).toEqual(
+      newestFirst(IDS.filter((id) => statusOf(id) === 3)),
+    );
     expect(await walk("?paid=true&limit=6")).toEqual(newestFirst(IDS.filter(paidOf)));
     expect(await walk("?paid=false")).toEqual(newestFirst(IDS.filter((id) => !paidOf(id))));
-    expect(await walk("?status=7&paid=true&limit=2")).toEqual(newestFirst(IDS.filter((id) => statusOf(id) === 7 && paidOf(id))));
+    expect(await walk("?status=7&paid=true&limit=2")).toEqual(
+      newestFirst(IDS.filter((id) => statusOf(id) === 7 && paidOf(id))),
+    );
   });
 
   test("a status the store does not have matches nothing", async () => {
@@ -152,12 +186,19 @@ describe("GET /orders filters", () => {
   });
 
   test("created_since is inclusive, with an offset, Z, or a bare date (00:00 Israel time)", async () => {
-    const since = (id: number) => newestFirst(IDS.filter((other) => createdAt(other) >= createdAt(id)));
-    expect(await walk(`?created_since=${encodeURIComponent("2026-01-10T10:00:00+02:00")}&limit=9`)).toEqual(since(10));
+    const since = (id: number) =>
+      newestFirst(IDS.filter((other) => createdAt(other) >= createdAt(id)));
+    expect(
+      await walk(`?created_since=${encodeURIComponent("2026-01-10T10:00:00+02:00")}&limit=9`),
+    ).toEqual(since(10));
     expect(await walk("?created_since=2026-01-10T08:00:00Z")).toEqual(since(10));
     expect(await walk("?created_since=2026-01-11&limit=5")).toEqual(since(24));
-    expect(await walk(`?created_since=${encodeURIComponent("2026-01-11T17:00:00+02:00")}`)).toEqual(since(41));
-    expect(await walk(`?created_since=${encodeURIComponent("2026-01-11T17:00:01+02:00")}`)).toEqual([]);
+    expect(await walk(`?created_since=${encodeURIComponent("2026-01-11T17:00:00+02:00")}`)).toEqual(
+      since(41),
+    );
+    expect(await walk(`?created_since=${encodeURIComponent("2026-01-11T17:00:01+02:00")}`)).toEqual(
+      [],
+    );
     expect(await walk(`?created_since=2026-01-11&status=3&paid=true&limit=1`)).toEqual(
       since(24).filter((id) => statusOf(id) === 3 && paidOf(id)),
     );
@@ -181,7 +222,14 @@ describe("GET /orders cursors", () => {
     const cursor = decodeURIComponent(await cursorOf("?limit=2"));
     const [payload, signature] = cursor.split(".");
     const forged = Buffer.from(JSON.stringify([Date.now(), 1])).toString("base64url");
-    for (const bad of ["abc", "", `${forged}.${signature}`, `${payload}.${signature.slice(0, -2)}AA`, `${payload}x.${signature}`, `${cursor}.x`]) {
+    for (const bad of [
+      "abc",
+      "",
+      `${forged}.${signature}`,
+      `${payload}.${signature.slice(0, -2)}AA`,
+      `${payload}x.${signature}`,
+      `${cursor}.x`,
+    ]) {
       await expectBadCursor(`?cursor=${encodeURIComponent(bad)}`);
     }
   });
@@ -206,30 +254,35 @@ describe("GET /orders cursors", () => {
   });
 
   // Writes the store file directly beside the server.
-  test.skipIf(TEST_LIBSQL)("orders inserted between page calls cause no skip and no repeat", async () => {
-    const db = new Database(join(server.dataDir, "stores", "busy.db"));
-    db.exec("PRAGMA busy_timeout = 5000");
-    let number = 9000;
-    const insert = db.prepare("INSERT INTO orders (number, status_id, paid, created_at) VALUES (?, ?, ?, ?)");
-    try {
-      const before = await walk("?limit=4", "busy.test", () => {
-        insert.run(number++, 1, 0, Date.now()); // newer than all
-        insert.run(number++, 1, 0, createdAt(30)); // same instant as the newest original, higher id
-        insert.run(number++, 3, 1, Date.now());
-      });
-      expect(before).toEqual(newestFirst(IDS.slice(0, 30)));
-      const present = await walk("?paid=true&limit=100", "busy.test");
-      expect(present.length).toBe(10 + 7); // the originals and the paid orders inserted above
-      const filtered = await walk("?paid=true&limit=3", "busy.test", () => {
-        insert.run(number++, 1, 1, Date.now());
-      });
-      expect(filtered).toEqual(present);
-    } finally {
-      db.close();
-    }
-    const all = await list("?limit=100", "busy.test");
-    expect(all.json.data.length).toBe(30 + (number - 9000));
-  });
+  test.skipIf(TEST_LIBSQL)(
+    "orders inserted between page calls cause no skip and no repeat",
+    async () => {
+      const db = new Database(join(server.dataDir, "stores", "busy.db"));
+      db.exec("PRAGMA busy_timeout = 5000");
+      let number = 9000;
+      const insert = db.prepare(
+        "INSERT INTO orders (number, status_id, paid, created_at) VALUES (?, ?, ?, ?)",
+      );
+      try {
+        const before = await walk("?limit=4", "busy.test", () => {
+          insert.run(number++, 1, 0, Date.now()); // newer than all
+          insert.run(number++, 1, 0, createdAt(30)); // same instant as the newest original, higher id
+          insert.run(number++, 3, 1, Date.now());
+        });
+        expect(before).toEqual(newestFirst(IDS.slice(0, 30)));
+        const present = await walk("?paid=true&limit=100", "busy.test");
+        expect(present.length).toBe(10 + 7); // the originals and the paid orders inserted above
+        const filtered = await walk("?paid=true&limit=3", "busy.test", () => {
+          insert.run(number++, 1, 1, Date.now());
+        });
+        expect(filtered).toEqual(present);
+      } finally {
+        db.close();
+      }
+      const all = await list("?limit=100", "busy.test");
+      expect(all.json.data.length).toBe(30 + (number - 9000));
+    },
+  );
 });
 
 describe("GET /orders query plans", () => {
@@ -243,13 +296,28 @@ describe("GET /orders query plans", () => {
         return db.all(sql, args as never);
       },
     };
-    const vars: Record<string, unknown> = { db: recorder, store: { slug: "shop1" }, deps: { cursorSecret: "plan-test" } };
+    const vars: Record<string, unknown> = {
+      db: recorder,
+      store: { slug: "shop1" },
+      deps: { cursorSecret: "plan-test" },
+    };
     const c = { var: vars, get: (name: string) => vars[name] } as unknown as AppContext;
     try {
-      const parsed = { limit: 2, cursor: undefined, created_since: undefined, status: undefined, paid: undefined, ...query };
+      const parsed = {
+        limit: 2,
+        cursor: undefined,
+        created_since: undefined,
+        status: undefined,
+        paid: undefined,
+        ...query,
+      };
       const first = await listPage(c, orderListSource, orderListQuery(parsed as never));
       expect(first.nextCursor).not.toBe(null);
-      await listPage(c, orderListSource, orderListQuery({ ...parsed, cursor: first.nextCursor } as never));
+      await listPage(
+        c,
+        orderListSource,
+        orderListQuery({ ...parsed, cursor: first.nextCursor } as never),
+      );
       const plans: string[] = [];
       for (const [sql, args] of seen) {
         const rows = await db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, args as never);
@@ -277,7 +345,9 @@ describe("GET /orders query plans", () => {
       const plans = await plansFor(query);
       expect(plans.length).toBe(2);
       for (const plan of plans) {
-        expect(plan).toMatch(new RegExp(`^SEARCH orders USING INDEX ${index} |^SCAN orders USING INDEX ${index}`));
+        expect(plan).toMatch(
+          new RegExp(`^SEARCH orders USING INDEX ${index} |^SCAN orders USING INDEX ${index}`),
+        );
         expect(plan).not.toContain("TEMP B-TREE");
         expect(plan).not.toMatch(/SCAN orders(?! USING)/);
       }

@@ -1,8 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { documentedRequests } from "./contract";
 import { apiRoutes } from "../src/routes";
+import { documentedRequests } from "./contract";
 import { startInProcess } from "./front-door-app";
-import { KEYS, otherStore, STATUSES, startTestServer, testStore, type RequestOptions, type TestServer } from "./helpers";
+import {
+  KEYS,
+  otherStore,
+  type RequestOptions,
+  STATUSES,
+  startTestServer,
+  type TestServer,
+  testStore,
+} from "./helpers";
 import { testLocation } from "./sqld";
 
 /** GET /orders/{id} and PATCH /orders/{id} (api-contract.md §7 Order). */
@@ -21,7 +29,13 @@ const richOrder = {
   adminNotes: "VIP",
   customerNotes: "Leave at the door",
   newsletter: true,
-  customer: { id: 42, name: "Dana Levi", email: "dana@example.test", phone: "050-1234567", address: "1 Herzl St, Tel Aviv" },
+  customer: {
+    id: 42,
+    name: "Dana Levi",
+    email: "dana@example.test",
+    phone: "050-1234567",
+    address: "1 Herzl St, Tel Aviv",
+  },
   delivery: { name: "Courier", price: 25 },
   coupon: { code: "SPRING", description: "Spring sale", amount: -50.1 },
   fields: [{ name: "Gift wrap", value: "yes" }],
@@ -77,22 +91,33 @@ beforeAll(async () => {
       // Statuses deliberately not in id order: `validIds` must come back sorted.
       testStore({ orders, orderStatuses: [...STATUSES].reverse() }),
       otherStore({ orders: [plainOrder(1, 1)] }),
-      testStore({ slug: "quiet", domain: "quiet.test", ownerEmail: "o@quiet.test", orders: [plainOrder(1, 1)], settings: { notifyStatusChange: false } }),
+      testStore({
+        slug: "quiet",
+        domain: "quiet.test",
+        ownerEmail: "o@quiet.test",
+        orders: [plainOrder(1, 1)],
+        settings: { notifyStatusChange: false },
+      }),
     ],
   });
 });
 afterAll(() => server.stop());
 
 /** Every answer is also checked against the OpenAPI document. */
-const request = (path: string, options?: RequestOptions) => documentedRequests(server)(path, options);
+const request = (path: string, options?: RequestOptions) =>
+  documentedRequests(server)(path, options);
 
 const patch = (id: number, body: unknown, host = "shop1.test") =>
   request(`/api/v1/orders/${id}`, { method: "PATCH", body, host });
 
-async function outbox(slug = "shop1"): Promise<Array<{ kind: string; recipient: string; subject: string; text: string }>> {
+async function outbox(
+  slug = "shop1",
+): Promise<Array<{ kind: string; recipient: string; subject: string; text: string }>> {
   const db = await (await testLocation(server.dataDir)).openStore(slug);
   try {
-    return await db.all("SELECT kind, recipient, subject, text FROM outbox WHERE kind = 'order_status' ORDER BY id");
+    return await db.all(
+      "SELECT kind, recipient, subject, text FROM outbox WHERE kind = 'order_status' ORDER BY id",
+    );
   } finally {
     await db.close();
   }
@@ -114,7 +139,13 @@ const expectedRich = {
   newsletter: true,
   createdAt: "2026-07-01T12:00:00+03:00",
   updatedAt: "2026-07-02T10:30:00+03:00",
-  customer: { id: 42, name: "Dana Levi", email: "dana@example.test", phone: "050-1234567", address: "1 Herzl St, Tel Aviv" },
+  customer: {
+    id: 42,
+    name: "Dana Levi",
+    email: "dana@example.test",
+    phone: "050-1234567",
+    address: "1 Herzl St, Tel Aviv",
+  },
   delivery: { name: "Courier", price: 25 },
   coupon: { code: "SPRING", description: "Spring sale", amount: -50.1 },
   fields: [{ name: "Gift wrap", value: "yes" }],
@@ -196,7 +227,9 @@ describe("GET /orders/{id}", () => {
     const missing = await request("/api/v1/orders/999");
     expect(missing.status).toBe(404);
     expect(missing.json.error.code).toBe("not_found");
-    expect((await request("/api/v1/orders/10", { host: "shop2.test", key: KEYS.other })).status).toBe(404);
+    expect(
+      (await request("/api/v1/orders/10", { host: "shop2.test", key: KEYS.other })).status,
+    ).toBe(404);
     for (const bad of ["0", "-1", "1.5", "abc", "01"]) {
       const answer = await request(`/api/v1/orders/${bad}`);
       expect(answer.status).toBe(400);
@@ -233,7 +266,10 @@ describe("PATCH /orders/{id}", () => {
 
   test("updatedAt moves on a real change only", async () => {
     // In process, with a clock the test moves: date-times have whole seconds.
-    const app = await startInProcess({ stores: [testStore({ orders: [plainOrder(21, 1)] })], routes: apiRoutes }, KEYS.all);
+    const app = await startInProcess(
+      { stores: [testStore({ orders: [plainOrder(21, 1)] })], routes: apiRoutes },
+      KEYS.all,
+    );
     try {
       const send = (body: unknown) => app.request("/api/v1/orders/21", { method: "PATCH", body });
       const first = await send({ trackingNumber: "T-1", paid: true, adminNotes: "n" });
@@ -305,11 +341,17 @@ describe("PATCH /orders/{id}", () => {
       expect(answer.status).toBe(400);
       expect(answer.json.error).toMatchObject({ code: "invalid_field", field });
     }
-    expect((await patch(23, { trackingNumber: "x".repeat(100), adminNotes: "😀".repeat(5000) })).status).toBe(200);
+    expect(
+      (await patch(23, { trackingNumber: "x".repeat(100), adminNotes: "😀".repeat(5000) })).status,
+    ).toBe(200);
   });
 
   test("a read key cannot update", async () => {
-    const answer = await request("/api/v1/orders/23", { method: "PATCH", body: { paid: true }, key: KEYS.read });
+    const answer = await request("/api/v1/orders/23", {
+      method: "PATCH",
+      body: { paid: true },
+      key: KEYS.read,
+    });
     expect(answer.status).toBe(403);
     expect(answer.json.error.code).toBe("insufficient_scope");
   });

@@ -1,6 +1,6 @@
-import type { Subprocess } from "bun";
 import { join } from "node:path";
 import { format } from "node:util";
+import type { Subprocess } from "bun";
 import { libsqlFlagsFor, sqldFor, TEST_LIBSQL } from "./sqld";
 
 const ROOT = join(import.meta.dir, "..");
@@ -23,7 +23,8 @@ export function storeapiCommand(): string[] {
 }
 
 /** Whether the server under test runs on Deno (scripts/storeapi-deno): see the README on what differs. */
-export const serverRunsOnDeno = (): boolean => (process.env.STOREAPI_BIN ?? "").endsWith("storeapi-deno");
+export const serverRunsOnDeno = (): boolean =>
+  (process.env.STOREAPI_BIN ?? "").endsWith("storeapi-deno");
 
 export interface CliResult {
   code: number;
@@ -82,7 +83,10 @@ let inProcessTurn: Promise<unknown> = Promise.resolve();
  * each. One command at a time, as stdout, stderr and the environment are borrowed. Not for
  * serve or demo (they keep running), nor for anything that must crash the process.
  */
-export function runCliInProcess(args: string[], options: Pick<CliOptions, "env"> = {}): Promise<CliResult> {
+export function runCliInProcess(
+  args: string[],
+  options: Pick<CliOptions, "env"> = {},
+): Promise<CliResult> {
   const run = inProcessTurn.then(() => captureMain(args, options.env ?? {}));
   inProcessTurn = run.catch(() => {});
   return run;
@@ -92,7 +96,12 @@ async function captureMain(args: string[], env: Record<string, string>): Promise
   const { main } = await import("../src/main");
   const out: string[] = [];
   const err: string[] = [];
-  const saved = { stdout: process.stdout.write, stderr: process.stderr.write, log: console.log, error: console.error };
+  const saved = {
+    stdout: process.stdout.write,
+    stderr: process.stderr.write,
+    log: console.log,
+    error: console.error,
+  };
   const savedEnv = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
   const sink = (into: string[]) =>
     ((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -140,7 +149,19 @@ export async function spawnServer(
 ): Promise<ServerProcess> {
   const libsql = TEST_LIBSQL ? (await sqldFor(dataDir)).flags : [];
   const proc = Bun.spawn(
-    [...storeapiCommand(), "serve", "--data", dataDir, "--listen", "127.0.0.1:0", ...(allowHttp ? ["--allow-http"] : []), "--log-level", "info", ...libsql, ...flags],
+    [
+      ...storeapiCommand(),
+      "serve",
+      "--data",
+      dataDir,
+      "--listen",
+      "127.0.0.1:0",
+      ...(allowHttp ? ["--allow-http"] : []),
+      "--log-level",
+      "info",
+      ...libsql,
+      ...flags,
+    ],
     { stdout: "pipe", stderr: "pipe", stdin: "ignore", env: { ...process.env, ...env } },
   );
   const reader = proc.stdout.getReader();
@@ -156,7 +177,10 @@ export async function spawnServer(
     }
     const chunk = await Promise.race([pending, Bun.sleep(200).then(() => null)]);
     if (!chunk) continue;
-    if (chunk.done) throw new Error(`server exited before listening: ${buffered} ${await new Response(proc.stderr).text()}`);
+    if (chunk.done)
+      throw new Error(
+        `server exited before listening: ${buffered} ${await new Response(proc.stderr).text()}`,
+      );
     buffered += decoder.decode(chunk.value);
     pending = reader.read();
     for (const line of buffered.split("\n")) {
@@ -165,7 +189,8 @@ export async function spawnServer(
   }
   // Keep draining stdout so the server never blocks on a full pipe.
   (async () => {
-    for (let chunk = await pending; !chunk.done; chunk = await reader.read()) buffered += decoder.decode(chunk.value);
+    for (let chunk = await pending; !chunk.done; chunk = await reader.read())
+      buffered += decoder.decode(chunk.value);
   })().catch(() => {});
   return {
     url,
@@ -184,7 +209,12 @@ export async function spawnServer(
  * killed after 60 s. `rest()` reads on to the end (signal the process first).
  */
 export async function spawnUntil(args: string[], until: string | ((text: string) => boolean)) {
-  const child = Bun.spawn([...storeapiCommand(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+  const child = Bun.spawn([...storeapiCommand(), ...args], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 60_000,
+  });
   const reader = child.stdout.getReader();
   const decoder = new TextDecoder();
   let text = "";
@@ -197,7 +227,10 @@ export async function spawnUntil(args: string[], until: string | ((text: string)
   };
   await readUntil(() => (typeof until === "string" ? text.includes(until) : until(text)));
   const head = text;
-  return { child, text: head, rest: async () => {
+  return {
+    child,
+    text: head,
+    rest: async () => {
       await readUntil(() => false);
       return text.slice(head.length);
     },

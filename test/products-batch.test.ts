@@ -1,27 +1,48 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { documentedRequests } from "./contract";
-import { KEYS, otherStore, startTestServer, testStore, type TestServer } from "./helpers";
+import { KEYS, otherStore, startTestServer, type TestServer, testStore } from "./helpers";
 
 const P = "/api/v1/products";
 const OLD = "2026-01-01T00:00:00+02:00";
 
 const products = [
-  { id: 1, name: "Olive oil", sku: "OIL", internalSku: "INT-OIL", price: 40, stock: 5, createdAt: OLD },
+  {
+    id: 1,
+    name: "Olive oil",
+    sku: "OIL",
+    internalSku: "INT-OIL",
+    price: 40,
+    stock: 5,
+    createdAt: OLD,
+  },
   { id: 2, name: "Za'atar", sku: "SPICE", internalSku: "INT-ZAATAR", price: 12, createdAt: OLD },
   { id: 3, name: "Sumac", sku: "SPICE", price: 14, createdAt: OLD },
   { id: 4, name: "Tahini", sku: "TAHINI", price: 20, createdAt: OLD },
-  ...Array.from({ length: 500 }, (_, i) => ({ id: 100 + i, name: `Bulk ${i}`, internalSku: `BULK-${i}`, price: 1, stock: 0, createdAt: OLD })),
+  ...Array.from({ length: 500 }, (_, i) => ({
+    id: 100 + i,
+    name: `Bulk ${i}`,
+    internalSku: `BULK-${i}`,
+    price: 1,
+    stock: 0,
+    createdAt: OLD,
+  })),
 ];
 
 let server: TestServer;
 let request: ReturnType<typeof documentedRequests>;
 beforeAll(async () => {
-  server = await startTestServer({ stores: [testStore({ products }), otherStore({ products: [{ id: 900, name: "Foreign", sku: "TAHINI", price: 1 }] })] });
+  server = await startTestServer({
+    stores: [
+      testStore({ products }),
+      otherStore({ products: [{ id: 900, name: "Foreign", sku: "TAHINI", price: 1 }] }),
+    ],
+  });
   request = documentedRequests(server);
 });
 afterAll(() => server.stop());
 
-const batch = (items: unknown, key?: string) => request(`${P}/batch`, { method: "POST", body: { items }, key });
+const batch = (items: unknown, key?: string) =>
+  request(`${P}/batch`, { method: "POST", body: { items }, key });
 const product = async (id: number) => (await request(`${P}/${id}`)).json.data;
 
 describe("POST /products/batch", () => {
@@ -52,17 +73,81 @@ describe("POST /products/batch", () => {
           { index: 0, ok: true, id: 1 },
           { index: 1, ok: true, id: 2 },
           { index: 2, ok: true, id: 4 },
-          { index: 3, ok: false, error: { code: "invalid_field", message: 'sku "SPICE" matches 2 products; name the product by id or internalSku instead.' } },
-          { index: 4, ok: false, error: { code: "not_found", message: 'No product has sku "NOPE".' } },
-          { index: 5, ok: false, error: { code: "invalid_field", message: 'Name the product by exactly one of "id", "internalSku" or "sku".' } },
-          { index: 6, ok: false, error: { code: "invalid_field", message: 'Name the product by exactly one of "id", "internalSku" or "sku".' } },
-          { index: 7, ok: false, error: { code: "not_found", message: "Product 999 was not found." } },
-          { index: 8, ok: false, error: { code: "not_found", message: "Product 900 was not found." } },
-          { index: 9, ok: false, error: { code: "invalid_field", message: 'Field "price" must be an amount of at least 0 with at most 2 decimals.' } },
-          { index: 10, ok: false, error: { code: "invalid_field", message: 'Field "colour" is not allowed here.' } },
-          { index: 11, ok: false, error: { code: "nothing_to_update", message: "The item changes nothing; send at least one field to change beside its id, internalSku or sku." } },
-          { index: 12, ok: false, error: { code: "invalid_field", message: "Each item must be a JSON object." } },
-          { index: 13, ok: false, error: { code: "invalid_field", message: 'Name the product by exactly one of "id", "internalSku" or "sku".' } },
+          {
+            index: 3,
+            ok: false,
+            error: {
+              code: "invalid_field",
+              message:
+                'sku "SPICE" matches 2 products; name the product by id or internalSku instead.',
+            },
+          },
+          {
+            index: 4,
+            ok: false,
+            error: { code: "not_found", message: 'No product has sku "NOPE".' },
+          },
+          {
+            index: 5,
+            ok: false,
+            error: {
+              code: "invalid_field",
+              message: 'Name the product by exactly one of "id", "internalSku" or "sku".',
+            },
+          },
+          {
+            index: 6,
+            ok: false,
+            error: {
+              code: "invalid_field",
+              message: 'Name the product by exactly one of "id", "internalSku" or "sku".',
+            },
+          },
+          {
+            index: 7,
+            ok: false,
+            error: { code: "not_found", message: "Product 999 was not found." },
+          },
+          {
+            index: 8,
+            ok: false,
+            error: { code: "not_found", message: "Product 900 was not found." },
+          },
+          {
+            index: 9,
+            ok: false,
+            error: {
+              code: "invalid_field",
+              message: 'Field "price" must be an amount of at least 0 with at most 2 decimals.',
+            },
+          },
+          {
+            index: 10,
+            ok: false,
+            error: { code: "invalid_field", message: 'Field "colour" is not allowed here.' },
+          },
+          {
+            index: 11,
+            ok: false,
+            error: {
+              code: "nothing_to_update",
+              message:
+                "The item changes nothing; send at least one field to change beside its id, internalSku or sku.",
+            },
+          },
+          {
+            index: 12,
+            ok: false,
+            error: { code: "invalid_field", message: "Each item must be a JSON object." },
+          },
+          {
+            index: 13,
+            ok: false,
+            error: {
+              code: "invalid_field",
+              message: 'Name the product by exactly one of "id", "internalSku" or "sku".',
+            },
+          },
         ],
       },
     });
@@ -81,7 +166,11 @@ describe("POST /products/batch", () => {
   test("an item that changes nothing is ok and leaves updatedAt alone", async () => {
     const before = await product(3);
     const answer = await batch([{ id: 3, price: 14, name: "Sumac" }]);
-    expect(answer.json.data).toEqual({ updated: 1, failed: 0, results: [{ index: 0, ok: true, id: 3 }] });
+    expect(answer.json.data).toEqual({
+      updated: 1,
+      failed: 0,
+      results: [{ index: 0, ok: true, id: 3 }],
+    });
     expect(await product(3)).toEqual(before);
   });
 
@@ -102,7 +191,10 @@ describe("POST /products/batch", () => {
       expect(answer.status).toBe(400);
       expect(answer.json.error).toMatchObject({ code: "invalid_field", field: "items" });
     }
-    const extra = await request(`${P}/batch`, { method: "POST", body: { items: [{ id: 1, stock: 1 }], dryRun: true } });
+    const extra = await request(`${P}/batch`, {
+      method: "POST",
+      body: { items: [{ id: 1, stock: 1 }], dryRun: true },
+    });
     expect(extra.json.error).toMatchObject({ code: "invalid_field", field: "dryRun" });
     const missing = await request(`${P}/batch`, { method: "POST", body: {} });
     expect(missing.json.error).toMatchObject({ code: "invalid_field", field: "items" });
@@ -111,7 +203,9 @@ describe("POST /products/batch", () => {
   });
 
   test("500 items apply in one request", async () => {
-    const items = Array.from({ length: 500 }, (_, i) => (i % 2 ? { id: 100 + i, stock: i } : { internalSku: `BULK-${i}`, stock: i }));
+    const items = Array.from({ length: 500 }, (_, i) =>
+      i % 2 ? { id: 100 + i, stock: i } : { internalSku: `BULK-${i}`, stock: i },
+    );
     const answer = await batch(items);
     expect(answer.status).toBe(200);
     expect(answer.json.data.updated).toBe(500);
@@ -124,16 +218,29 @@ describe("POST /products/batch", () => {
 
   test("a lone surrogate fails its item; the rest of the batch applies", async () => {
     const raw = '{"items":[{"id":4,"description":"a\\udc00"},{"id":4,"description":"ok"}]}';
-    const answer = await request(`${P}/batch`, { method: "POST", raw, headers: { "Content-Type": "application/json" } });
+    const answer = await request(`${P}/batch`, {
+      method: "POST",
+      raw,
+      headers: { "Content-Type": "application/json" },
+    });
     expect(answer.json.data.results).toEqual([
-      { index: 0, ok: false, error: { code: "invalid_field", message: 'Field "description" must be valid Unicode text without NUL characters.' } },
+      {
+        index: 0,
+        ok: false,
+        error: {
+          code: "invalid_field",
+          message: 'Field "description" must be valid Unicode text without NUL characters.',
+        },
+      },
       { index: 1, ok: true, id: 4 },
     ]);
     expect((await product(4)).description).toBe("ok");
   });
 
   test("needs products:write; a read key cannot batch", async () => {
-    expect((await batch([{ id: 1, stock: 1 }], KEYS.read)).json.error.code).toBe("insufficient_scope");
+    expect((await batch([{ id: 1, stock: 1 }], KEYS.read)).json.error.code).toBe(
+      "insufficient_scope",
+    );
   });
 
   test("GET on /products/batch is 405, not a product id", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startTestServer, testStore, type TestServer } from "./helpers";
+import { startTestServer, type TestServer, testStore } from "./helpers";
 
 /**
  * The sync algorithm we recommend to clients (README), run against the real server:
@@ -65,15 +65,25 @@ class SyncClient {
 }
 
 const minute = (i: number) => new Date(Date.UTC(2026, 0, 1, 8, i)).toISOString();
-const fixtureProducts = Array.from({ length: 60 }, (_, i) => ({ id: i + 1, name: `P${i + 1}`, price: 10, stock: 0, createdAt: minute(i) }));
+const fixtureProducts = Array.from({ length: 60 }, (_, i) => ({
+  id: i + 1,
+  name: `P${i + 1}`,
+  price: 10,
+  stock: 0,
+  createdAt: minute(i),
+}));
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ stores: [testStore({ products: fixtureProducts })], flags: { "rate-limit": "100000" } });
+  server = await startTestServer({
+    stores: [testStore({ products: fixtureProducts })],
+    flags: { "rate-limit": "100000" },
+  });
 });
 afterAll(() => server.stop());
 
-const batch = (items: unknown[]) => server.request(`${P}/batch`, { method: "POST", body: { items } });
+const batch = (items: unknown[]) =>
+  server.request(`${P}/batch`, { method: "POST", body: { items } });
 const serverState = async () => {
   const answer = await server.request(`${P}?limit=100`);
   expect(answer.json.hasMore).toBe(false);
@@ -129,7 +139,9 @@ describe("sync with updated_since and a cursor", () => {
     let writing = true;
     const writer = (async () => {
       for (round = 1; round <= 40; round++) {
-        const items = [round % 60 + 1, (round * 7) % 60 + 1, (round * 13) % 60 + 1].map((id) => ({ id, stock: 1000 + round }));
+        const items = [(round % 60) + 1, ((round * 7) % 60) + 1, ((round * 13) % 60) + 1].map(
+          (id) => ({ id, stock: 1000 + round }),
+        );
         await batch([...new Map(items.map((i) => [i.id, i])).values()]);
       }
       writing = false;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { documentedRequests } from "./contract";
-import { KEYS, otherStore, startTestServer, testStore, type TestServer } from "./helpers";
+import { KEYS, otherStore, startTestServer, type TestServer, testStore } from "./helpers";
 
 const P = "/api/v1/products";
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[23]:00$/;
@@ -22,7 +22,14 @@ const fixtureProducts = [
     updatedAt: "2026-01-12T08:30:00+02:00",
   },
   { id: 2, name: "Za'atar", sku: "SPICE", price: 12, createdAt: "2026-01-11T10:00:00+02:00" },
-  { id: 3, name: "Sumac", sku: "SPICE", price: 14.5, createdAt: "2026-01-11T10:00:00+02:00", updatedAt: "2026-07-01T12:00:00+03:00" },
+  {
+    id: 3,
+    name: "Sumac",
+    sku: "SPICE",
+    price: 14.5,
+    createdAt: "2026-01-11T10:00:00+02:00",
+    updatedAt: "2026-07-01T12:00:00+03:00",
+  },
 ];
 
 let server: TestServer;
@@ -40,7 +47,8 @@ afterAll(() => server.stop());
 
 const create = (body: unknown, options: { key?: string; headers?: Record<string, string> } = {}) =>
   request(P, { method: "POST", body, ...options });
-const patch = (id: number | string, body: unknown, key?: string) => request(`${P}/${id}`, { method: "PATCH", body, key });
+const patch = (id: number | string, body: unknown, key?: string) =>
+  request(`${P}/${id}`, { method: "PATCH", body, key });
 
 describe("GET /products", () => {
   test("a product has every field, with exact values", async () => {
@@ -100,16 +108,24 @@ describe("GET /products", () => {
     const since = await request(`${P}?updated_since=2026-07-01T12:00:00%2B03:00`);
     expect(since.json.data.map((p: { id: number }) => p.id)).toContain(3);
     expect(since.json.data.map((p: { id: number }) => p.id)).not.toContain(1);
-    expect((await request(`${P}?updated_since=yesterday`)).json.error.code).toBe("invalid_parameter");
-    expect((await request(`${P}?created_since=2026-01-01`)).json.error.code).toBe("invalid_parameter");
+    expect((await request(`${P}?updated_since=yesterday`)).json.error.code).toBe(
+      "invalid_parameter",
+    );
+    expect((await request(`${P}?created_since=2026-01-01`)).json.error.code).toBe(
+      "invalid_parameter",
+    );
   });
 
   test("pages with a cursor bound to its filters", async () => {
     const first = await request(`${P}?limit=1&updated_since=2026-01-01`);
     expect(first.json.hasMore).toBe(true);
-    const second = await request(`${P}?limit=1&updated_since=2026-01-01&cursor=${first.json.nextCursor}`);
+    const second = await request(
+      `${P}?limit=1&updated_since=2026-01-01&cursor=${first.json.nextCursor}`,
+    );
     expect(second.json.data[0].id).not.toBe(first.json.data[0].id);
-    const other = await request(`${P}?limit=1&updated_since=2026-01-02&cursor=${first.json.nextCursor}`);
+    const other = await request(
+      `${P}?limit=1&updated_since=2026-01-02&cursor=${first.json.nextCursor}`,
+    );
     expect(other.json.error.code).toBe("invalid_parameter");
   });
 
@@ -165,7 +181,9 @@ describe("POST /products", () => {
       expect(answer.status).toBe(400);
       expect(answer.json.error).toMatchObject({ code: "invalid_field", field: "price" });
     }
-    expect((await create({ name: "X", price: 5, salePrice: 0.001 })).json.error.field).toBe("salePrice");
+    expect((await create({ name: "X", price: 5, salePrice: 0.001 })).json.error.field).toBe(
+      "salePrice",
+    );
   });
 
   test("required fields, lengths, types and unknown fields", async () => {
@@ -192,7 +210,11 @@ describe("POST /products", () => {
     }
     // Text the database could not keep exactly is refused, not altered.
     for (const raw of ['{"name":"a\\u0000b","price":1}', '{"name":"a\\ud800b","price":1}']) {
-      const answer = await request(P, { method: "POST", raw, headers: { "Content-Type": "application/json" } });
+      const answer = await request(P, {
+        method: "POST",
+        raw,
+        headers: { "Content-Type": "application/json" },
+      });
       expect(answer.json.error).toMatchObject({ code: "invalid_field", field: "name" });
     }
     expect((await create({ name: "X", price: 1, stock: null })).json.data.stock).toBeNull();
@@ -206,11 +228,20 @@ describe("POST /products", () => {
     expect(clash.json.error).toMatchObject({ code: "invalid_field", field: "internalSku" });
     expect((await create({ name: "X", price: 1, sku: "SPICE" })).status).toBe(201);
     // Another store may use the same internalSku.
-    expect((await create({ name: "X", price: 1, internalSku: "INT-1" }, { key: KEYS.other, headers: { Host: "shop2.test" } })).status).toBe(201);
+    expect(
+      (
+        await create(
+          { name: "X", price: 1, internalSku: "INT-1" },
+          { key: KEYS.other, headers: { Host: "shop2.test" } },
+        )
+      ).status,
+    ).toBe(201);
   });
 
   test("needs products:write", async () => {
-    expect((await create({ name: "X", price: 1 }, { key: KEYS.read })).json.error.code).toBe("insufficient_scope");
+    expect((await create({ name: "X", price: 1 }, { key: KEYS.read })).json.error.code).toBe(
+      "insufficient_scope",
+    );
   });
 });
 
@@ -220,7 +251,13 @@ describe("PATCH /products/{id}", () => {
     const answer = await patch(3, { price: 15, stock: null, description: "Tangy." });
     expect(answer.status).toBe(200);
     const { updatedAt, ...rest } = answer.json.data;
-    expect(rest).toEqual({ ...before, price: 15, stock: null, description: "Tangy.", updatedAt: undefined });
+    expect(rest).toEqual({
+      ...before,
+      price: 15,
+      stock: null,
+      description: "Tangy.",
+      updatedAt: undefined,
+    });
     expect(updatedAt).not.toBe(before.updatedAt);
     expect((await request(`${P}/3`)).json.data).toEqual(answer.json.data);
   });
@@ -235,9 +272,18 @@ describe("PATCH /products/{id}", () => {
   test("nothing to update, bad fields, unknown product, internalSku clash", async () => {
     expect((await patch(1, {})).json.error.code).toBe("nothing_to_update");
     expect((await patch(999, {})).json.error.code).toBe("nothing_to_update");
-    expect((await patch(1, { price: 1.001 })).json.error).toMatchObject({ code: "invalid_field", field: "price" });
-    expect((await patch(1, { name: null })).json.error).toMatchObject({ code: "invalid_field", field: "name" });
-    expect((await patch(1, { id: 7 })).json.error).toMatchObject({ code: "invalid_field", field: "id" });
+    expect((await patch(1, { price: 1.001 })).json.error).toMatchObject({
+      code: "invalid_field",
+      field: "price",
+    });
+    expect((await patch(1, { name: null })).json.error).toMatchObject({
+      code: "invalid_field",
+      field: "name",
+    });
+    expect((await patch(1, { id: 7 })).json.error).toMatchObject({
+      code: "invalid_field",
+      field: "id",
+    });
     expect((await patch(999, { price: 1 })).status).toBe(404);
     expect((await patch(50, { price: 1 })).status).toBe(404);
     const created = (await create({ name: "Y", price: 1, internalSku: "INT-Y" })).json.data;
@@ -256,20 +302,44 @@ describe("plan limits", () => {
       stores: [
         testStore({ products: [{ name: "First", price: 1, internalSku: "FIRST" }, ...many(4999)] }),
         otherStore({ plan: "enterprise", products: many(5000) }),
-        testStore({ slug: "pro", domain: "pro.test", plan: "pro", keys: [{ name: "k", secret: KEYS.read, permissions: { products: "write" } }], products: many(4999) }),
+        testStore({
+          slug: "pro",
+          domain: "pro.test",
+          plan: "pro",
+          keys: [{ name: "k", secret: KEYS.read, permissions: { products: "write" } }],
+          products: many(4999),
+        }),
       ],
     });
     try {
-      const full = await limited.request(P, { method: "POST", body: { name: "One more", price: 1 } });
+      const full = await limited.request(P, {
+        method: "POST",
+        body: { name: "One more", price: 1 },
+      });
       expect(full.status).toBe(409);
       expect(full.json.error.code).toBe("plan_limit");
-      expect(full.json.error.message).toBe("The growth plan allows at most 5,000 products; delete products or upgrade the plan to add more.");
+      expect(full.json.error.message).toBe(
+        "The growth plan allows at most 5,000 products; delete products or upgrade the plan to add more.",
+      );
       // A clashing internalSku is a 400 even when the store is full (checks in contract order).
-      const clash = await limited.request(P, { method: "POST", body: { name: "One more", price: 1, internalSku: "FIRST" } });
+      const clash = await limited.request(P, {
+        method: "POST",
+        body: { name: "One more", price: 1, internalSku: "FIRST" },
+      });
       expect(clash.json.error).toMatchObject({ code: "invalid_field", field: "internalSku" });
-      const enterprise = await limited.request(P, { method: "POST", host: "shop2.test", key: KEYS.other, body: { name: "One more", price: 1 } });
+      const enterprise = await limited.request(P, {
+        method: "POST",
+        host: "shop2.test",
+        key: KEYS.other,
+        body: { name: "One more", price: 1 },
+      });
       expect(enterprise.status).toBe(201);
-      const pro = await limited.request(P, { method: "POST", host: "pro.test", key: KEYS.read, body: { name: "One more", price: 1 } });
+      const pro = await limited.request(P, {
+        method: "POST",
+        host: "pro.test",
+        key: KEYS.read,
+        body: { name: "One more", price: 1 },
+      });
       expect(pro.status).toBe(201);
     } finally {
       await limited.stop();
@@ -289,6 +359,9 @@ describe("idempotent POST", () => {
     const list = await request(`${P}?limit=100`);
     expect(list.json.data.filter((p: { name: string }) => p.name === "Replay")).toHaveLength(1);
     const different = await create({ name: "Replay", price: 4 }, { headers });
-    expect(different.json.error).toMatchObject({ code: "invalid_parameter", field: "Idempotency-Key" });
+    expect(different.json.error).toMatchObject({
+      code: "invalid_parameter",
+      field: "Idempotency-Key",
+    });
   });
 });

@@ -13,29 +13,84 @@ describe("request log", () => {
     await loadFixture(await testLocation(dataDir), { stores: [testStore()] });
     const server = await spawnServer(dataDir);
     const wrongKey = "svc_sk_neverLogThisWrongKey000000000000000000";
-    await send(server.url, "/api/v1/customers?limit=1", { key: KEYS.read, headers: { "X-Request-Id": "log-test-1" } });
-    await send(server.url, "/api/v1/customers", { key: null, headers: { "X-Api-Key": KEYS.all, "X-Request-Id": "log-test-2" }, method: "POST", body: { email: "secret-body@example.test" } });
-    await send(server.url, "/api/v1/orders", { key: wrongKey, headers: { "X-Request-Id": "log-test-3" } });
+    await send(server.url, "/api/v1/customers?limit=1", {
+      key: KEYS.read,
+      headers: { "X-Request-Id": "log-test-1" },
+    });
+    await send(server.url, "/api/v1/customers", {
+      key: null,
+      headers: { "X-Api-Key": KEYS.all, "X-Request-Id": "log-test-2" },
+      method: "POST",
+      body: { email: "secret-body@example.test" },
+    });
+    await send(server.url, "/api/v1/orders", {
+      key: wrongKey,
+      headers: { "X-Request-Id": "log-test-3" },
+    });
     expect(await server.signal("SIGTERM")).toBe(0);
     const output = server.stdout();
-    for (const secret of [KEYS.read, KEYS.all, wrongKey, "secret-body@example.test"]) expect(output).not.toContain(secret);
-    const lines = output.trim().split("\n").map((line) => JSON.parse(line));
+    for (const secret of [KEYS.read, KEYS.all, wrongKey, "secret-body@example.test"])
+      expect(output).not.toContain(secret);
+    const lines = output
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     const byId = (id: string) => lines.find((l) => l.requestId === id);
-    expect(Object.keys(byId("log-test-1")).sort()).toEqual(["ip", "keyId", "level", "method", "ms", "path", "requestId", "status", "store", "time"]);
-    expect(byId("log-test-1")).toMatchObject({ ip: "127.0.0.1", store: "shop1", keyId: 2, method: "GET", path: "/api/v1/customers", status: 200 });
-    expect(byId("log-test-2")).toMatchObject({ store: "shop1", keyId: 1, method: "POST", status: 201 });
+    expect(Object.keys(byId("log-test-1")).sort()).toEqual([
+      "ip",
+      "keyId",
+      "level",
+      "method",
+      "ms",
+      "path",
+      "requestId",
+      "status",
+      "store",
+      "time",
+    ]);
+    expect(byId("log-test-1")).toMatchObject({
+      ip: "127.0.0.1",
+      store: "shop1",
+      keyId: 2,
+      method: "GET",
+      path: "/api/v1/customers",
+      status: 200,
+    });
+    expect(byId("log-test-2")).toMatchObject({
+      store: "shop1",
+      keyId: 1,
+      method: "POST",
+      status: 201,
+    });
     expect(byId("log-test-3")).toMatchObject({ store: "shop1", keyId: null, status: 401 });
   });
 
   test("behind a trusted proxy the line carries the forwarded client IP, also for a request refused before the proxy check", async () => {
     const server = await spawnServer(dataDir, ["--trust-proxy", "127.0.0.1/32"]);
-    const proxied = { "X-Forwarded-For": "198.51.100.1, 203.0.113.7", "X-Forwarded-Proto": "https" };
-    await send(server.url, "/api/v1/customers?limit=1", { key: KEYS.read, headers: { ...proxied, "X-Request-Id": "ip-1" } });
-    await send(server.url, "/api/v1/customers?apikey=x", { key: null, headers: { ...proxied, "X-Request-Id": "ip-2" } });
+    const proxied = {
+      "X-Forwarded-For": "198.51.100.1, 203.0.113.7",
+      "X-Forwarded-Proto": "https",
+    };
+    await send(server.url, "/api/v1/customers?limit=1", {
+      key: KEYS.read,
+      headers: { ...proxied, "X-Request-Id": "ip-1" },
+    });
+    await send(server.url, "/api/v1/customers?apikey=x", {
+      key: null,
+      headers: { ...proxied, "X-Request-Id": "ip-2" },
+    });
     await send(server.url, "/healthz", { key: null, headers: { "X-Request-Id": "ip-3" } });
     expect(await server.signal("SIGTERM")).toBe(0);
-    const lines = server.stdout().trim().split("\n").map((line) => JSON.parse(line));
+    const lines = server
+      .stdout()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     const ipOf = (id: string) => lines.find((l) => l.requestId === id)?.ip;
-    expect([ipOf("ip-1"), ipOf("ip-2"), ipOf("ip-3")]).toEqual(["203.0.113.7", "203.0.113.7", "127.0.0.1"]);
+    expect([ipOf("ip-1"), ipOf("ip-2"), ipOf("ip-3")]).toEqual([
+      "203.0.113.7",
+      "203.0.113.7",
+      "127.0.0.1",
+    ]);
   });
 });

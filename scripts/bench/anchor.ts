@@ -18,7 +18,11 @@ const JSON_HEADERS = { "Content-Type": "application/json; charset=utf-8" };
 
 function serveStatic(): void {
   const body = JSON.stringify({ ok: true, data: { status: "ok" } });
-  Bun.serve({ hostname: "127.0.0.1", port, fetch: () => new Response(body, { headers: JSON_HEADERS }) });
+  Bun.serve({
+    hostname: "127.0.0.1",
+    port,
+    fetch: () => new Response(body, { headers: JSON_HEADERS }),
+  });
 }
 
 type Row = Record<string, unknown>;
@@ -30,7 +34,9 @@ function serveHono(path: string): void {
   db.exec("PRAGMA busy_timeout = 5000");
   const orderById = db.prepare("SELECT * FROM orders WHERE id = ?");
   const ordersPage = db.prepare("SELECT * FROM orders ORDER BY created_at DESC, id DESC LIMIT ?");
-  const productsPage = db.prepare("SELECT * FROM products ORDER BY updated_at DESC, id DESC LIMIT ?");
+  const productsPage = db.prepare(
+    "SELECT * FROM products ORDER BY updated_at DESC, id DESC LIMIT ?",
+  );
   const updateOrder = db.prepare("UPDATE orders SET status_id = ?, updated_at = ? WHERE id = ?");
   const insertCustomer = db.prepare(
     `INSERT INTO customers (email, email_lower, first_name, last_name, status, created_at)
@@ -44,7 +50,11 @@ function serveHono(path: string): void {
   });
 
   const app = new Hono();
-  const page = (rows: Row[], limit: number) => ({ ok: true, data: rows.slice(0, limit), hasMore: rows.length > limit });
+  const page = (rows: Row[], limit: number) => ({
+    ok: true,
+    data: rows.slice(0, limit),
+    hasMore: rows.length > limit,
+  });
   app.get("/api/v1/orders/:id", (c) => {
     const row = orderById.get(Number(c.req.param("id"))) as Row | undefined;
     return row ? c.json({ ok: true, data: row }) : c.json({ ok: false }, 404);
@@ -65,7 +75,13 @@ function serveHono(path: string): void {
   });
   app.post("/api/v1/customers", async (c) => {
     const body = (await c.req.json()) as { email: string; firstName: string; lastName: string };
-    const row = insertCustomer.get(body.email, body.email.toLowerCase(), body.firstName, body.lastName, Date.now());
+    const row = insertCustomer.get(
+      body.email,
+      body.email.toLowerCase(),
+      body.firstName,
+      body.lastName,
+      Date.now(),
+    );
     return c.json({ ok: true, data: row }, 201);
   });
   app.post("/api/v1/products/batch", async (c) => {

@@ -18,7 +18,9 @@ declare module "autocannon" {
     url: string;
     connections: number;
     duration: number;
-    requests?: Array<{ setupRequest?: (request: Record<string, unknown>) => Record<string, unknown> }>;
+    requests?: Array<{
+      setupRequest?: (request: Record<string, unknown>) => Record<string, unknown>;
+    }>;
   }
   export default function autocannon(options: Options): Promise<Result>;
 }

@@ -7,15 +7,24 @@
  * The directory is reused while its manifest's hash (schema + this generator + sizes)
  * still matches; otherwise it is rebuilt beside and swapped in.
  */
-import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+
 import { Database as SqliteDatabase } from "bun:sqlite";
+import { createHash } from "node:crypto";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
 import Database from "libsql";
+import { platformMigrations, storeMigrations } from "../../src/db/migrations";
 import { openDb } from "../../src/db/open";
 import { Platform } from "../../src/db/platform";
 import { storeDbPath } from "../../src/db/pool";
-import { platformMigrations, storeMigrations } from "../../src/db/migrations";
 import { insertKey } from "../../src/keys/repository";
 
 export interface BenchSizes {
@@ -25,7 +34,12 @@ export interface BenchSizes {
   smallStores: number;
 }
 
-export const FULL_SIZES: BenchSizes = { orders: 1_000_000, products: 100_000, customers: 100_000, smallStores: 10_000 };
+export const FULL_SIZES: BenchSizes = {
+  orders: 1_000_000,
+  products: 100_000,
+  customers: 100_000,
+  smallStores: 10_000,
+};
 
 export const BIG = { slug: "big", domain: "big.bench.test" };
 /** A pinned secret for the big store (all areas write); only its SHA-256 is stored. */
@@ -39,7 +53,12 @@ export const STATUSES = [
 /** Orders are one minute apart from here, oldest first (id order = time order). */
 const EPOCH = Date.UTC(2023, 0, 1);
 const MINUTE = 60_000;
-const ALL_WRITE = { products: "write", orders: "write", customers: "write", leads: "write" } as const;
+const ALL_WRITE = {
+  products: "write",
+  orders: "write",
+  customers: "write",
+  leads: "write",
+} as const;
 const BATCH = 20_000;
 
 export const smallSlug = (n: number) => `s${String(n).padStart(5, "0")}`;
@@ -72,7 +91,13 @@ function openRaw(path: string): Raw {
 }
 
 /** Inserts `count` rows made by `row(i)` (i from 1) in transactions of BATCH rows. */
-function bulkInsert(db: Raw, sql: string, count: number, row: (i: number) => unknown[], label: string): void {
+function bulkInsert(
+  db: Raw,
+  sql: string,
+  count: number,
+  row: (i: number) => unknown[],
+  label: string,
+): void {
   const statement = db.prepare(sql);
   const started = performance.now();
   for (let from = 1; from <= count; from += BATCH) {
@@ -100,7 +125,8 @@ async function createStoreFile(path: string, secret: string): Promise<void> {
   const db = await openDb(`file:${path}`, storeMigrations, "native");
   await db.transaction(async (tx) => {
     await insertKey(tx, { name: "bench", permissions: ALL_WRITE, expiresAt: null, secret }, EPOCH);
-    for (const status of STATUSES) await tx.run("INSERT INTO order_statuses (id, name) VALUES (?, ?)", [status.id, status.name]);
+    for (const status of STATUSES)
+      await tx.run("INSERT INTO order_statuses (id, name) VALUES (?, ?)", [status.id, status.name]);
   });
   await db.close();
 }
@@ -110,14 +136,36 @@ const CUSTOMER_SQL = `INSERT INTO customers (id, email, email_lower, first_name,
 const customerRow = (i: number) => {
   const email = `customer${i}@bench.test`;
   const at = EPOCH + i * 5 * MINUTE;
-  return [i, email, email, `First${i}`, `Last${i}`, `050-${String(i).padStart(7, "0")}`, i % 3 === 0 ? 1 : 0, at, at, at];
+  return [
+    i,
+    email,
+    email,
+    `First${i}`,
+    `Last${i}`,
+    `050-${String(i).padStart(7, "0")}`,
+    i % 3 === 0 ? 1 : 0,
+    at,
+    at,
+    at,
+  ];
 };
 
 const PRODUCT_SQL = `INSERT INTO products (id, name, sku, internal_sku, price, sale_price, stock, visible, description,
   vat_free, unit_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, 0, NULL, ?, ?)`;
 const productRow = (i: number) => {
   const at = EPOCH + i * 3 * MINUTE;
-  return [i, `Product ${i}`, `SKU-${i}`, `INT-${i}`, 1000 + (i % 500) * 100, i % 7 === 0 ? 900 : null, i % 11 === 0 ? null : i % 200, `Description of product ${i}.`, at, at];
+  return [
+    i,
+    `Product ${i}`,
+    `SKU-${i}`,
+    `INT-${i}`,
+    1000 + (i % 500) * 100,
+    i % 7 === 0 ? 900 : null,
+    i % 11 === 0 ? null : i % 200,
+    `Description of product ${i}.`,
+    at,
+    at,
+  ];
 };
 
 const ORDER_SQL = `INSERT INTO orders (id, number, status_id, paid, total, vat, pay_type, payments, customer_id,
@@ -204,24 +252,42 @@ async function generateSmallStores(dir: string, count: number): Promise<void> {
     // bun:sqlite here: the `libsql` binding keeps a closed connection's files open until
     // its statements are collected, and 10,000 of them exhaust the descriptors.
     const store = new SqliteDatabase(path);
-    store.query("UPDATE api_keys SET digest = ?, hint = ?").run(digest(smallKey(n)), `svc_sk_…${smallKey(n).slice(-4)}`);
+    store
+      .query("UPDATE api_keys SET digest = ?, hint = ?")
+      .run(digest(smallKey(n)), `svc_sk_…${smallKey(n).slice(-4)}`);
     store.close();
   }
   for (const suffix of ["", "-wal", "-shm"]) rmSync(`${template}${suffix}`, { force: true });
-  console.log(`  ${count.toLocaleString("en")} small stores in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `  ${count.toLocaleString("en")} small stores in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 async function registerStores(dir: string, sizes: BenchSizes): Promise<void> {
   const platform = await Platform.open(dir);
   const settings = { manualCustomerApproval: false, notifyStatusChange: true, registration: true };
   await platform.addStore(
-    { slug: BIG.slug, name: "Big Bench Store", domain: BIG.domain, plan: "enterprise", ownerEmail: "owner@big.bench.test", settings },
+    {
+      slug: BIG.slug,
+      name: "Big Bench Store",
+      domain: BIG.domain,
+      plan: "enterprise",
+      ownerEmail: "owner@big.bench.test",
+      settings,
+    },
     EPOCH,
   );
   for (let n = 1; n <= sizes.smallStores; n++) {
     const slug = smallSlug(n);
     await platform.addStore(
-      { slug, name: `Small ${n}`, domain: smallDomain(n), plan: "growth", ownerEmail: `owner@${slug}.bench.test`, settings },
+      {
+        slug,
+        name: `Small ${n}`,
+        domain: smallDomain(n),
+        plan: "growth",
+        ownerEmail: `owner@${slug}.bench.test`,
+        settings,
+      },
       EPOCH,
     );
   }
@@ -230,25 +296,39 @@ async function registerStores(dir: string, sizes: BenchSizes): Promise<void> {
 }
 
 /** The bench data directory for these sizes: reused when its hash matches, else generated. */
-export async function ensureBenchData(root: string, sizes: BenchSizes, force = false): Promise<BenchData> {
-  const name = sizes.orders === FULL_SIZES.orders && sizes.smallStores === FULL_SIZES.smallStores ? "data" : `data-${sizes.orders}-${sizes.smallStores}`;
+export async function ensureBenchData(
+  root: string,
+  sizes: BenchSizes,
+  force = false,
+): Promise<BenchData> {
+  const name =
+    sizes.orders === FULL_SIZES.orders && sizes.smallStores === FULL_SIZES.smallStores
+      ? "data"
+      : `data-${sizes.orders}-${sizes.smallStores}`;
   const dir = join(root, name);
   const hash = manifestHash(sizes);
   const manifestPath = join(dir, "manifest.json");
   if (!force && existsSync(manifestPath)) {
     const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { hash: string };
     if (manifest.hash === hash) return { dir, sizes, generatedIn: null };
-    console.log(`bench data in ${dir} is for another schema or generator (hash ${manifest.hash} ≠ ${hash}); regenerating`);
+    console.log(
+      `bench data in ${dir} is for another schema or generator (hash ${manifest.hash} ≠ ${hash}); regenerating`,
+    );
   }
   const started = performance.now();
   const partial = `${dir}.partial`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(join(partial, "stores"), { recursive: true });
-  console.log(`generating bench data in ${dir} (${sizes.orders.toLocaleString("en")} orders, ${sizes.smallStores.toLocaleString("en")} small stores)`);
+  console.log(
+    `generating bench data in ${dir} (${sizes.orders.toLocaleString("en")} orders, ${sizes.smallStores.toLocaleString("en")} small stores)`,
+  );
   await generateBigStore(partial, sizes);
   await generateSmallStores(partial, sizes.smallStores);
   await registerStores(partial, sizes);
-  writeFileSync(join(partial, "manifest.json"), `${JSON.stringify({ hash, sizes, generatedAt: new Date().toISOString() }, null, 2)}\n`);
+  writeFileSync(
+    join(partial, "manifest.json"),
+    `${JSON.stringify({ hash, sizes, generatedAt: new Date().toISOString() }, null, 2)}\n`,
+  );
   rmSync(dir, { recursive: true, force: true });
   renameSync(partial, dir);
   const seconds = (performance.now() - started) / 1000;

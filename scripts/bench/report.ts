@@ -44,9 +44,13 @@ export function median(values: number[]): number {
 }
 
 export async function machineDescription(): Promise<string[]> {
-  const cpuInfo = await Bun.file("/proc/cpuinfo").text().catch(() => "");
+  const cpuInfo = await Bun.file("/proc/cpuinfo")
+    .text()
+    .catch(() => "");
   const model = /^model name\s*:\s*(.+)$/m.exec(cpuInfo)?.[1] ?? cpus()[0]?.model ?? "unknown";
-  const wrk = Bun.which("wrk") ? Bun.spawnSync(["wrk", "--version"]).stdout.toString().split("\n")[0].split(" [")[0] : "not installed";
+  const wrk = Bun.which("wrk")
+    ? Bun.spawnSync(["wrk", "--version"]).stdout.toString().split("\n")[0].split(" [")[0]
+    : "not installed";
   return [
     `CPU: ${model}, ${cpus().length} cores (nproc)`,
     `Memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`,
@@ -56,12 +60,23 @@ export async function machineDescription(): Promise<string[]> {
 }
 
 const fmt = (value: number | undefined, digits = 0) =>
-  value === undefined || !Number.isFinite(value) ? "–" : value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  value === undefined || !Number.isFinite(value)
+    ? "–"
+    : value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 function scenarioRows(scenarios: ScenarioSummary[]): string[][] {
   return scenarios.map((s) =>
     s.skipped
-      ? [s.label, "skipped", "", "", "", "", "", s.skipped.length > 70 ? `${s.skipped.slice(0, 69)}…` : s.skipped]
+      ? [
+          s.label,
+          "skipped",
+          "",
+          "",
+          "",
+          "",
+          "",
+          s.skipped.length > 70 ? `${s.skipped.slice(0, 69)}…` : s.skipped,
+        ]
       : [
           s.label,
           fmt(s.rps),
@@ -78,7 +93,7 @@ function scenarioRows(scenarios: ScenarioSummary[]): string[][] {
 const HEADER = ["Scenario", "req/s", "p50 ms", "p99 ms", "conns", "anchor req/s", "ratio", "note"];
 
 function markdownTable(header: string[], rows: string[][]): string {
-  const escapeCell = (cell: string) => cell.replaceAll("|", "\\|");
+  const _escapeCell = (cell: string) => cell.replaceAll("|", "\\|");
   return [
     `| ${header.join(" | ")} |`,
     `| ${header.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
@@ -88,7 +103,8 @@ function markdownTable(header: string[], rows: string[][]): string {
 
 function textTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
@@ -98,7 +114,8 @@ export function printReport(report: BenchReport): void {
   console.log(`\n${textTable(HEADER, scenarioRows(report.scenarios))}\n`);
   for (const [name, value] of report.extras) console.log(`${name}: ${value}`);
   console.log("\nTargets:");
-  for (const t of report.targets) console.log(`  ${verdict(t.met).padEnd(12)} ${t.name}: ${t.measured} (target ${t.goal})`);
+  for (const t of report.targets)
+    console.log(`  ${verdict(t.met).padEnd(12)} ${t.name}: ${t.measured} (target ${t.goal})`);
   console.log(`\nDeep page query plan:\n  ${report.queryPlan.plan.join("\n  ")}\n`);
 }
 

@@ -58,13 +58,25 @@ export function makeRequest(spec: LoadSpec, counter: number, unique: string): Be
   if (spec.kind === "patch_order") body = JSON.stringify({ status: counter % 2 === 0 ? 3 : 7 });
   if (spec.kind === "create_customer") {
     headers["idempotency-key"] = `bench-${unique}`;
-    body = JSON.stringify({ email: `bench-${unique}@bench.test`, firstName: "Bench", lastName: "Customer" });
+    body = JSON.stringify({
+      email: `bench-${unique}@bench.test`,
+      firstName: "Bench",
+      lastName: "Customer",
+    });
   }
   if (spec.kind === "product_batch") {
-    const items = Array.from({ length: spec.batch ?? 500 }, () => ({ id: randomId(spec.maxId), stock: counter % 1000 }));
+    const items = Array.from({ length: spec.batch ?? 500 }, () => ({
+      id: randomId(spec.maxId),
+      stock: counter % 1000,
+    }));
     body = JSON.stringify({ items });
   }
-  return { method: spec.method, path: spec.path.replaceAll("{id}", String(randomId(spec.maxId))), headers, body };
+  return {
+    method: spec.method,
+    path: spec.path.replaceAll("{id}", String(randomId(spec.maxId))),
+    headers,
+    body,
+  };
 }
 
 /** Sends one request with fetch; the Host header is honoured (Bun's fetch sends it as given). */

@@ -31,6 +31,7 @@ import { storeDbPath } from "../../src/db/pool";
 import { encodeCursor } from "../../src/http/cursor";
 import { ORDER_COLUMNS } from "../../src/routes/orders/row";
 import {
+  type BenchData,
   BIG,
   BIG_KEY,
   ensureBenchData,
@@ -39,12 +40,34 @@ import {
   resetMutations,
   smallDomain,
   smallKey,
-  type BenchData,
 } from "./generate";
-import { chooseTool, runLoad, WRK_INSTALL_HINT, type LoadResult, type LoadSpec, type Tool } from "./load";
-import { freePort, killAll, memoryOf, spawnPinned, stop, waitFor200, waitUntilIdle, type Spawned } from "./processes";
-import { machineDescription, markdownReport, median, printReport, type ScenarioSummary, type Target } from "./report";
 import { startLibsqlCopy } from "./libsql";
+import {
+  chooseTool,
+  type LoadResult,
+  type LoadSpec,
+  runLoad,
+  type Tool,
+  WRK_INSTALL_HINT,
+} from "./load";
+import {
+  freePort,
+  killAll,
+  memoryOf,
+  type Spawned,
+  spawnPinned,
+  stop,
+  waitFor200,
+  waitUntilIdle,
+} from "./processes";
+import {
+  machineDescription,
+  markdownReport,
+  median,
+  printReport,
+  type ScenarioSummary,
+  type Target,
+} from "./report";
 import { sendOnce } from "./requests";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -98,7 +121,9 @@ const SERVER_CPU = cores >= 2 ? "0" : null;
 const LOAD_CPU = cores >= 2 ? "1" : null;
 
 /** --inline-checkpoints: the server checkpoints on its request thread (the A/B of the checkpoint worker). */
-const SERVER_ENV: Record<string, string> = flags["inline-checkpoints"] ? { STOREAPI_CHECKPOINTS: "inline" } : {};
+const SERVER_ENV: Record<string, string> = flags["inline-checkpoints"]
+  ? { STOREAPI_CHECKPOINTS: "inline" }
+  : {};
 
 type Target3 = "real" | "hono" | "static" | "deno" | "libsql";
 
@@ -122,13 +147,25 @@ const PROFILE_DIR = join(TMP, "profile");
 
 function ensureBinary(): { command: string[]; note: string | null } {
   if (flags.profile) {
-    const command = [process.execPath, "--cpu-prof-md", `--cpu-prof-dir=${PROFILE_DIR}`, join(ROOT, "src/main.ts")];
-    return { command, note: `profiling run: bun --cpu-prof-md src/main.ts, not the compiled binary` };
+    const command = [
+      process.execPath,
+      "--cpu-prof-md",
+      `--cpu-prof-dir=${PROFILE_DIR}`,
+      join(ROOT, "src/main.ts"),
+    ];
+    return {
+      command,
+      note: `profiling run: bun --cpu-prof-md src/main.ts, not the compiled binary`,
+    };
   }
   const binary = join(ROOT, "storeapi");
-  const build = spawnSync(process.execPath, [join(ROOT, "scripts/build.ts"), "--if-stale"], { cwd: ROOT, stdio: "inherit" });
+  const build = spawnSync(process.execPath, [join(ROOT, "scripts/build.ts"), "--if-stale"], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
   if (build.status === 0 && existsSync(binary)) return { command: [binary], note: null };
-  const note = "./storeapi could not be built: measured `bun src/main.ts` instead of the compiled binary";
+  const note =
+    "./storeapi could not be built: measured `bun src/main.ts` instead of the compiled binary";
   log(note);
   return { command: [process.execPath, join(ROOT, "src/main.ts")], note };
 }
@@ -153,7 +190,11 @@ async function measureColdStart(command: string[], dataDir: string): Promise<num
   const times: number[] = [];
   for (let i = 0; i < settings.coldStarts; i++) {
     const port = freePort();
-    const server = spawnPinned([...command, ...serveArgs(dataDir, port)], SERVER_CPU, join(TMP, "coldstart.log"));
+    const server = spawnPinned(
+      [...command, ...serveArgs(dataDir, port)],
+      SERVER_CPU,
+      join(TMP, "coldstart.log"),
+    );
     try {
       times.push(await waitFor200(`http://127.0.0.1:${port}/healthz`, server));
     } finally {
@@ -166,12 +207,17 @@ async function measureColdStart(command: string[], dataDir: string): Promise<num
 /** A cursor ~all of the table deep: signed with the data directory's secret, as the server would. */
 function deepCursor(data: BenchData): { cursor: string; afterId: number } {
   const platform = new Database(join(data.dir, "platform.db"));
-  const row = platform.prepare("SELECT value FROM meta WHERE key = 'secret'").get() as { value: string } | undefined;
+  const row = platform.prepare("SELECT value FROM meta WHERE key = 'secret'").get() as
+    | { value: string }
+    | undefined;
   platform.close();
   if (!row) throw new Error("platform.db has no cursor secret");
   const afterId = Math.max(51, data.sizes.orders - Math.round(data.sizes.orders * 0.999));
   const scope = { list: "orders", store: BIG.slug, filters: "[]" };
-  return { cursor: encodeCursor(row.value, scope, { sort: orderCreatedAt(afterId), id: afterId }), afterId };
+  return {
+    cursor: encodeCursor(row.value, scope, { sort: orderCreatedAt(afterId), id: afterId }),
+    afterId,
+  };
 }
 
 /** The statement src/http/pagination.ts builds for GET /orders?limit=50&cursor=… (no filters). */
@@ -179,15 +225,19 @@ const LIST_QUERY_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE (created_at, i
 
 function queryPlan(data: BenchData): string[] {
   const db = new Database(storeDbPath(data.dir, BIG.slug), { readonly: true });
-  const rows = db.prepare(`EXPLAIN QUERY PLAN ${LIST_QUERY_SQL}`).all(orderCreatedAt(1001), 1001) as Array<{ detail: string }>;
+  const rows = db
+    .prepare(`EXPLAIN QUERY PLAN ${LIST_QUERY_SQL}`)
+    .all(orderCreatedAt(1001), 1001) as Array<{ detail: string }>;
   db.close();
   return rows.map((r) => r.detail);
 }
 
 const listCheck = (expectFirstId?: number) => (body: string) => {
   const parsed = JSON.parse(body) as { data?: Array<{ id: number }> };
-  if (!Array.isArray(parsed.data) || parsed.data.length !== 50) return `expected 50 rows, got ${parsed.data?.length}`;
-  if (expectFirstId !== undefined && parsed.data[0].id !== expectFirstId) return `expected first id ${expectFirstId}, got ${parsed.data[0].id}`;
+  if (!Array.isArray(parsed.data) || parsed.data.length !== 50)
+    return `expected 50 rows, got ${parsed.data?.length}`;
+  if (expectFirstId !== undefined && parsed.data[0].id !== expectFirstId)
+    return `expected first id ${expectFirstId}, got ${parsed.data[0].id}`;
   return null;
 };
 
@@ -196,19 +246,91 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
   const auth = { host: BIG.domain, key: BIG_KEY };
   const orders = data.sizes.orders;
   const products = data.sizes.products;
-  const get = (path: string, maxId = 1) => ({ method: "GET" as const, path, kind: "fixed" as const, maxId, ...auth });
-  const patch = { method: "PATCH" as const, path: `${API}/orders/{id}`, kind: "patch_order" as const, maxId: orders, ...auth };
-  const customer = { method: "POST" as const, path: `${API}/customers`, kind: "create_customer" as const, maxId: 1, ...auth };
-  const batch = { method: "POST" as const, path: `${API}/products/batch`, kind: "product_batch" as const, maxId: products, batch: 500, ...auth };
+  const get = (path: string, maxId = 1) => ({
+    method: "GET" as const,
+    path,
+    kind: "fixed" as const,
+    maxId,
+    ...auth,
+  });
+  const patch = {
+    method: "PATCH" as const,
+    path: `${API}/orders/{id}`,
+    kind: "patch_order" as const,
+    maxId: orders,
+    ...auth,
+  };
+  const customer = {
+    method: "POST" as const,
+    path: `${API}/customers`,
+    kind: "create_customer" as const,
+    maxId: 1,
+    ...auth,
+  };
+  const batch = {
+    method: "POST" as const,
+    path: `${API}/products/batch`,
+    kind: "product_batch" as const,
+    maxId: products,
+    batch: 500,
+    ...auth,
+  };
   const batchConnections = Math.min(c, 4);
   return [
-    { id: "static", label: "anchor: Bun.serve static JSON", target: "static", spec: get("/"), connections: c },
-    { id: "healthz", label: "GET /healthz", target: "real", spec: get("/healthz"), connections: c, anchor: "static" },
-    { id: "a-point", label: "anchor: point read", target: "hono", spec: get(`${API}/orders/{id}`, orders), connections: c },
-    { id: "get-order", label: "GET /orders/{id}", target: "real", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "a-point" },
-    { id: "deno-get-order", label: "GET /orders/{id} under Deno", target: "deno", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "get-order" },
-    { id: "a-list", label: "anchor: keyset list of 50", target: "hono", spec: get(`${API}/orders?limit=50`), connections: c },
-    { id: "list-1", label: "GET /orders?limit=50 (page 1)", target: "real", spec: get(`${API}/orders?limit=50`), connections: c, anchor: "a-list", check: listCheck(orders) },
+    {
+      id: "static",
+      label: "anchor: Bun.serve static JSON",
+      target: "static",
+      spec: get("/"),
+      connections: c,
+    },
+    {
+      id: "healthz",
+      label: "GET /healthz",
+      target: "real",
+      spec: get("/healthz"),
+      connections: c,
+      anchor: "static",
+    },
+    {
+      id: "a-point",
+      label: "anchor: point read",
+      target: "hono",
+      spec: get(`${API}/orders/{id}`, orders),
+      connections: c,
+    },
+    {
+      id: "get-order",
+      label: "GET /orders/{id}",
+      target: "real",
+      spec: get(`${API}/orders/{id}`, orders),
+      connections: c,
+      anchor: "a-point",
+    },
+    {
+      id: "deno-get-order",
+      label: "GET /orders/{id} under Deno",
+      target: "deno",
+      spec: get(`${API}/orders/{id}`, orders),
+      connections: c,
+      anchor: "get-order",
+    },
+    {
+      id: "a-list",
+      label: "anchor: keyset list of 50",
+      target: "hono",
+      spec: get(`${API}/orders?limit=50`),
+      connections: c,
+    },
+    {
+      id: "list-1",
+      label: "GET /orders?limit=50 (page 1)",
+      target: "real",
+      spec: get(`${API}/orders?limit=50`),
+      connections: c,
+      anchor: "a-list",
+      check: listCheck(orders),
+    },
     {
       id: "list-deep",
       label: `GET /orders?limit=50 (${(orders - deep.afterId + 1).toLocaleString("en")} rows deep)`,
@@ -218,17 +340,91 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
       anchor: "a-list",
       check: listCheck(deep.afterId - 1),
     },
-    { id: "a-products", label: "anchor: products list of 50", target: "hono", spec: get(`${API}/products?limit=50`), connections: c },
-    { id: "products", label: "GET /products?limit=50", target: "real", spec: get(`${API}/products?limit=50`), connections: c, anchor: "a-products", check: listCheck() },
-    { id: "a-update", label: "anchor: single-row UPDATE", target: "hono", spec: patch, connections: c },
-    { id: "patch", label: "PATCH /orders/{id}", target: "real", spec: patch, connections: c, anchor: "a-update" },
-    { id: "get-order-libsql", label: "GET /orders/{id} on a libSQL server", target: "libsql", spec: get(`${API}/orders/{id}`, orders), connections: c, anchor: "get-order" },
-    { id: "patch-libsql", label: "PATCH /orders/{id} on a libSQL server", target: "libsql", spec: patch, connections: c, anchor: "patch" },
-    { id: "deno-patch", label: "PATCH /orders/{id} under Deno", target: "deno", spec: patch, connections: c, anchor: "patch" },
-    { id: "a-insert", label: "anchor: INSERT customer", target: "hono", spec: customer, connections: c },
-    { id: "customers", label: "POST /customers (Idempotency-Key)", target: "real", spec: customer, connections: c, anchor: "a-insert" },
-    { id: "a-batch", label: "anchor: 500 UPDATEs in one transaction", target: "hono", spec: batch, connections: batchConnections },
-    { id: "batch", label: "POST /products/batch (500 items)", target: "real", spec: batch, connections: batchConnections, anchor: "a-batch" },
+    {
+      id: "a-products",
+      label: "anchor: products list of 50",
+      target: "hono",
+      spec: get(`${API}/products?limit=50`),
+      connections: c,
+    },
+    {
+      id: "products",
+      label: "GET /products?limit=50",
+      target: "real",
+      spec: get(`${API}/products?limit=50`),
+      connections: c,
+      anchor: "a-products",
+      check: listCheck(),
+    },
+    {
+      id: "a-update",
+      label: "anchor: single-row UPDATE",
+      target: "hono",
+      spec: patch,
+      connections: c,
+    },
+    {
+      id: "patch",
+      label: "PATCH /orders/{id}",
+      target: "real",
+      spec: patch,
+      connections: c,
+      anchor: "a-update",
+    },
+    {
+      id: "get-order-libsql",
+      label: "GET /orders/{id} on a libSQL server",
+      target: "libsql",
+      spec: get(`${API}/orders/{id}`, orders),
+      connections: c,
+      anchor: "get-order",
+    },
+    {
+      id: "patch-libsql",
+      label: "PATCH /orders/{id} on a libSQL server",
+      target: "libsql",
+      spec: patch,
+      connections: c,
+      anchor: "patch",
+    },
+    {
+      id: "deno-patch",
+      label: "PATCH /orders/{id} under Deno",
+      target: "deno",
+      spec: patch,
+      connections: c,
+      anchor: "patch",
+    },
+    {
+      id: "a-insert",
+      label: "anchor: INSERT customer",
+      target: "hono",
+      spec: customer,
+      connections: c,
+    },
+    {
+      id: "customers",
+      label: "POST /customers (Idempotency-Key)",
+      target: "real",
+      spec: customer,
+      connections: c,
+      anchor: "a-insert",
+    },
+    {
+      id: "a-batch",
+      label: "anchor: 500 UPDATEs in one transaction",
+      target: "hono",
+      spec: batch,
+      connections: batchConnections,
+    },
+    {
+      id: "batch",
+      label: "POST /products/batch (500 items)",
+      target: "real",
+      spec: batch,
+      connections: batchConnections,
+      anchor: "a-batch",
+    },
     ...manyStoreScenarios(data),
   ];
 }
@@ -240,10 +436,24 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
 function manyStoreScenarios(data: BenchData): Scenario[] {
   const c = settings.connections;
   const total = data.sizes.smallStores;
-  const spread = (count: number, how: "uniform" | "zipf") => ({ count: Math.min(count, total), spread: how });
-  const getOne = { method: "GET" as const, path: `${API}/orders/{id}`, kind: "fixed" as const, maxId: 5 };
+  const spread = (count: number, how: "uniform" | "zipf") => ({
+    count: Math.min(count, total),
+    spread: how,
+  });
+  const getOne = {
+    method: "GET" as const,
+    path: `${API}/orders/{id}`,
+    kind: "fixed" as const,
+    maxId: 5,
+  };
   const patchOne = { ...getOne, method: "PATCH" as const, kind: "patch_order" as const };
-  const many = (id: string, label: string, base: Scenario["spec"], stores: LoadSpec["stores"], anchor: string): Scenario => ({
+  const many = (
+    id: string,
+    label: string,
+    base: Scenario["spec"],
+    stores: LoadSpec["stores"],
+    anchor: string,
+  ): Scenario => ({
     id,
     label,
     target: "real",
@@ -252,12 +462,48 @@ function manyStoreScenarios(data: BenchData): Scenario[] {
     anchor,
   });
   return [
-    { id: "one-get", label: "one store: GET /orders/{id}", target: "real", spec: { ...getOne, stores: spread(1, "uniform") }, connections: c },
-    many("get-2k", "GET /orders/{id} over 2,000 stores", getOne, spread(2_000, "uniform"), "one-get"),
-    many("get-10k", "GET /orders/{id} over 10,000 stores", getOne, spread(10_000, "uniform"), "one-get"),
-    many("get-zipf", "GET /orders/{id}, Zipf over 10,000 stores", getOne, spread(10_000, "zipf"), "one-get"),
-    { id: "one-patch", label: "one store: PATCH /orders/{id}", target: "real", spec: { ...patchOne, stores: spread(1, "uniform") }, connections: c },
-    many("patch-2k", "PATCH /orders/{id} over 2,000 stores", patchOne, spread(2_000, "uniform"), "one-patch"),
+    {
+      id: "one-get",
+      label: "one store: GET /orders/{id}",
+      target: "real",
+      spec: { ...getOne, stores: spread(1, "uniform") },
+      connections: c,
+    },
+    many(
+      "get-2k",
+      "GET /orders/{id} over 2,000 stores",
+      getOne,
+      spread(2_000, "uniform"),
+      "one-get",
+    ),
+    many(
+      "get-10k",
+      "GET /orders/{id} over 10,000 stores",
+      getOne,
+      spread(10_000, "uniform"),
+      "one-get",
+    ),
+    many(
+      "get-zipf",
+      "GET /orders/{id}, Zipf over 10,000 stores",
+      getOne,
+      spread(10_000, "zipf"),
+      "one-get",
+    ),
+    {
+      id: "one-patch",
+      label: "one store: PATCH /orders/{id}",
+      target: "real",
+      spec: { ...patchOne, stores: spread(1, "uniform") },
+      connections: c,
+    },
+    many(
+      "patch-2k",
+      "PATCH /orders/{id} over 2,000 stores",
+      patchOne,
+      spread(2_000, "uniform"),
+      "one-patch",
+    ),
   ];
 }
 
@@ -276,30 +522,76 @@ interface Servers {
 
 const SERVER_LOGS = ["server.log", "deno.log", "libsql.log"];
 
-async function startServers(command: string[], data: BenchData, withDeno: boolean, withLibsql: boolean): Promise<Servers> {
+async function startServers(
+  command: string[],
+  data: BenchData,
+  withDeno: boolean,
+  withLibsql: boolean,
+): Promise<Servers> {
   for (const name of [...SERVER_LOGS, "anchor.log"]) writeFileSync(join(TMP, name), "");
-  const start = async (cmd: string[], port: number, health: string, logName: string, env: Record<string, string> = {}) => {
+  const start = async (
+    cmd: string[],
+    port: number,
+    health: string,
+    logName: string,
+    env: Record<string, string> = {},
+  ) => {
     const spawned = spawnPinned(cmd, SERVER_CPU, join(TMP, logName), env);
     const url = `http://127.0.0.1:${port}`;
     await waitFor200(`${url}${health}`, spawned);
     return { ...spawned, url };
   };
   const anchor = join(import.meta.dir, "anchor.ts");
-  const [realPort, honoPort, staticPort, denoPort, libsqlPort] = [freePort(), freePort(), freePort(), freePort(), freePort()];
+  const [realPort, honoPort, staticPort, denoPort, libsqlPort] = [
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ];
   const deno = [join(ROOT, "scripts/storeapi-deno"), ...serveArgs(data.dir, denoPort)];
-  const copy = withLibsql ? await startLibsqlCopy(data, join(TMP, "sqld"), SERVER_CPU, join(TMP, "libsql.log")) : undefined;
+  const copy = withLibsql
+    ? await startLibsqlCopy(data, join(TMP, "sqld"), SERVER_CPU, join(TMP, "libsql.log"))
+    : undefined;
   return {
-    real: await start([...command, ...serveArgs(data.dir, realPort)], realPort, "/healthz", "server.log", SERVER_ENV),
-    hono: await start([process.execPath, anchor, "hono", String(honoPort), storeDbPath(data.dir, BIG.slug)], honoPort, `${API}/orders/1`, "anchor.log"),
-    static: await start([process.execPath, anchor, "static", String(staticPort)], staticPort, "/", "anchor.log"),
+    real: await start(
+      [...command, ...serveArgs(data.dir, realPort)],
+      realPort,
+      "/healthz",
+      "server.log",
+      SERVER_ENV,
+    ),
+    hono: await start(
+      [process.execPath, anchor, "hono", String(honoPort), storeDbPath(data.dir, BIG.slug)],
+      honoPort,
+      `${API}/orders/1`,
+      "anchor.log",
+    ),
+    static: await start(
+      [process.execPath, anchor, "static", String(staticPort)],
+      staticPort,
+      "/",
+      "anchor.log",
+    ),
     deno: withDeno ? await start(deno, denoPort, "/healthz", "deno.log", SERVER_ENV) : undefined,
-    libsql: copy ? await start([...command, ...serveArgs(join(TMP, "libsql-data"), libsqlPort), ...copy.flags], libsqlPort, "/healthz", "libsql.log") : undefined,
+    libsql: copy
+      ? await start(
+          [...command, ...serveArgs(join(TMP, "libsql-data"), libsqlPort), ...copy.flags],
+          libsqlPort,
+          "/healthz",
+          "libsql.log",
+        )
+      : undefined,
     sqld: copy?.sqld,
   };
 }
 
 /** One request per scenario first: a scenario whose endpoint is missing or wrong is skipped, not measured. */
-async function preflight(list: Scenario[], servers: Servers, nonce: string): Promise<Map<string, string>> {
+async function preflight(
+  list: Scenario[],
+  servers: Servers,
+  nonce: string,
+): Promise<Map<string, string>> {
   const skipped = new Map<string, string>();
   for (const scenario of list) {
     const server = servers[scenario.target];
@@ -320,14 +612,28 @@ async function preflight(list: Scenario[], servers: Servers, nonce: string): Pro
   return skipped;
 }
 
-async function measureRounds(tool: Tool, list: Scenario[], servers: Servers, skipped: Map<string, string>, nonce: string) {
+async function measureRounds(
+  tool: Tool,
+  list: Scenario[],
+  servers: Servers,
+  skipped: Map<string, string>,
+  nonce: string,
+) {
   const results = new Map<string, LoadResult[]>(list.map((s) => [s.id, []]));
   for (let round = 1; round <= settings.rounds; round++) {
     for (const scenario of list) {
       if (skipped.has(scenario.id)) continue;
-      const spec = { ...scenario.spec, baseUrl: (servers[scenario.target] as Running).url, nonce: `${nonce}${scenario.id}r${round}` };
+      const spec = {
+        ...scenario.spec,
+        baseUrl: (servers[scenario.target] as Running).url,
+        nonce: `${nonce}${scenario.id}r${round}`,
+      };
       const options = { connections: scenario.connections, cpu: LOAD_CPU };
-      await runLoad(tool, { ...spec, nonce: `${spec.nonce}w` }, { ...options, seconds: settings.warmup });
+      await runLoad(
+        tool,
+        { ...spec, nonce: `${spec.nonce}w` },
+        { ...options, seconds: settings.warmup },
+      );
       const result = await runLoad(tool, spec, { ...options, seconds: settings.seconds });
       results.get(scenario.id)?.push(result);
       log(
@@ -338,7 +644,11 @@ async function measureRounds(tool: Tool, list: Scenario[], servers: Servers, ski
   return results;
 }
 
-function summarize(list: Scenario[], results: Map<string, LoadResult[]>, skipped: Map<string, string>): ScenarioSummary[] {
+function summarize(
+  list: Scenario[],
+  results: Map<string, LoadResult[]>,
+  skipped: Map<string, string>,
+): ScenarioSummary[] {
   const byId = new Map(list.map((s) => [s.id, s]));
   return list.map((s) => {
     const allRuns = results.get(s.id) ?? [];
@@ -347,12 +657,18 @@ function summarize(list: Scenario[], results: Map<string, LoadResult[]>, skipped
     // A round in which the scenario or its anchor answered errors is reported, never counted.
     const clean = allRuns.map((r, i) => r.errors === 0 && (allAnchorRuns[i]?.errors ?? 0) === 0);
     const runs = allRuns.filter((_, i) => clean[i]);
-    const anchorRuns = s.anchor ? allAnchorRuns.filter((_, i) => clean[i]) : allAnchorRuns.filter((r) => r.errors === 0);
+    const anchorRuns = s.anchor
+      ? allAnchorRuns.filter((_, i) => clean[i])
+      : allAnchorRuns.filter((r) => r.errors === 0);
     const discarded = clean.filter((ok) => !ok).length;
     const ratios = runs.map((r, i) => (anchorRuns[i] ? r.rps / anchorRuns[i].rps : Number.NaN));
     const reason =
       skipped.get(s.id) ??
-      (runs.length === 0 ? (discarded ? `all ${discarded} round(s) had errors` : "not measured") : undefined);
+      (runs.length === 0
+        ? discarded
+          ? `all ${discarded} round(s) had errors`
+          : "not measured"
+        : undefined);
     return {
       id: s.id,
       label: s.label,
@@ -372,7 +688,12 @@ function summarize(list: Scenario[], results: Map<string, LoadResult[]>, skipped
 }
 
 /** Sequential single requests: milliseconds each, for the real server and its anchor. */
-async function timeSingles(list: Scenario[], id: string, servers: Servers, nonce: string): Promise<number[]> {
+async function timeSingles(
+  list: Scenario[],
+  id: string,
+  servers: Servers,
+  nonce: string,
+): Promise<number[]> {
   const scenario = list.find((s) => s.id === id);
   if (!scenario) return [];
   const times: number[] = [];
@@ -407,7 +728,10 @@ async function touchSmallStores(data: BenchData, url: string): Promise<number> {
 
 const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)} ms` : "–");
 
-function targets(summaries: ScenarioSummary[], extra: { coldStart: number; rssMb: number; batchMs: number }): Target[] {
+function targets(
+  summaries: ScenarioSummary[],
+  extra: { coldStart: number; rssMb: number; batchMs: number },
+): Target[] {
   const s = (id: string) => summaries.find((x) => x.id === id);
   const ratioTarget = (name: string, id: string, goal = 0.5, of = "the bare anchor"): Target => {
     const x = s(id);
@@ -415,13 +739,17 @@ function targets(summaries: ScenarioSummary[], extra: { coldStart: number; rssMb
     return {
       name,
       goal: `≥ ${goal} of ${of}`,
-      measured: ratio === undefined ? (x?.skipped ?? "–") : `${ratio.toFixed(2)} (${Math.round(x?.rps ?? 0)} vs ${Math.round(x?.anchorRps ?? 0)} req/s)`,
+      measured:
+        ratio === undefined
+          ? (x?.skipped ?? "–")
+          : `${ratio.toFixed(2)} (${Math.round(x?.rps ?? 0)} vs ${Math.round(x?.anchorRps ?? 0)} req/s)`,
       met: ratio === undefined ? null : ratio >= goal,
     };
   };
   const page1 = s("list-1");
   const deep = s("list-deep");
-  const deepRatio = page1 && deep && !page1.skipped && !deep.skipped ? deep.rps / page1.rps : undefined;
+  const deepRatio =
+    page1 && deep && !page1.skipped && !deep.skipped ? deep.rps / page1.rps : undefined;
   const patch = s("patch");
   const patchP99 = patch && !patch.skipped ? patch.p99Ms : undefined;
   const under = (value: number, limit: number) => (Number.isFinite(value) ? value < limit : null);
@@ -443,15 +771,31 @@ function targets(summaries: ScenarioSummary[], extra: { coldStart: number; rssMb
     },
     ratioTarget("GET one order on a libSQL server vs files", "get-order-libsql", 0.5, "files"),
     ratioTarget("PATCH /orders/{id} on a libSQL server vs files", "patch-libsql", 0.25, "files"),
-    { name: "RSS after touching every small store", goal: "< 300 MB", measured: `${extra.rssMb.toFixed(0)} MB`, met: under(extra.rssMb, 300) },
-    { name: "One 500-item batch (median)", goal: "< 100 ms", measured: ms(extra.batchMs), met: under(extra.batchMs, 100) },
-    { name: "Cold start to first /healthz (median)", goal: "< 200 ms", measured: ms(extra.coldStart), met: under(extra.coldStart, 200) },
+    {
+      name: "RSS after touching every small store",
+      goal: "< 300 MB",
+      measured: `${extra.rssMb.toFixed(0)} MB`,
+      met: under(extra.rssMb, 300),
+    },
+    {
+      name: "One 500-item batch (median)",
+      goal: "< 100 ms",
+      measured: ms(extra.batchMs),
+      met: under(extra.batchMs, 100),
+    },
+    {
+      name: "Cold start to first /healthz (median)",
+      goal: "< 200 ms",
+      measured: ms(extra.coldStart),
+      met: under(extra.coldStart, 200),
+    },
   ];
 }
 
 async function main(): Promise<void> {
   const began = performance.now();
-  if (LOAD_CPU !== null) spawnSync("taskset", ["-p", "-c", LOAD_CPU, String(process.pid)], { stdio: "ignore" });
+  if (LOAD_CPU !== null)
+    spawnSync("taskset", ["-p", "-c", LOAD_CPU, String(process.pid)], { stdio: "ignore" });
   mkdirSync(TMP, { recursive: true });
   const tool = chooseTool();
   if (tool === "autocannon") log(WRK_INSTALL_HINT);
@@ -462,29 +806,44 @@ async function main(): Promise<void> {
   const notes: string[] = [];
   if (binary.note) notes.push(binary.note);
   if (tool === "autocannon") notes.push(WRK_INSTALL_HINT);
-  if (SERVER_CPU === null) notes.push("one core only: server and load generator share it (no pinning)");
+  if (SERVER_CPU === null)
+    notes.push("one core only: server and load generator share it (no pinning)");
 
   log(`cold start ×${settings.coldStarts}`);
-  const coldStarts = flags.profile || flags.only ? [] : await measureColdStart(binary.command, data.dir);
+  const coldStarts =
+    flags.profile || flags.only ? [] : await measureColdStart(binary.command, data.dir);
 
   const deep = deepCursor(data);
   const all = scenarios(data, deep);
   const wanted = flags.profile ?? flags.only;
   const chosen = wanted ? all.filter((s) => wanted.split(",").includes(s.id)) : all;
-  if (wanted && chosen.length === 0) throw new Error(`no scenario "${wanted}"; choose from ${all.map((s) => s.id).join(", ")}`);
+  if (wanted && chosen.length === 0)
+    throw new Error(`no scenario "${wanted}"; choose from ${all.map((s) => s.id).join(", ")}`);
   const anchors = new Set(chosen.map((s) => s.anchor));
   const list = all.filter((s) => chosen.includes(s) || anchors.has(s.id));
 
   log("starting the server and the anchors");
-  const servers = await startServers(binary.command, data, list.some((s) => s.target === "deno"), list.some((s) => s.target === "libsql"));
+  const servers = await startServers(
+    binary.command,
+    data,
+    list.some((s) => s.target === "deno"),
+    list.some((s) => s.target === "libsql"),
+  );
   const settleMs = await waitUntilIdle(servers.real.pid);
-  log(`server idle ${(settleMs / 1000).toFixed(1)} s after its first answer (start-up scan of every store's outbox)`);
-  if (servers.deno) log(`Deno server idle ${((await waitUntilIdle(servers.deno.pid)) / 1000).toFixed(1)} s after its start-up scan`);
+  log(
+    `server idle ${(settleMs / 1000).toFixed(1)} s after its first answer (start-up scan of every store's outbox)`,
+  );
+  if (servers.deno)
+    log(
+      `Deno server idle ${((await waitUntilIdle(servers.deno.pid)) / 1000).toFixed(1)} s after its start-up scan`,
+    );
   const afterStart = await memoryOf(servers.real.pid);
   const skipped = await preflight(list, servers, nonce);
   if (list.some((s) => (s.spec.stores?.count ?? 0) > 1)) {
     // Otherwise a round over 10,000 stores measures each store's first open, not the pool.
-    log(`warming: one request to each of ${data.sizes.smallStores.toLocaleString("en")} small stores`);
+    log(
+      `warming: one request to each of ${data.sizes.smallStores.toLocaleString("en")} small stores`,
+    );
     await touchSmallStores(data, servers.real.url);
   }
   const results = await measureRounds(tool, list, servers, skipped, nonce);
@@ -496,17 +855,28 @@ async function main(): Promise<void> {
   log(`touching ${data.sizes.smallStores.toLocaleString("en")} small stores`);
   const before = await memoryOf(servers.real.pid);
   const touchStarted = performance.now();
-  const touchFailures = flags.profile || flags.only ? 0 : await touchSmallStores(data, servers.real.url);
+  const touchFailures =
+    flags.profile || flags.only ? 0 : await touchSmallStores(data, servers.real.url);
   const touchSeconds = (performance.now() - touchStarted) / 1000;
   const after = await memoryOf(servers.real.pid);
   if (touchFailures) notes.push(`${touchFailures} of the small-store requests did not answer 200`);
 
-  await Promise.all([stop(servers.real), stop(servers.hono), stop(servers.static), servers.deno && stop(servers.deno), servers.libsql && stop(servers.libsql)]);
+  await Promise.all([
+    stop(servers.real),
+    stop(servers.hono),
+    stop(servers.static),
+    servers.deno && stop(servers.deno),
+    servers.libsql && stop(servers.libsql),
+  ]);
   if (servers.sqld) await stop(servers.sqld);
   for (const name of SERVER_LOGS) {
-    const serverErrors = (await Bun.file(join(TMP, name)).text()).split("\n").filter((l) => l.includes('"level":"error"'));
+    const serverErrors = (await Bun.file(join(TMP, name)).text())
+      .split("\n")
+      .filter((l) => l.includes('"level":"error"'));
     if (serverErrors.length) {
-      notes.push(`the server logged ${serverErrors.length} errors (bench/tmp/${name}); first: ${serverErrors[0].slice(0, 300)}`);
+      notes.push(
+        `the server logged ${serverErrors.length} errors (bench/tmp/${name}); first: ${serverErrors[0].slice(0, 300)}`,
+      );
     }
   }
 
@@ -518,7 +888,9 @@ async function main(): Promise<void> {
     machine: await machineDescription(),
     settings: [
       `server: ${binary.command.map((p) => p.replace(`${ROOT}/`, "./")).join(" ")} serve --rate-limit 100000000 --allow-http --log-level ${settings.logLevel}`,
-      SERVER_CPU === null ? "no CPU pinning (one core)" : `server and anchors pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU} (taskset)`,
+      SERVER_CPU === null
+        ? "no CPU pinning (one core)"
+        : `server and anchors pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU} (taskset)`,
       `load generator: ${tool === "wrk" ? "wrk -t1 with scripts/bench/wrk.lua" : "autocannon"}; ${settings.rounds} round(s) of ${settings.seconds} s per scenario after ${settings.warmup} s warm-up, anchor and real interleaved`,
       `data: one store with ${data.sizes.orders.toLocaleString("en")} orders, ${data.sizes.products.toLocaleString("en")} products, ${data.sizes.customers.toLocaleString("en")} customers; ${data.sizes.smallStores.toLocaleString("en")} small stores${data.generatedIn === null ? " (reused)" : ` (generated in ${data.generatedIn.toFixed(0)} s)`}`,
       "anchors: scripts/bench/anchor.ts on the same database file, `libsql` binding, prepared statements, WAL, synchronous=NORMAL",
@@ -526,8 +898,14 @@ async function main(): Promise<void> {
     ],
     scenarios: summaries,
     extras: [
-      ["Cold start, spawn to first /healthz 200", `${ms(coldStart)} median of ${coldStarts.length} (${coldStarts.map((t) => t.toFixed(0)).join(", ")})`],
-      ["One 500-item POST /products/batch", `${ms(batchMs)} median of ${batchTimes.length}; bare anchor ${ms(median(anchorBatchTimes))}`],
+      [
+        "Cold start, spawn to first /healthz 200",
+        `${ms(coldStart)} median of ${coldStarts.length} (${coldStarts.map((t) => t.toFixed(0)).join(", ")})`,
+      ],
+      [
+        "One 500-item POST /products/batch",
+        `${ms(batchMs)} median of ${batchTimes.length}; bare anchor ${ms(median(anchorBatchTimes))}`,
+      ],
       [
         `Server RSS after touching all ${data.sizes.smallStores.toLocaleString("en")} small stores`,
         `${after.rssMb.toFixed(0)} MB (before: ${before.rssMb.toFixed(0)} MB; peak ${after.peakMb.toFixed(0)} MB; ${after.openFiles} open files; ${touchSeconds.toFixed(1)} s for the touches, ${touchFailures} not 200)`,

@@ -3,15 +3,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Db } from "../db/driver";
-import { openDb } from "../db/open";
 import { storeMigrations } from "../db/migrations";
+import { openDb } from "../db/open";
 import { formatIsraelForPeople } from "../format/time";
 import { KeyInputError, prepareKey } from "../keys/repository";
 import { isSameOrigin } from "./app";
 import { FlashStore } from "./flash";
 import { WindowLimit } from "./limits";
 import { consumeSignInLink, createSignInLink, LINK_LIFETIME_MS, signInUrl } from "./links";
-import { endSession, findSession, formTokenOf, SESSION_LIFETIME_MS, signInWithToken } from "./sessions";
+import {
+  endSession,
+  findSession,
+  formTokenOf,
+  SESSION_LIFETIME_MS,
+  signInWithToken,
+} from "./sessions";
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -40,7 +46,10 @@ describe("sign-in links and sessions", () => {
 
   test("two sign-ins racing with one token: exactly one session", async () => {
     const { token } = await createSignInLink(db, "https://shop.test", T0);
-    const sessions = await Promise.all([signInWithToken(db, token, T0), signInWithToken(db, token, T0)]);
+    const sessions = await Promise.all([
+      signInWithToken(db, token, T0),
+      signInWithToken(db, token, T0),
+    ]);
     expect(sessions.filter(Boolean).length).toBe(1);
   });
 
@@ -51,7 +60,9 @@ describe("sign-in links and sessions", () => {
     expect(session.expiresAt).toBe(T0 + 12 * 3_600_000);
     expect(session.formToken).toBe(formTokenOf(session.id));
     expect(JSON.stringify(await db.all("SELECT * FROM admin_sessions"))).not.toContain(session.id);
-    expect((await findSession(db, session.id, T0 + SESSION_LIFETIME_MS - 1))?.formToken).toBe(session.formToken);
+    expect((await findSession(db, session.id, T0 + SESSION_LIFETIME_MS - 1))?.formToken).toBe(
+      session.formToken,
+    );
     expect(await findSession(db, session.id, T0 + SESSION_LIFETIME_MS)).toBeUndefined();
     expect(await findSession(db, undefined, T0)).toBeUndefined();
     await endSession(db, session.id);
@@ -69,7 +80,9 @@ describe("sign-in links and sessions", () => {
   });
 
   test("signInUrl encodes the token and drops a trailing slash of the origin", () => {
-    expect(signInUrl("https://a.test/", "x y")).toBe("https://a.test/api/admin/sign-in?token=x%20y");
+    expect(signInUrl("https://a.test/", "x y")).toBe(
+      "https://a.test/api/admin/sign-in?token=x%20y",
+    );
   });
 });
 
@@ -95,7 +108,12 @@ describe("same-origin rule", () => {
 describe("WindowLimit", () => {
   test("limit events per sliding window per key; refusals are not counted", () => {
     const limit = new WindowLimit(2, 1000);
-    expect([limit.take("a", 0), limit.take("a", 100), limit.take("a", 200), limit.take("b", 200)]).toEqual([true, true, false, true]);
+    expect([
+      limit.take("a", 0),
+      limit.take("a", 100),
+      limit.take("a", 200),
+      limit.take("b", 200),
+    ]).toEqual([true, true, false, true]);
     expect(limit.retryAfter("a", 200)).toBe(1);
     expect(limit.take("a", 999)).toBe(false);
     expect(limit.take("a", 1000)).toBe(true); // the event at 0 left the window
@@ -115,7 +133,11 @@ describe("FlashStore", () => {
     flashes.put("s1", { kind: "created", secret: "svc_sk_x", name: "erp" }, 0);
     expect(flashes.take("s2", 0, "created")).toBeUndefined();
     expect(flashes.take("s1", 0, "deleted")).toBeUndefined();
-    expect(flashes.take("s1", 1, "created")).toEqual({ kind: "created", secret: "svc_sk_x", name: "erp" });
+    expect(flashes.take("s1", 1, "created")).toEqual({
+      kind: "created",
+      secret: "svc_sk_x",
+      name: "erp",
+    });
     expect(flashes.take("s1", 2, "created")).toBeUndefined();
     flashes.put("s1", { kind: "deleted", name: "erp", hint: "h" }, 0);
     expect(flashes.take("s1", 10 * 60_000, "deleted")).toBeUndefined();
@@ -137,7 +159,9 @@ describe("shared pieces", () => {
 
   test("prepareKey: the one set of key rules (CLI, screen)", () => {
     const now = T0;
-    expect(prepareKey({ name: "erp", permissions: { orders: "write" }, expires: "30d" }, now)).toEqual({
+    expect(
+      prepareKey({ name: "erp", permissions: { orders: "write" }, expires: "30d" }, now),
+    ).toEqual({
       name: "erp",
       permissions: { products: "none", orders: "write", customers: "none", leads: "none" },
       expiresAt: now + 30 * 86_400_000,
@@ -150,13 +174,17 @@ describe("shared pieces", () => {
         return error instanceof KeyInputError ? `${error.field} ${error.problem}` : String(error);
       }
     };
-    expect(problem(() => prepareKey({ name: "x", permissions: {} }, now, { requireAccess: true }))).toBe(
-      "permissions must give read or write access to at least one area",
+    expect(
+      problem(() => prepareKey({ name: "x", permissions: {} }, now, { requireAccess: true })),
+    ).toBe("permissions must give read or write access to at least one area");
+    expect(problem(() => prepareKey({ name: "x".repeat(101), permissions: {} }, now))).toBe(
+      "name must be at most 100 characters",
     );
-    expect(problem(() => prepareKey({ name: "x".repeat(101), permissions: {} }, now))).toBe("name must be at most 100 characters");
-    expect(problem(() => prepareKey({ name: "x", permissions: { leads: "admin" } }, now))).toBe('leads takes none, read or write, not "admin"');
-    expect(problem(() => prepareKey({ name: "x", permissions: {}, expires: "toString" }, now))).toBe(
-      'expires takes never, 30d, 90d or 1y, not "toString"',
+    expect(problem(() => prepareKey({ name: "x", permissions: { leads: "admin" } }, now))).toBe(
+      'leads takes none, read or write, not "admin"',
     );
+    expect(
+      problem(() => prepareKey({ name: "x", permissions: {}, expires: "toString" }, now)),
+    ).toBe('expires takes never, 30d, 90d or 1y, not "toString"');
   });
 });

@@ -8,18 +8,26 @@ import type { CidrList } from "../http/cidr";
 import type { Bindings, Variables } from "../http/context";
 import { readLimited } from "../http/json-body";
 import { requestId } from "../http/middleware/request-id";
-import { requestPath, searchParamsOf } from "../http/request-url";
 import { storeByHost } from "../http/middleware/store-by-host";
 import { isSecure, transport } from "../http/middleware/transport";
+import { requestPath, searchParamsOf } from "../http/request-url";
 import { AREAS } from "../keys/permissions";
-import { createKey, deleteKey, KeyInputError, KeyLimitError, KeyNotFoundError, listKeys, prepareKey } from "../keys/repository";
+import {
+  createKey,
+  deleteKey,
+  KeyInputError,
+  KeyLimitError,
+  KeyNotFoundError,
+  listKeys,
+  prepareKey,
+} from "../keys/repository";
 import { queueMail } from "../mail/outbox";
 import { adminSignInLink } from "../mail/templates";
 import type { StoreRegistry } from "../registry";
 import { ASSETS } from "./assets";
 import { FlashStore } from "./flash";
-import { insertSignInLink, LINK_LIFETIME_MS, SIGN_IN_PATH } from "./links";
 import { WindowLimit } from "./limits";
+import { insertSignInLink, LINK_LIFETIME_MS, SIGN_IN_PATH } from "./links";
 import {
   ADMIN_PATH,
   BAD_LINK,
@@ -32,7 +40,14 @@ import {
   KeysScreen,
   SignInPage,
 } from "./pages";
-import { endSession, findSession, type Session, SESSION_COOKIE, SESSION_LIFETIME_MS, signInWithToken } from "./sessions";
+import {
+  endSession,
+  findSession,
+  SESSION_COOKIE,
+  SESSION_LIFETIME_MS,
+  type Session,
+  signInWithToken,
+} from "./sessions";
 
 export interface AdminDeps {
   registry: StoreRegistry;
@@ -46,7 +61,10 @@ export interface AdminDeps {
   now: () => number;
 }
 
-type AdminEnv = { Bindings: Bindings; Variables: Variables & { session: Session; form: URLSearchParams } };
+type AdminEnv = {
+  Bindings: Bindings;
+  Variables: Variables & { session: Session; form: URLSearchParams };
+};
 type AdminContext = Context<AdminEnv>;
 
 const FIFTEEN_MINUTES = 15 * 60_000;
@@ -57,7 +75,8 @@ const KEY_ID = /^[1-9]\d{0,14}$/;
 
 /** Headers on every answer of the screen, pages, redirects and errors alike. */
 const SECURITY_HEADERS = {
-  "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  "Content-Security-Policy":
+    "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   "Referrer-Policy": "no-referrer",
   "Cache-Control": "no-store",
   "X-Content-Type-Options": "nosniff",
@@ -71,8 +90,14 @@ const TITLES: Partial<Record<string, string>> = {
   payload_too_large: "Too much data",
 };
 
-function page(c: AdminContext, element: JSX.Element, status: ContentfulStatusCode = 200): Promise<Response> {
-  return Promise.resolve(element.toString()).then((html) => c.html(`<!doctype html>${html}`, status));
+function page(
+  c: AdminContext,
+  element: JSX.Element,
+  status: ContentfulStatusCode = 200,
+): Promise<Response> {
+  return Promise.resolve(element.toString()).then((html) =>
+    c.html(`<!doctype html>${html}`, status),
+  );
 }
 
 const redirect = (c: AdminContext, path: string) => c.redirect(path, 303);
@@ -86,7 +111,11 @@ function ownOrigin(c: AdminContext, trustProxy: CidrList | null): string {
 
 function isHttps(c: AdminContext, trustProxy: CidrList | null): boolean {
   const peer = c.env?.peerIp ?? "unknown";
-  return isSecure(c.env?.tls === true, trustProxy?.contains(peer) ?? false, c.req.header("x-forwarded-proto"));
+  return isSecure(
+    c.env?.tls === true,
+    trustProxy?.contains(peer) ?? false,
+    c.req.header("x-forwarded-proto"),
+  );
 }
 
 /**
@@ -94,12 +123,23 @@ function isHttps(c: AdminContext, trustProxy: CidrList | null): boolean {
  * it (with `no-referrer`, same-origin posts carry `Origin: null`); else `Origin` must be
  * the page's own. Neither header, or `Origin: null` alone, is not enough.
  */
-export function isSameOrigin(headers: { secFetchSite?: string; origin?: string }, own: string): boolean {
+export function isSameOrigin(
+  headers: { secFetchSite?: string; origin?: string },
+  own: string,
+): boolean {
   if (headers.secFetchSite !== undefined) return headers.secFetchSite === "same-origin";
-  return headers.origin !== undefined && headers.origin !== "null" && headers.origin.toLowerCase() === own;
+  return (
+    headers.origin !== undefined &&
+    headers.origin !== "null" &&
+    headers.origin.toLowerCase() === own
+  );
 }
 
-const forbidden = () => new ApiError("insufficient_scope", "This form was not sent from this page; reload the page and try again.");
+const forbidden = () =>
+  new ApiError(
+    "insufficient_scope",
+    "This form was not sent from this page; reload the page and try again.",
+  );
 
 /** A URL-encoded form body, at most MAX_FORM_BYTES (anything else reads as an empty form). */
 async function readForm(c: AdminContext): Promise<URLSearchParams> {
@@ -122,8 +162,13 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
   app.onError((error, c) => {
     if (error instanceof ApiError) {
       for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
-      const title = error.status === 403 ? "Not allowed" : (TITLES[error.code] ?? "Something is wrong");
-      return page(c, <ErrorPage title={title} message={error.message} />, error.status as ContentfulStatusCode);
+      const title =
+        error.status === 403 ? "Not allowed" : (TITLES[error.code] ?? "Something is wrong");
+      return page(
+        c,
+        <ErrorPage title={title} message={error.message} />,
+        error.status as ContentfulStatusCode,
+      );
     }
     deps.logError(c.get("requestId") ?? "-", error);
     const message = `Something went wrong on our side; try again. (Request ${c.get("requestId") ?? "-"})`;
@@ -143,15 +188,28 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
   };
   const noOptions: MiddlewareHandler<AdminEnv> = (c, next) => {
     if (c.req.method === "OPTIONS") {
-      throw new ApiError("method_not_allowed", "This page accepts only GET and POST.", {}, { Allow: "GET, POST" });
+      throw new ApiError(
+        "method_not_allowed",
+        "This page accepts only GET and POST.",
+        {},
+        { Allow: "GET, POST" },
+      );
     }
     return next();
   };
-  app.use(requestId(), headers, keyInUrl, transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }), noOptions);
-  for (const [path, asset] of Object.entries(ASSETS)) app.get(path, (c) => c.body(asset.body, 200, { "Content-Type": asset.type }));
+  app.use(
+    requestId(),
+    headers,
+    keyInUrl,
+    transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
+    noOptions,
+  );
+  for (const [path, asset] of Object.entries(ASSETS))
+    app.get(path, (c) => c.body(asset.body, 200, { "Content-Type": asset.type }));
   app.use(storeByHost(deps.registry, deps.pool));
 
-  const sessionOf = (c: AdminContext) => findSession(c.get("db"), getCookie(c, SESSION_COOKIE), deps.now());
+  const sessionOf = (c: AdminContext) =>
+    findSession(c.get("db"), getCookie(c, SESSION_COOKIE), deps.now());
   /** Pages that need a session: without one, 303 to the sign-in page. */
   const signedIn: MiddlewareHandler<AdminEnv> = async (c, next) => {
     const session = await sessionOf(c);
@@ -162,7 +220,13 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
   /** State-changing POSTs: same origin (403), a session (303 to sign in), the session's form token (403). */
   const guardedPost: MiddlewareHandler<AdminEnv> = async (c, next) => {
     const own = ownOrigin(c, deps.trustProxy);
-    if (!isSameOrigin({ secFetchSite: c.req.header("sec-fetch-site"), origin: c.req.header("origin") }, own)) throw forbidden();
+    if (
+      !isSameOrigin(
+        { secFetchSite: c.req.header("sec-fetch-site"), origin: c.req.header("origin") },
+        own,
+      )
+    )
+      throw forbidden();
     const session = await sessionOf(c);
     if (!session) return redirect(c, SIGN_IN_PATH);
     const form = await readForm(c);
@@ -179,7 +243,9 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
       if (await sessionOf(c)) return redirect(c, ADMIN_PATH);
       return page(c, <SignInPage storeName={storeName(c)} />);
     }
-    const session = /^[A-Za-z0-9_-]{32,128}$/.test(token) ? await signInWithToken(c.get("db"), token, deps.now()) : undefined;
+    const session = /^[A-Za-z0-9_-]{32,128}$/.test(token)
+      ? await signInWithToken(c.get("db"), token, deps.now())
+      : undefined;
     if (!session) return page(c, <SignInPage storeName={storeName(c)} error={BAD_LINK} />, 400);
     setCookie(c, SESSION_COOKIE, session.id, {
       path: "/api/admin",
@@ -193,24 +259,46 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
 
   app.post(SIGN_IN_PATH, async (c) => {
     const own = ownOrigin(c, deps.trustProxy);
-    if (!isSameOrigin({ secFetchSite: c.req.header("sec-fetch-site"), origin: c.req.header("origin") }, own)) throw forbidden();
+    if (
+      !isSameOrigin(
+        { secFetchSite: c.req.header("sec-fetch-site"), origin: c.req.header("origin") },
+        own,
+      )
+    )
+      throw forbidden();
     const store = c.get("store");
     const now = deps.now();
     // Every post counts, whatever the address, so a 429 reveals nothing about it.
     const ip = c.get("clientIp")();
-    for (const [limit, key] of [[perIp, ip], [perStore, store.slug]] as const) {
+    for (const [limit, key] of [
+      [perIp, ip],
+      [perStore, store.slug],
+    ] as const) {
       if (!limit.take(key, now)) {
         c.header("Retry-After", String(limit.retryAfter(key, now)));
         const message = "Too many sign-in requests; wait a few minutes and try again.";
-        return page(c, <ErrorPage title="Too many requests" message={message} storeName={store.name} />, 429);
+        return page(
+          c,
+          <ErrorPage title="Too many requests" message={message} storeName={store.name} />,
+          429,
+        );
       }
     }
     const email = (await readForm(c)).get("email")?.trim() ?? "";
-    if (email === "") return page(c, <SignInPage storeName={store.name} error="Enter the store owner's email address." />, 400);
+    if (email === "")
+      return page(
+        c,
+        <SignInPage storeName={store.name} error="Enter the store owner's email address." />,
+        400,
+      );
     if (email.toLowerCase() === store.ownerEmail.toLowerCase()) {
       await c.get("db").transaction(async (tx) => {
         const link = await insertSignInLink(tx, own, now);
-        const mail = adminSignInLink({ storeName: store.name, url: link.url, validMinutes: LINK_LIFETIME_MS / 60_000 });
+        const mail = adminSignInLink({
+          storeName: store.name,
+          url: link.url,
+          validMinutes: LINK_LIFETIME_MS / 60_000,
+        });
         await queueMail(tx, { ...mail, to: store.ownerEmail }, now);
       });
       deps.onMailQueued(store.slug);
@@ -222,20 +310,38 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     const { id } = c.get("session");
     await endSession(c.get("db"), id);
     flashes.drop(id);
-    deleteCookie(c, SESSION_COOKIE, { path: "/api/admin", httpOnly: true, sameSite: "Strict", secure: isHttps(c, deps.trustProxy) });
+    deleteCookie(c, SESSION_COOKIE, {
+      path: "/api/admin",
+      httpOnly: true,
+      sameSite: "Strict",
+      secure: isHttps(c, deps.trustProxy),
+    });
     return redirect(c, SIGN_IN_PATH);
   });
 
   type ScreenExtras = { error?: string; notice?: string; values?: CreateFormValues };
-  const screen = async (c: AdminContext, extra: ScreenExtras = {}, status: ContentfulStatusCode = 200) => {
+  const screen = async (
+    c: AdminContext,
+    extra: ScreenExtras = {},
+    status: ContentfulStatusCode = 200,
+  ) => {
     const keys = await listKeys(c.get("db"));
-    const props = { storeName: storeName(c), keys, now: deps.now(), formToken: c.get("session").formToken, ...extra };
+    const props = {
+      storeName: storeName(c),
+      keys,
+      now: deps.now(),
+      formToken: c.get("session").formToken,
+      ...extra,
+    };
     return page(c, <KeysScreen {...props} />, status);
   };
 
   app.get(ADMIN_PATH, signedIn, (c) => {
     const flash = flashes.take(c.get("session").id, deps.now(), "deleted");
-    const notice = flash?.kind === "deleted" ? `The key ${flash.name} (${flash.hint}) was deleted; it no longer works.` : undefined;
+    const notice =
+      flash?.kind === "deleted"
+        ? `The key ${flash.name} (${flash.hint}) was deleted; it no longer works.`
+        : undefined;
     return screen(c, { notice });
   });
   app.get("/api/admin", (c) => redirect(c, ADMIN_PATH));
@@ -253,11 +359,19 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
       const input = prepareKey(values, now, { requireAccess: true });
       const created = await createKey(c.get("db"), store, input, BY_SCREEN, now);
       await deps.keysChanged(store.slug);
-      flashes.put(c.get("session").id, { kind: "created", secret: created.secret, name: input.name }, now);
+      flashes.put(
+        c.get("session").id,
+        { kind: "created", secret: created.secret, name: input.name },
+        now,
+      );
       return redirect(c, CREATED_PATH);
     } catch (error) {
       if (error instanceof KeyInputError) {
-        return screen(c, { error: `${FIELD_LABELS[error.field] ?? error.field} ${error.problem}.`, values }, 400);
+        return screen(
+          c,
+          { error: `${FIELD_LABELS[error.field] ?? error.field} ${error.problem}.`, values },
+          400,
+        );
       }
       if (error instanceof KeyLimitError) return screen(c, { error: error.message, values }, 409);
       throw error;
@@ -268,39 +382,75 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     const { id, formToken } = c.get("session");
     const flash = flashes.take(id, deps.now(), "created");
     if (flash?.kind !== "created") return redirect(c, ADMIN_PATH);
-    return page(c, <KeyCreatedPage storeName={storeName(c)} formToken={formToken} keyName={flash.name} secret={flash.secret} />);
+    return page(
+      c,
+      <KeyCreatedPage
+        storeName={storeName(c)}
+        formToken={formToken}
+        keyName={flash.name}
+        secret={flash.secret}
+      />,
+    );
   });
 
   const activeKeyOf = async (c: AdminContext) => {
     const id = c.req.param("id") ?? "";
-    const key = KEY_ID.test(id) ? (await listKeys(c.get("db"))).find((k) => k.id === Number(id) && k.deletedAt === null) : undefined;
+    const key = KEY_ID.test(id)
+      ? (await listKeys(c.get("db"))).find((k) => k.id === Number(id) && k.deletedAt === null)
+      : undefined;
     if (!key) throw new ApiError("not_found", "There is no such key, or it was already deleted.");
     return key;
   };
 
   app.get("/api/admin/keys/:id/delete", signedIn, async (c) => {
     const apiKey = await activeKeyOf(c);
-    return page(c, <ConfirmDeletePage storeName={storeName(c)} formToken={c.get("session").formToken} apiKey={apiKey} />);
+    return page(
+      c,
+      <ConfirmDeletePage
+        storeName={storeName(c)}
+        formToken={c.get("session").formToken}
+        apiKey={apiKey}
+      />,
+    );
   });
 
   app.post("/api/admin/keys/:id/delete", guardedPost, async (c) => {
     const store = c.get("store");
     const { id: keyId } = await activeKeyOf(c);
-    const deleted = await deleteKey(c.get("db"), store, keyId, BY_SCREEN, deps.now()).catch((error) => {
-      if (error instanceof KeyNotFoundError) throw new ApiError("not_found", "There is no such key, or it was already deleted.");
-      throw error;
-    });
+    const deleted = await deleteKey(c.get("db"), store, keyId, BY_SCREEN, deps.now()).catch(
+      (error) => {
+        if (error instanceof KeyNotFoundError)
+          throw new ApiError("not_found", "There is no such key, or it was already deleted.");
+        throw error;
+      },
+    );
     await deps.keysChanged(store.slug);
-    flashes.put(c.get("session").id, { kind: "deleted", name: deleted.name, hint: deleted.hint }, deps.now());
+    flashes.put(
+      c.get("session").id,
+      { kind: "deleted", name: deleted.name, hint: deleted.hint },
+      deps.now(),
+    );
     return redirect(c, ADMIN_PATH);
   });
 
   // Anything else: sign in first, then 405 on a known path or 404.
-  const known = [SIGN_IN_PATH, "/api/admin/sign-out", ADMIN_PATH, "/api/admin/keys", CREATED_PATH, /^\/api\/admin\/keys\/[^/]+\/delete$/];
+  const known = [
+    SIGN_IN_PATH,
+    "/api/admin/sign-out",
+    ADMIN_PATH,
+    "/api/admin/keys",
+    CREATED_PATH,
+    /^\/api\/admin\/keys\/[^/]+\/delete$/,
+  ];
   app.all("*", signedIn, (c) => {
     const path = c.req.path;
     if (known.some((p) => (typeof p === "string" ? p === path : p.test(path)))) {
-      throw new ApiError("method_not_allowed", "This page does not accept that method.", {}, { Allow: "GET, POST" });
+      throw new ApiError(
+        "method_not_allowed",
+        "This page does not accept that method.",
+        {},
+        { Allow: "GET, POST" },
+      );
     }
     throw new ApiError("not_found", "There is no such page.");
   });

@@ -2,7 +2,10 @@
 import css from "./assets/admin.css" with { type: "text" };
 import script from "./assets/admin.js" with { type: "text" };
 
-export const ASSET_PATHS = { css: "/api/admin/assets/admin.css", js: "/api/admin/assets/admin.js" } as const;
+export const ASSET_PATHS = {
+  css: "/api/admin/assets/admin.css",
+  js: "/api/admin/assets/admin.js",
+} as const;
 
 /** Path → body and content type of the screen's only two files. */
 export const ASSETS: Record<string, { body: string; type: string }> = {

@@ -1,5 +1,7 @@
 /** What the page after a POST shows once: the new key (its secret, this one time) or a notice. */
-export type Flash = { kind: "created"; secret: string; name: string } | { kind: "deleted"; name: string; hint: string };
+export type Flash =
+  | { kind: "created"; secret: string; name: string }
+  | { kind: "deleted"; name: string; hint: string };
 
 const FLASH_LIFETIME_MS = 10 * 60_000;
 

@@ -21,11 +21,19 @@ export const signInUrl = (origin: string, token: string) =>
  * transaction (so an emailed link exists exactly when its email does). Links past their
  * expiry are dropped on the way, so the table stays as small as the links in flight.
  */
-export async function insertSignInLink(tx: Queryable, origin: string, now = Date.now()): Promise<SignInLink> {
+export async function insertSignInLink(
+  tx: Queryable,
+  origin: string,
+  now = Date.now(),
+): Promise<SignInLink> {
   await tx.run("DELETE FROM admin_links WHERE expires_at <= ?", [now]);
   const token = randomToken();
   const expiresAt = now + LINK_LIFETIME_MS;
-  await tx.run("INSERT INTO admin_links (digest, created_at, expires_at) VALUES (?, ?, ?)", [digestOf(token), now, expiresAt]);
+  await tx.run("INSERT INTO admin_links (digest, created_at, expires_at) VALUES (?, ?, ?)", [
+    digestOf(token),
+    now,
+    expiresAt,
+  ]);
   return { url: signInUrl(origin, token), token, expiresAt };
 }
 
@@ -37,12 +45,15 @@ export const createSignInLink = (db: Db, origin: string, now = Date.now()) =>
  * Spends a token: true exactly once for a token made for this store and not yet expired.
  * One conditional UPDATE, so two requests racing with the same token cannot both win.
  */
-export async function consumeSignInLink(tx: Queryable, token: string, now = Date.now()): Promise<boolean> {
-  const result = await tx.run("UPDATE admin_links SET used_at = ? WHERE digest = ? AND used_at IS NULL AND expires_at > ?", [
-    now,
-    digestOf(token),
-    now,
-  ]);
+export async function consumeSignInLink(
+  tx: Queryable,
+  token: string,
+  now = Date.now(),
+): Promise<boolean> {
+  const result = await tx.run(
+    "UPDATE admin_links SET used_at = ? WHERE digest = ? AND used_at IS NULL AND expires_at > ?",
+    [now, digestOf(token), now],
+  );
   return result.changes === 1;
 }
 

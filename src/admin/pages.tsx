@@ -1,25 +1,45 @@
 import type { Child } from "hono/jsx";
 import { formatIsraelForPeople } from "../format/time";
-import { AREAS, type Access, type Area } from "../keys/permissions";
+import { type Access, AREAS, type Area } from "../keys/permissions";
 import { type ApiKey, isActive, KeyLimitError, MAX_ACTIVE_KEYS } from "../keys/repository";
 import { ASSET_PATHS } from "./assets";
 
 export const ADMIN_PATH = "/api/admin/";
 
-const AREA_LABELS: Record<Area, string> = { products: "Products", orders: "Orders", customers: "Customers", leads: "Leads" };
-const ACCESS_LABELS: Record<Access, string> = { none: "No access", read: "Read", write: "Read and update" };
-const EXPIRY_LABELS = { never: "No limit", "30d": "30 days", "90d": "90 days", "1y": "1 year" } as const;
+const AREA_LABELS: Record<Area, string> = {
+  products: "Products",
+  orders: "Orders",
+  customers: "Customers",
+  leads: "Leads",
+};
+const ACCESS_LABELS: Record<Access, string> = {
+  none: "No access",
+  read: "Read",
+  write: "Read and update",
+};
+const EXPIRY_LABELS = {
+  never: "No limit",
+  "30d": "30 days",
+  "90d": "90 days",
+  "1y": "1 year",
+} as const;
 
 /** The sentence shown in the form at the limit and when a sixth key is refused (KeyLimitError's message). */
 export const LIMIT_SENTENCE = new KeyLimitError().message;
-export const NOT_SHOWN_AGAIN = "Copy the key now and keep it somewhere safe: it will not be shown again.";
+export const NOT_SHOWN_AGAIN =
+  "Copy the key now and keep it somewhere safe: it will not be shown again.";
 export const EMAIL_SENT =
   "If that is the store owner's email address, a sign-in link is on its way to it. The link works once, within 15 minutes.";
 export const BAD_LINK =
   "This sign-in link does not work: it was already used, it expired, or it belongs to another store. Ask for a new one below.";
 
 /** Labels of the form's fields, for messages about them. */
-export const FIELD_LABELS: Record<string, string> = { name: "Name", expires: "Expires", permissions: "Permissions", ...AREA_LABELS };
+export const FIELD_LABELS: Record<string, string> = {
+  name: "Name",
+  expires: "Expires",
+  permissions: "Permissions",
+  ...AREA_LABELS,
+};
 
 interface LayoutProps {
   title: string;
@@ -67,7 +87,12 @@ const Message = ({ kind, text }: { kind: "error" | "notice"; text?: string }) =>
     </p>
   ) : null;
 
-export function SignInPage(p: { storeName: string; error?: string; notice?: string; email?: string }) {
+export function SignInPage(p: {
+  storeName: string;
+  error?: string;
+  notice?: string;
+  email?: string;
+}) {
   return (
     <Layout title="Sign in" storeName={p.storeName}>
       <h1 dir="auto">{p.storeName}</h1>
@@ -75,10 +100,20 @@ export function SignInPage(p: { storeName: string; error?: string; notice?: stri
         <h2>Sign in</h2>
         <Message kind="error" text={p.error} />
         <Message kind="notice" text={p.notice} />
-        <p>Enter the store owner's email address and we will email a one-time sign-in link to it.</p>
+        <p>
+          Enter the store owner's email address and we will email a one-time sign-in link to it.
+        </p>
         <form method="post" action="/api/admin/sign-in">
           <label for="email">Email</label>
-          <input id="email" name="email" type="email" autocomplete="email" maxlength={254} required value={p.email ?? ""} />
+          <input
+            id="email"
+            name="email"
+            type="email"
+            autocomplete="email"
+            maxlength={254}
+            required
+            value={p.email ?? ""}
+          />
           <button type="submit">Email me a sign-in link</button>
         </form>
       </section>
@@ -86,7 +121,8 @@ export function SignInPage(p: { storeName: string; error?: string; notice?: stri
   );
 }
 
-const when = (epochMs: number | null, none: string) => (epochMs === null ? none : formatIsraelForPeople(epochMs));
+const when = (epochMs: number | null, none: string) =>
+  epochMs === null ? none : formatIsraelForPeople(epochMs);
 
 function statusOf(key: ApiKey, now: number): string {
   if (key.deletedAt !== null) return "Deleted";
@@ -113,10 +149,14 @@ function KeyRow({ apiKey, action }: { apiKey: ApiKey; action: Child }) {
   );
 }
 
-function KeyTable({ caption, keys, now, lastColumn, action }: {
+function KeyTable({
+  caption,
+  keys,
+  lastColumn,
+  action,
+}: {
   caption: string;
   keys: ApiKey[];
-  now: number;
   lastColumn: string;
   action: (key: ApiKey) => Child;
 }) {
@@ -158,14 +198,23 @@ function AccessChoice({ area, chosen }: { area: Area; chosen: string }) {
       <legend>{AREA_LABELS[area]}</legend>
       {(Object.keys(ACCESS_LABELS) as Access[]).map((access) => (
         <label>
-          <input type="radio" name={area} value={access} checked={chosen === access} /> {ACCESS_LABELS[access]}
+          <input type="radio" name={area} value={access} checked={chosen === access} />{" "}
+          {ACCESS_LABELS[access]}
         </label>
       ))}
     </fieldset>
   );
 }
 
-function CreateForm({ formToken, atLimit, values }: { formToken: string; atLimit: boolean; values?: CreateFormValues }) {
+function CreateForm({
+  formToken,
+  atLimit,
+  values,
+}: {
+  formToken: string;
+  atLimit: boolean;
+  values?: CreateFormValues;
+}) {
   const expires = values?.expires ?? "never";
   return (
     <section class="card" aria-labelledby="create-heading">
@@ -174,7 +223,15 @@ function CreateForm({ formToken, atLimit, values }: { formToken: string; atLimit
       <form method="post" action="/api/admin/keys">
         <input type="hidden" name="formToken" value={formToken} />
         <label for="key-name">Name</label>
-        <input id="key-name" name="name" type="text" maxlength={100} required dir="auto" value={values?.name ?? ""} />
+        <input
+          id="key-name"
+          name="name"
+          type="text"
+          maxlength={100}
+          required
+          dir="auto"
+          value={values?.name ?? ""}
+        />
         <div class="choices">
           {AREAS.map((area) => (
             <AccessChoice area={area} chosen={values?.permissions[area] ?? "none"} />
@@ -183,7 +240,8 @@ function CreateForm({ formToken, atLimit, values }: { formToken: string; atLimit
             <legend>Expires</legend>
             {(Object.keys(EXPIRY_LABELS) as Array<keyof typeof EXPIRY_LABELS>).map((choice) => (
               <label>
-                <input type="radio" name="expires" value={choice} checked={expires === choice} /> {EXPIRY_LABELS[choice]}
+                <input type="radio" name="expires" value={choice} checked={expires === choice} />{" "}
+                {EXPIRY_LABELS[choice]}
               </label>
             ))}
           </fieldset>
@@ -211,7 +269,9 @@ export function KeysScreen(p: ScreenProps) {
   return (
     <Layout title="API and keys" storeName={p.storeName} formToken={p.formToken}>
       <h1 dir="auto">{p.storeName}</h1>
-      <p class="lead">API keys let your own systems (ERP, warehouse, reports) use this store's API.</p>
+      <p class="lead">
+        API keys let your own systems (ERP, warehouse, reports) use this store's API.
+      </p>
       <Message kind="error" text={p.error} />
       <Message kind="notice" text={p.notice} />
       <section class="card" aria-labelledby="keys-heading">
@@ -223,12 +283,15 @@ export function KeysScreen(p: ScreenProps) {
           <KeyTable
             caption="Active keys"
             keys={active}
-            now={p.now}
             lastColumn="Delete"
             action={(key) => (
               <form method="get" action={`/api/admin/keys/${key.id}/delete`}>
                 <button type="submit" class="danger">
-                  Delete<span class="visually-hidden" dir="auto"> {key.name}</span>
+                  Delete
+                  <span class="visually-hidden" dir="auto">
+                    {" "}
+                    {key.name}
+                  </span>
                 </button>
               </form>
             )}
@@ -237,18 +300,32 @@ export function KeysScreen(p: ScreenProps) {
           <p class="muted">No active keys yet.</p>
         )}
       </section>
-      <CreateForm formToken={p.formToken} atLimit={active.length >= MAX_ACTIVE_KEYS} values={p.values} />
+      <CreateForm
+        formToken={p.formToken}
+        atLimit={active.length >= MAX_ACTIVE_KEYS}
+        values={p.values}
+      />
       {past.length > 0 && (
         <section class="card" aria-labelledby="past-heading">
           <h2 id="past-heading">Expired and deleted keys</h2>
-          <KeyTable caption="Keys that no longer work" keys={past} now={p.now} lastColumn="Status" action={(key) => statusOf(key, p.now)} />
+          <KeyTable
+            caption="Keys that no longer work"
+            keys={past}
+            lastColumn="Status"
+            action={(key) => statusOf(key, p.now)}
+          />
         </section>
       )}
     </Layout>
   );
 }
 
-export function KeyCreatedPage(p: { storeName: string; formToken: string; keyName: string; secret: string }) {
+export function KeyCreatedPage(p: {
+  storeName: string;
+  formToken: string;
+  keyName: string;
+  secret: string;
+}) {
   return (
     <Layout title="Key created" storeName={p.storeName} formToken={p.formToken}>
       <h1>Key created</h1>
@@ -280,8 +357,8 @@ export function ConfirmDeletePage(p: { storeName: string; formToken: string; api
       <h1>Delete key</h1>
       <section class="card narrow">
         <p>
-          Delete the key <strong dir="auto">{p.apiKey.name}</strong> (<code>{p.apiKey.hint}</code>)? Anything that uses it stops
-          working at once. This cannot be undone.
+          Delete the key <strong dir="auto">{p.apiKey.name}</strong> (<code>{p.apiKey.hint}</code>)?
+          Anything that uses it stops working at once. This cannot be undone.
         </p>
         <form method="post" action={`/api/admin/keys/${p.apiKey.id}/delete`} class="actions">
           <input type="hidden" name="formToken" value={p.formToken} />

@@ -19,30 +19,46 @@ export interface Session {
  */
 export const formTokenOf = (sessionId: string) => digestOf(`form:${sessionId}`);
 
-const sessionOf = (id: string, expiresAt: number): Session => ({ id, formToken: formTokenOf(id), expiresAt });
+const sessionOf = (id: string, expiresAt: number): Session => ({
+  id,
+  formToken: formTokenOf(id),
+  expiresAt,
+});
 
 /**
  * Spends a sign-in token and starts a session in one transaction: a token that is spent,
  * expired or not this store's starts nothing (undefined). Expired sessions are dropped.
  */
-export async function signInWithToken(db: Db, token: string, now = Date.now()): Promise<Session | undefined> {
+export async function signInWithToken(
+  db: Db,
+  token: string,
+  now = Date.now(),
+): Promise<Session | undefined> {
   return db.transaction(async (tx) => {
     if (!(await consumeSignInLink(tx, token, now))) return undefined;
     await tx.run("DELETE FROM admin_sessions WHERE expires_at <= ?", [now]);
     const id = randomToken();
     const expiresAt = now + SESSION_LIFETIME_MS;
-    await tx.run("INSERT INTO admin_sessions (digest, created_at, expires_at) VALUES (?, ?, ?)", [digestOf(id), now, expiresAt]);
+    await tx.run("INSERT INTO admin_sessions (digest, created_at, expires_at) VALUES (?, ?, ?)", [
+      digestOf(id),
+      now,
+      expiresAt,
+    ]);
     return sessionOf(id, expiresAt);
   });
 }
 
 /** The live session a cookie value names in this store, if any. */
-export async function findSession(db: Queryable, id: string | undefined, now = Date.now()): Promise<Session | undefined> {
+export async function findSession(
+  db: Queryable,
+  id: string | undefined,
+  now = Date.now(),
+): Promise<Session | undefined> {
   if (!id || id.length > 100) return undefined;
-  const row = await db.get<{ expires_at: number }>("SELECT expires_at FROM admin_sessions WHERE digest = ? AND expires_at > ?", [
-    digestOf(id),
-    now,
-  ]);
+  const row = await db.get<{ expires_at: number }>(
+    "SELECT expires_at FROM admin_sessions WHERE digest = ? AND expires_at > ?",
+    [digestOf(id), now],
+  );
   return row && sessionOf(id, row.expires_at);
 }
 

@@ -12,19 +12,28 @@ export const adminLinkCommand = command(
     args: ["SLUG"],
     summary: "Print a one-time, 15-minute sign-in link to the store's API keys screen.",
     flags: {
-      origin: { type: "string", value: "URL", help: "scheme, host and port of the link (default https://{the store's domain})" },
+      origin: {
+        type: "string",
+        value: "URL",
+        help: "scheme, host and port of the link (default https://{the store's domain})",
+      },
     } satisfies FlagTable,
   },
   async ({ values, args: [slug] }) => {
     const origin = values.origin === undefined ? undefined : parseOrigin(values.origin);
-    if (origin === null) throw new UsageError(`--origin must be like https://shop.example.com (scheme, host and port only), not "${values.origin}"`);
+    if (origin === null)
+      throw new UsageError(
+        `--origin must be like https://shop.example.com (scheme, host and port only), not "${values.origin}"`,
+      );
     const location = existingLocationOf(values);
     const platform = await Platform.open(location);
     const pool = new StorePool(location);
     try {
       const store = await platform.getStore(slug);
       if (!store) throw new CliError(`no store "${slug}"`);
-      const link = await pool.use(slug, (db) => createSignInLink(db, origin ?? `https://${store.domain}`));
+      const link = await pool.use(slug, (db) =>
+        createSignInLink(db, origin ?? `https://${store.domain}`),
+      );
       const result = { url: link.url, token: link.token, expiresAt: formatIsrael(link.expiresAt) };
       if (values.json) return printJson(result);
       console.log(result.url); // alone on stdout, so a script can take it as it is

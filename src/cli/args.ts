@@ -27,10 +27,26 @@ export interface CommandSpec<F extends FlagTable = FlagTable> {
 }
 
 const COMMON_FLAGS = {
-  data: { type: "string", value: "DIR", help: "the data directory (default ./data, env STOREAPI_DATA)" },
-  "libsql-url": { type: "string", value: "URL", help: "keep every database on this libSQL server (sqld --enable-namespaces) instead of --data (env STOREAPI_LIBSQL_URL)" },
-  "libsql-admin-url": { type: "string", value: "URL", help: "the libSQL server's admin API, to create and delete namespaces (env STOREAPI_LIBSQL_ADMIN_URL)" },
-  "libsql-auth-token": { type: "string", value: "T", help: "token sent to the libSQL server (env STOREAPI_LIBSQL_AUTH_TOKEN)" },
+  data: {
+    type: "string",
+    value: "DIR",
+    help: "the data directory (default ./data, env STOREAPI_DATA)",
+  },
+  "libsql-url": {
+    type: "string",
+    value: "URL",
+    help: "keep every database on this libSQL server (sqld --enable-namespaces) instead of --data (env STOREAPI_LIBSQL_URL)",
+  },
+  "libsql-admin-url": {
+    type: "string",
+    value: "URL",
+    help: "the libSQL server's admin API, to create and delete namespaces (env STOREAPI_LIBSQL_ADMIN_URL)",
+  },
+  "libsql-auth-token": {
+    type: "string",
+    value: "T",
+    help: "token sent to the libSQL server (env STOREAPI_LIBSQL_AUTH_TOKEN)",
+  },
   json: { type: "boolean", help: "print machine-readable JSON on stdout" },
   help: { type: "boolean", help: "show this help" },
 } satisfies FlagTable;
@@ -42,7 +58,9 @@ export const PLATFORM_DOMAIN_FLAG = {
   help: "stores' alternative addresses are {slug}.D; own domains may not lie under it (default localhost, env STOREAPI_PLATFORM_DOMAIN)",
 } satisfies FlagSpec;
 
-type Values<F extends FlagTable> = { [K in keyof F]?: F[K]["type"] extends "boolean" ? boolean : string };
+type Values<F extends FlagTable> = {
+  [K in keyof F]?: F[K]["type"] extends "boolean" ? boolean : string;
+};
 
 export interface Parsed<F extends FlagTable> {
   values: Values<F & typeof COMMON_FLAGS>;
@@ -58,7 +76,10 @@ export interface Command {
 export class HelpRequested extends Error {}
 
 /** A command: its flag table, and what it does with the parsed command line. */
-export function command<F extends FlagTable>(spec: CommandSpec<F>, run: (parsed: Parsed<F>) => Promise<void>): Command {
+export function command<F extends FlagTable>(
+  spec: CommandSpec<F>,
+  run: (parsed: Parsed<F>) => Promise<void>,
+): Command {
   return { spec, run: (argv) => run(parseCommand(argv, spec)) };
 }
 
@@ -66,12 +87,16 @@ const flagText = (name: string, flag: FlagSpec) => `--${name}${flag.value ? ` ${
 
 /** `storeapi stores add SLUG --domain D … [--name N]`. */
 export function usageLine(spec: CommandSpec): string {
-  const flags = Object.entries(spec.flags).map(([name, flag]) => (flag.required ? flagText(name, flag) : `[${flagText(name, flag)}]`));
+  const flags = Object.entries(spec.flags).map(([name, flag]) =>
+    flag.required ? flagText(name, flag) : `[${flagText(name, flag)}]`,
+  );
   return ["storeapi", spec.name, ...(spec.args ?? []), ...flags].join(" ");
 }
 
 export function commandHelp(spec: CommandSpec): string {
-  const rows = Object.entries({ ...spec.flags, ...COMMON_FLAGS }).map(([name, flag]) => `  ${flagText(name, flag).padEnd(28)} ${flag.help}`);
+  const rows = Object.entries({ ...spec.flags, ...COMMON_FLAGS }).map(
+    ([name, flag]) => `  ${flagText(name, flag).padEnd(28)} ${flag.help}`,
+  );
   return `Usage: ${usageLine(spec)}\n\n${spec.summary}\n\nFlags:\n${rows.join("\n")}\n`;
 }
 
@@ -79,22 +104,38 @@ export function commandHelp(spec: CommandSpec): string {
 export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandSpec<F>): Parsed<F> {
   if (argv.includes("--help") || argv.includes("-h")) throw new HelpRequested(commandHelp(spec));
   const flags: FlagTable = { ...COMMON_FLAGS, ...spec.flags };
-  const options = Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, { type: flag.type }]));
+  const options = Object.fromEntries(
+    Object.entries(flags).map(([name, flag]) => [name, { type: flag.type }]),
+  );
   // Not strict: parseArgs' own messages are written for programmers; these are for operators.
-  const { values, positionals, tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+  const { values, positionals, tokens } = parseArgs({
+    args: argv,
+    options,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
   for (const token of tokens) {
     if (token.kind !== "option") continue;
     const flag = Object.hasOwn(flags, token.name) ? flags[token.name] : undefined;
-    if (!flag) throw new UsageError(`unknown option ${token.rawName} for "storeapi ${spec.name}"; see storeapi ${spec.name} --help`);
-    if (flag.type === "boolean" && token.inlineValue) throw new UsageError(`${token.rawName} takes no value`);
+    if (!flag)
+      throw new UsageError(
+        `unknown option ${token.rawName} for "storeapi ${spec.name}"; see storeapi ${spec.name} --help`,
+      );
+    if (flag.type === "boolean" && token.inlineValue)
+      throw new UsageError(`${token.rawName} takes no value`);
     // `--domain --json` would take "--json" as the domain: a value starting with "-" must be given as --domain=-x.
-    if (flag.type === "string" && (token.value === undefined || (!token.inlineValue && token.value.startsWith("-")))) {
+    if (
+      flag.type === "string" &&
+      (token.value === undefined || (!token.inlineValue && token.value.startsWith("-")))
+    ) {
       throw new UsageError(`${token.rawName} needs a value`);
     }
   }
   const args = checkPositionals(positionals, spec);
   for (const [name, flag] of Object.entries(spec.flags)) {
-    if (flag.required && values[name] === undefined) throw new UsageError(`missing --${name}; usage: ${usageLine(spec)}`);
+    if (flag.required && values[name] === undefined)
+      throw new UsageError(`missing --${name}; usage: ${usageLine(spec)}`);
   }
   return { values: values as Parsed<F>["values"], args };
 }
@@ -102,8 +143,10 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
 /** Exactly the spec's positional arguments, or a usage error naming the first missing or extra one. */
 function checkPositionals(given: string[], spec: CommandSpec): string[] {
   const names = spec.args ?? [];
-  if (given.length < names.length) throw new UsageError(`missing ${names[given.length]}; usage: ${usageLine(spec)}`);
-  if (given.length > names.length) throw new UsageError(`unexpected argument "${given[names.length]}"; usage: ${usageLine(spec)}`);
+  if (given.length < names.length)
+    throw new UsageError(`missing ${names[given.length]}; usage: ${usageLine(spec)}`);
+  if (given.length > names.length)
+    throw new UsageError(`unexpected argument "${given[names.length]}"; usage: ${usageLine(spec)}`);
   return given;
 }
 
@@ -111,7 +154,12 @@ export function dataDirOf(values: { data?: string }): string {
   return values.data ?? process.env.STOREAPI_DATA ?? "./data";
 }
 
-type LocationFlags = { data?: string; "libsql-url"?: string; "libsql-admin-url"?: string; "libsql-auth-token"?: string };
+type LocationFlags = {
+  data?: string;
+  "libsql-url"?: string;
+  "libsql-admin-url"?: string;
+  "libsql-auth-token"?: string;
+};
 
 /** An http(s):// or libsql:// URL given as `label`, or a usage error saying so. */
 function serverUrl(value: string, label: string): string {
@@ -120,7 +168,9 @@ function serverUrl(value: string, label: string): string {
     url = new URL(value);
   } catch {}
   if (!url || !["http:", "https:", "libsql:"].includes(url.protocol) || !url.host) {
-    throw new UsageError(`${label} must be an http://, https:// or libsql:// URL, not ${JSON.stringify(value)}`);
+    throw new UsageError(
+      `${label} must be an http://, https:// or libsql:// URL, not ${JSON.stringify(value)}`,
+    );
   }
   return value;
 }
@@ -128,7 +178,11 @@ function serverUrl(value: string, label: string): string {
 /** Where the command's databases live: `--libsql-url` (or its variable) if given, else the data directory. */
 export function locationOf(values: LocationFlags, env = process.env): Location {
   const from = (flag: keyof LocationFlags, variable: string) =>
-    values[flag] !== undefined ? { value: values[flag], label: `--${flag}` } : env[variable] ? { value: env[variable], label: variable } : undefined;
+    values[flag] !== undefined
+      ? { value: values[flag], label: `--${flag}` }
+      : env[variable]
+        ? { value: env[variable], label: variable }
+        : undefined;
   const url = from("libsql-url", "STOREAPI_LIBSQL_URL");
   const admin = from("libsql-admin-url", "STOREAPI_LIBSQL_ADMIN_URL");
   const token = from("libsql-auth-token", "STOREAPI_LIBSQL_AUTH_TOKEN");
@@ -144,7 +198,11 @@ export function locationOf(values: LocationFlags, env = process.env): Location {
 }
 
 export function platformDomainOf(values: { "platform-domain"?: string }): string {
-  return (values["platform-domain"] ?? process.env.STOREAPI_PLATFORM_DOMAIN ?? "localhost").toLowerCase();
+  return (
+    values["platform-domain"] ??
+    process.env.STOREAPI_PLATFORM_DOMAIN ??
+    "localhost"
+  ).toLowerCase();
 }
 
 /** The data directory of a command that only works on existing data: never creates one. */
@@ -165,15 +223,21 @@ export function existingLocationOf(values: LocationFlags): Location {
  * A value checked by a schema, or a usage error naming it (`--owner-email`, `SLUG`):
  * `--owner-email "a@x, b@y" must be a valid email address.`
  */
-export function checkValue<S extends v.GenericSchema<string, unknown>>(schema: S, value: string, label: string): v.InferOutput<S> {
+export function checkValue<S extends v.GenericSchema<string, unknown>>(
+  schema: S,
+  value: string,
+  label: string,
+): v.InferOutput<S> {
   const result = v.safeParse(schema, value);
   // JSON quoting keeps the line one line whatever the value holds (CR/LF).
-  if (!result.success) throw new UsageError(`${label} ${JSON.stringify(value)} ${result.issues[0].message}`);
+  if (!result.success)
+    throw new UsageError(`${label} ${JSON.stringify(value)} ${result.issues[0].message}`);
   return result.output;
 }
 
 /** `a`, `a or b`, `a, b or c`. */
-export const orList = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names.join(""));
+export const orList = (names: string[]) =>
+  names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names.join("");
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

@@ -26,7 +26,8 @@ export interface BackupSummary {
 function prepareDest(dest: string): void {
   if (existsSync(dest)) {
     if (!statSync(dest).isDirectory()) throw new CliError(`${dest} exists and is not a directory`);
-    if (readdirSync(dest).length > 0) throw new CliError(`${dest} is not empty: back up into a new or empty directory`);
+    if (readdirSync(dest).length > 0)
+      throw new CliError(`${dest} is not empty: back up into a new or empty directory`);
   }
   mkdirSync(join(dest, "stores"), { recursive: true });
 }
@@ -59,7 +60,11 @@ async function copyFromServer(db: Db, to: string, migrations: Migration[]): Prom
  * Copies platform.db, then every store it lists, into `dest` (from a data directory or a
  * libSQL server: the copy is a data directory either way); `progress` gets (done, total).
  */
-export async function backup(source: string | Location, dest: string, progress?: (done: number, total: number) => void): Promise<BackupSummary> {
+export async function backup(
+  source: string | Location,
+  dest: string,
+  progress?: (done: number, total: number) => void,
+): Promise<BackupSummary> {
   const started = Date.now();
   const location = typeof source === "string" ? new FileLocation(source) : source;
   if (location instanceof FileLocation && !existsSync(join(location.dataDir, "platform.db"))) {
@@ -68,20 +73,24 @@ export async function backup(source: string | Location, dest: string, progress?:
   prepareDest(dest);
   const platform = await Platform.open(location);
   const pool = new StorePool(location, 1);
-  const copy = (db: Db, to: string, migrations: Migration[]) => (location.remote ? copyFromServer(db, to, migrations) : copyDb(db, to));
+  const copy = (db: Db, to: string, migrations: Migration[]) =>
+    location.remote ? copyFromServer(db, to, migrations) : copyDb(db, to);
   try {
     let bytes = await copy(platform.db, join(dest, "platform.db"), platformMigrations);
     // The stores of the copied registry; one created after that copy is not in this backup.
     const platformCopy = await Platform.open(dest);
     const stores = await platformCopy.listStores().finally(() => platformCopy.close());
     for (const [i, store] of stores.entries()) {
-      bytes += await pool.use(store.slug, (db) => copy(db, storeDbPath(dest, store.slug), storeMigrations));
+      bytes += await pool.use(store.slug, (db) =>
+        copy(db, storeDbPath(dest, store.slug), storeMigrations),
+      );
       progress?.(i + 1, stores.length);
     }
     return { dest, stores: stores.length, bytes, ms: Date.now() - started };
   } catch (error) {
     // DEST_DIR was empty or absent: what is in it now is this failed copy.
-    for (const name of readdirSync(dest)) rmSync(join(dest, name), { recursive: true, force: true });
+    for (const name of readdirSync(dest))
+      rmSync(join(dest, name), { recursive: true, force: true });
     throw error;
   } finally {
     await pool.close();
@@ -93,14 +102,19 @@ export const backupCommand = command(
   {
     name: "backup",
     args: ["DEST_DIR"],
-    summary: "Copy platform.db and every store into an empty DEST_DIR, consistently, also while a server runs.",
+    summary:
+      "Copy platform.db and every store into an empty DEST_DIR, consistently, also while a server runs.",
     flags: {},
   },
   async ({ values, args: [dest] }) => {
     const print = progressPrinter(PROGRESS_FROM);
-    const summary = await backup(locationOf(values), dest, (done, total) => print("backup: stores copied", done, total));
+    const summary = await backup(locationOf(values), dest, (done, total) =>
+      print("backup: stores copied", done, total),
+    );
     if (values.json) return printJson(summary);
     const mib = (summary.bytes / 1024 / 1024).toFixed(1);
-    console.log(`backed up platform.db and ${summary.stores} stores (${mib} MiB) into ${dest} in ${(summary.ms / 1000).toFixed(1)} s`);
+    console.log(
+      `backed up platform.db and ${summary.stores} stores (${mib} MiB) into ${dest} in ${(summary.ms / 1000).toFixed(1)} s`,
+    );
   },
 );

@@ -25,14 +25,18 @@ interface DemoStore {
 function shippingExample(store: DemoStore | undefined): { orderId: number; statusId: number } {
   const statuses = store?.orderStatuses ?? [];
   const shipped = statuses.find((s) => /ship/i.test(s.name))?.id ?? statuses.at(-1)?.id ?? 3;
-  const candidates = (store?.orders ?? []).filter((o) => o.id !== undefined && o.customer?.email && o.status < shipped && o.status > 2);
+  const candidates = (store?.orders ?? []).filter(
+    (o) => o.id !== undefined && o.customer?.email && o.status < shipped && o.status > 2,
+  );
   return { orderId: candidates.at(-1)?.id ?? 1, statusId: shipped };
 }
 
 /** Empties the demo directory, refusing one that holds data the demo did not make. */
 function freshDemoDir(dir: string): void {
   if (existsSync(join(dir, "platform.db")) && !existsSync(join(dir, MARKER))) {
-    throw new CliError(`${dir} holds data that the demo did not create; pick another --data for the demo`);
+    throw new CliError(
+      `${dir} holds data that the demo did not create; pick another --data for the demo`,
+    );
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -42,9 +46,13 @@ function freshDemoDir(dir: string): void {
 function printIntro(stores: DemoStore[], base: string, port: number, mailDir: string | null): void {
   console.log("storeapi demo: these stores are loaded from fixtures/demo.json\n");
   for (const store of stores) {
-    console.log(`  ${store.slug}  ${store.name ?? ""}  (plan ${store.plan})  http://${store.slug}.localhost:${port}/api/v1`);
+    console.log(
+      `  ${store.slug}  ${store.name ?? ""}  (plan ${store.plan})  http://${store.slug}.localhost:${port}/api/v1`,
+    );
     for (const key of store.keys ?? []) {
-      const perms = Object.entries(key.permissions ?? {}).map(([a, p]) => `${a}:${p}`).join(" ");
+      const perms = Object.entries(key.permissions ?? {})
+        .map(([a, p]) => `${a}:${p}`)
+        .join(" ");
       if (key.secret) console.log(`      key "${key.name}": ${key.secret}   ${perms}`);
     }
   }
@@ -53,35 +61,57 @@ function printIntro(stores: DemoStore[], base: string, port: number, mailDir: st
   const freeKey = free?.keys?.[0]?.secret ?? "";
   const { orderId, statusId } = shippingExample(first);
   console.log("\nTry:");
-  console.log(`  curl -s "${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders?limit=2" -H "Authorization: Bearer ${firstKey}"`);
+  console.log(
+    `  curl -s "${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders?limit=2" -H "Authorization: Bearer ${firstKey}"`,
+  );
   console.log(
     `  curl -s -X PATCH ${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders/${orderId} -H "Authorization: Bearer ${firstKey}" ` +
       `-H "Content-Type: application/json" -d '{"status":${statusId},"trackingNumber":"RR123456789IL","notifyCustomer":true}'`,
   );
-  console.log(`  curl -s ${base.replace("127.0.0.1", `${free?.slug}.localhost`)}/api/v1/products -H "X-Api-Key: ${freeKey}"`);
-  if (mailDir) console.log(`\nEmails the demo sends are written to ${mailDir}/ (one .eml file each).`);
+  console.log(
+    `  curl -s ${base.replace("127.0.0.1", `${free?.slug}.localhost`)}/api/v1/products -H "X-Api-Key: ${freeKey}"`,
+  );
+  if (mailDir)
+    console.log(`\nEmails the demo sends are written to ${mailDir}/ (one .eml file each).`);
   console.log(`\nReference: ${base}/api/v1/docs   Stop with Ctrl-C.\n`);
 }
 
 export const demoCommand = command(
   {
     name: "demo",
-    summary: "Load the demo stores into a fresh ./demo-data and serve them on 127.0.0.1:8080 with plain HTTP allowed.",
+    summary:
+      "Load the demo stores into a fresh ./demo-data and serve them on 127.0.0.1:8080 with plain HTTP allowed.",
     flags: SERVE_OPTIONS,
   },
   async ({ values }) => {
-    if (locationOf(values).remote) throw new UsageError("demo keeps its data in files under --data; drop --libsql-url");
+    if (locationOf(values).remote)
+      throw new UsageError("demo keeps its data in files under --data; drop --libsql-url");
     const dataDir = values.data ?? "./demo-data";
     // Its emails go to files the user can open, unless SMTP or another directory is given.
-    const mailDir = values.smtp || process.env.STOREAPI_SMTP ? {} : { "mail-dir": join(dataDir, "mail") };
-    const config = serveConfigFrom(values, dataDir, { "allow-http": true, "log-level": "warn", ...mailDir });
+    const mailDir =
+      values.smtp || process.env.STOREAPI_SMTP ? {} : { "mail-dir": join(dataDir, "mail") };
+    const config = serveConfigFrom(values, dataDir, {
+      "allow-http": true,
+      "log-level": "warn",
+      ...mailDir,
+    });
     // Only a valid command line empties the demo directory.
     freshDemoDir(dataDir);
-    await loadInto(dataDir, demoFixture, { replace: false, quiet: true, platformDomain: config.platformDomain });
+    await loadInto(dataDir, demoFixture, {
+      replace: false,
+      quiet: true,
+      platformDomain: config.platformDomain,
+    });
     const server = await startServerOrExplain(config);
     stopOnSignals(server); // before the intro: whoever reads it may signal at once
     const stores = (demoFixture as { stores: DemoStore[] }).stores;
-    const summary = stores.map(({ slug, name, domain, plan, keys }) => ({ slug, name, domain, plan, keys }));
+    const summary = stores.map(({ slug, name, domain, plan, keys }) => ({
+      slug,
+      name,
+      domain,
+      plan,
+      keys,
+    }));
     if (values.json) printJson({ url: server.url, dataDir, stores: summary });
     else printIntro(stores, server.url, server.port, config.mailDir);
   },

@@ -1,17 +1,26 @@
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { createHostKey, deleteHostKey, listHostKeys } from "../manage/host-keys";
-import { command, locationOf, type FlagTable, printJson } from "./args";
+import { command, type FlagTable, locationOf, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
-import { withPlatform } from "./open";
 import { expiresFlag } from "./keys";
+import { withPlatform } from "./open";
 
 const create = command(
   {
     name: "host-keys create",
     summary: "Create a host key for the management API (/manage/v1): prints it once.",
     flags: {
-      name: { type: "string", value: "N", required: true, help: "what the key is for, 1 to 100 characters" },
-      expires: { type: "string", value: "never/30d/90d/1y", help: "when the key stops working (default never)" },
+      name: {
+        type: "string",
+        value: "N",
+        required: true,
+        help: "what the key is for, 1 to 100 characters",
+      },
+      expires: {
+        type: "string",
+        value: "never/30d/90d/1y",
+        help: "when the key stops working (default never)",
+      },
     } satisfies FlagTable,
   },
   async ({ values }) => {
@@ -20,10 +29,19 @@ const create = command(
     if ([...name].length > 100) throw new UsageError("--name must be at most 100 characters");
     const now = Date.now();
     const expiresAt = expiresFlag(values.expires, now);
-    const created = await withPlatform(locationOf(values), (platform) => createHostKey(platform.db, name, expiresAt, now));
-    const result = { id: created.id, key: created.secret, hint: created.hint, expiresAt: formatIsraelOrNull(expiresAt) };
+    const created = await withPlatform(locationOf(values), (platform) =>
+      createHostKey(platform.db, name, expiresAt, now),
+    );
+    const result = {
+      id: created.id,
+      key: created.secret,
+      hint: created.hint,
+      expiresAt: formatIsraelOrNull(expiresAt),
+    };
     if (values.json) return printJson(result);
-    console.log(`created host key ${created.id} "${name}" (expires: ${result.expiresAt ?? "never"})`);
+    console.log(
+      `created host key ${created.id} "${name}" (expires: ${result.expiresAt ?? "never"})`,
+    );
     console.log("");
     console.log(`  ${created.secret}`);
     console.log("");
@@ -31,33 +49,45 @@ const create = command(
   },
 );
 
-const list = command({ name: "host-keys list", summary: "List the host keys (never the keys themselves).", flags: {} }, async ({ values }) => {
-  const now = Date.now();
-  const keys = await withPlatform(locationOf(values), (platform) => listHostKeys(platform.db));
-  const rows = keys.map((k) => ({
-    id: k.id,
-    name: k.name,
-    hint: k.hint,
-    createdAt: formatIsrael(k.createdAt),
-    expiresAt: formatIsraelOrNull(k.expiresAt),
-    expired: k.expiresAt !== null && k.expiresAt <= now,
-  }));
-  if (values.json) return printJson(rows);
-  if (rows.length === 0) return console.log("no host keys");
-  for (const r of rows) {
-    console.log(
-      `${String(r.id).padStart(4)}  ${r.name.padEnd(20)} ${r.hint}  created ${r.createdAt}  expires ${r.expiresAt ?? "never"}${r.expired ? " (expired)" : ""}`,
-    );
-  }
-});
+const list = command(
+  { name: "host-keys list", summary: "List the host keys (never the keys themselves).", flags: {} },
+  async ({ values }) => {
+    const now = Date.now();
+    const keys = await withPlatform(locationOf(values), (platform) => listHostKeys(platform.db));
+    const rows = keys.map((k) => ({
+      id: k.id,
+      name: k.name,
+      hint: k.hint,
+      createdAt: formatIsrael(k.createdAt),
+      expiresAt: formatIsraelOrNull(k.expiresAt),
+      expired: k.expiresAt !== null && k.expiresAt <= now,
+    }));
+    if (values.json) return printJson(rows);
+    if (rows.length === 0) return console.log("no host keys");
+    for (const r of rows) {
+      console.log(
+        `${String(r.id).padStart(4)}  ${r.name.padEnd(20)} ${r.hint}  created ${r.createdAt}  expires ${r.expiresAt ?? "never"}${r.expired ? " (expired)" : ""}`,
+      );
+    }
+  },
+);
 
 const remove = command(
-  { name: "host-keys delete", args: ["ID"], summary: "Delete a host key (401 on a running server within a second).", flags: {} },
+  {
+    name: "host-keys delete",
+    args: ["ID"],
+    summary: "Delete a host key (401 on a running server within a second).",
+    flags: {},
+  },
   async ({ values, args: [idText] }) => {
-    if (!/^[1-9]\d{0,14}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not "${idText}"`);
-    const key = await withPlatform(locationOf(values), (platform) => deleteHostKey(platform.db, Number(idText), Date.now()));
+    if (!/^[1-9]\d{0,14}$/.test(idText))
+      throw new UsageError(`ID must be a positive integer, not "${idText}"`);
+    const key = await withPlatform(locationOf(values), (platform) =>
+      deleteHostKey(platform.db, Number(idText), Date.now()),
+    );
     if (!key) throw new CliError(`no host key with id ${idText}`);
-    if (values.json) return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
+    if (values.json)
+      return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
     console.log(`deleted host key ${key.id} "${key.name}" (${key.hint})`);
   },
 );

@@ -23,7 +23,8 @@ import { withPlatformAndPool } from "./open";
 export function expiresFlag(value: string | undefined, now: number): number | null {
   const expires = (value ?? "never") as ExpiryChoice;
   // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
-  if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
+  if (!Object.hasOwn(EXPIRY_CHOICES, expires))
+    throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
   const duration = EXPIRY_CHOICES[expires];
   return duration === null ? null : now + duration;
 }
@@ -35,7 +36,11 @@ const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
  * Opens the store for a key operation; afterwards bumps the store's key version (so a
  * running server reloads its keys) and its mail version (so it delivers the notice).
  */
-function withStore<T>(location: Location, slug: string, fn: (store: Store, pool: StorePool) => Promise<T>): Promise<T> {
+function withStore<T>(
+  location: Location,
+  slug: string,
+  fn: (store: Store, pool: StorePool) => Promise<T>,
+): Promise<T> {
   return withPlatformAndPool(location, async (platform, pool) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
@@ -47,18 +52,26 @@ function withStore<T>(location: Location, slug: string, fn: (store: Store, pool:
 }
 
 const AREA_FLAGS = Object.fromEntries(
-  AREAS.map((area) => [area, { type: "string", value: "P", help: `access to ${area}: none, read or write (default none)` }]),
+  AREAS.map((area) => [
+    area,
+    { type: "string", value: "P", help: `access to ${area}: none, read or write (default none)` },
+  ]),
 ) as Record<(typeof AREAS)[number], { type: "string"; value: string; help: string }>;
 
 /** The flags checked by the shared key rules (src/keys/repository.ts); a broken rule names its flag. */
-function keyInput(values: { name?: string; expires?: string } & Partial<Record<(typeof AREAS)[number], string>>, now: number): NewKey {
+function keyInput(
+  values: { name?: string; expires?: string } & Partial<Record<(typeof AREAS)[number], string>>,
+  now: number,
+): NewKey {
   const { name = "", expires, ...permissions } = values;
   try {
     return prepareKey({ name, permissions, expires }, now, { requireAccess: true });
   } catch (error) {
     if (!(error instanceof KeyInputError)) throw error;
     if (error.field === "permissions") {
-      throw new UsageError(`a key needs at least one permission: give ${orList(AREAS.map((area) => `--${area}`))} as read or write`);
+      throw new UsageError(
+        `a key needs at least one permission: give ${orList(AREAS.map((area) => `--${area}`))} as read or write`,
+      );
     }
     throw new UsageError(`--${error.field} ${error.problem}`);
   }
@@ -68,11 +81,21 @@ const create = command(
   {
     name: "keys create",
     args: ["SLUG"],
-    summary: "Create an API key for a store: prints it once and queues a notice to the store owner.",
+    summary:
+      "Create an API key for a store: prints it once and queues a notice to the store owner.",
     flags: {
-      name: { type: "string", value: "N", required: true, help: "what the key is for, 1 to 100 characters" },
+      name: {
+        type: "string",
+        value: "N",
+        required: true,
+        help: "what the key is for, 1 to 100 characters",
+      },
       ...AREA_FLAGS,
-      expires: { type: "string", value: "never/30d/90d/1y", help: "when the key stops working (default never)" },
+      expires: {
+        type: "string",
+        value: "never/30d/90d/1y",
+        help: "when the key stops working (default never)",
+      },
     } satisfies FlagTable,
   },
   async ({ values, args: [slug] }) => {
@@ -80,23 +103,40 @@ const create = command(
     const input = keyInput(values, now);
     const { permissions, expiresAt } = input;
     const created = await withStore(existingLocationOf(values), slug, (store, pool) =>
-      pool.use(slug, (db) => createKey(db, store, input, operator(), now)).catch((error) => {
-        if (error instanceof KeyLimitError) throw new CliError(error.message);
-        throw error;
-      }),
+      pool
+        .use(slug, (db) => createKey(db, store, input, operator(), now))
+        .catch((error) => {
+          if (error instanceof KeyLimitError) throw new CliError(error.message);
+          throw error;
+        }),
     );
-    const result = { id: created.id, key: created.secret, hint: created.hint, permissions, expiresAt: formatIsraelOrNull(expiresAt) };
+    const result = {
+      id: created.id,
+      key: created.secret,
+      hint: created.hint,
+      permissions,
+      expiresAt: formatIsraelOrNull(expiresAt),
+    };
     if (values.json) return printJson(result);
-    console.log(`created key ${created.id} "${values.name}" for ${slug} (${describePermissions(permissions)})`);
+    console.log(
+      `created key ${created.id} "${values.name}" for ${slug} (${describePermissions(permissions)})`,
+    );
     console.log(`expires: ${result.expiresAt ?? "never"}`);
     console.log("");
     console.log(`  ${created.secret}`);
     console.log("");
-    console.log("This is the only time the key is shown; store it now. An email to the store owner is queued.");
+    console.log(
+      "This is the only time the key is shown; store it now. An email to the store owner is queued.",
+    );
   },
 );
 
-const LIST = { name: "keys list", args: ["SLUG"], summary: "List a store's keys (never the keys themselves).", flags: {} };
+const LIST = {
+  name: "keys list",
+  args: ["SLUG"],
+  summary: "List a store's keys (never the keys themselves).",
+  flags: {},
+};
 
 const list = command(LIST, ({ values, args: [slug] }) =>
   withPlatformAndPool(existingLocationOf(values), async (platform, pool) => {
@@ -124,17 +164,28 @@ const list = command(LIST, ({ values, args: [slug] }) =>
 );
 
 const remove = command(
-  { name: "keys delete", args: ["SLUG", "ID"], summary: "Delete a key and queue a notice to the store owner.", flags: {} },
+  {
+    name: "keys delete",
+    args: ["SLUG", "ID"],
+    summary: "Delete a key and queue a notice to the store owner.",
+    flags: {},
+  },
   async ({ values, args: [slug, idText] }) => {
-    if (!/^[1-9]\d{0,14}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not "${idText}"`);
+    if (!/^[1-9]\d{0,14}$/.test(idText))
+      throw new UsageError(`ID must be a positive integer, not "${idText}"`);
     const key = await withStore(existingLocationOf(values), slug, (store, pool) =>
-      pool.use(slug, (db) => deleteKey(db, store, Number(idText), operator())).catch((error) => {
-        if (error instanceof KeyNotFoundError) throw new CliError(error.message);
-        throw error;
-      }),
+      pool
+        .use(slug, (db) => deleteKey(db, store, Number(idText), operator()))
+        .catch((error) => {
+          if (error instanceof KeyNotFoundError) throw new CliError(error.message);
+          throw error;
+        }),
     );
-    if (values.json) return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
-    console.log(`deleted key ${key.id} "${key.name}" (${key.hint}) from ${slug}; an email to the store owner is queued`);
+    if (values.json)
+      return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
+    console.log(
+      `deleted key ${key.id} "${key.name}" (${key.hint}) from ${slug}; an email to the store owner is queued`,
+    );
   },
 );
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Location } from "../db/location";
-import { FixtureError, loadFixture, type LoadSummary } from "../load/load";
+import { FixtureError, type LoadSummary, loadFixture } from "../load/load";
 import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError } from "./errors";
 
@@ -39,9 +39,14 @@ export async function loadInto(
   { replace, quiet, platformDomain }: { replace: boolean; quiet: boolean; platformDomain: string },
 ): Promise<LoadSummary> {
   try {
-    return await loadFixture(dataDir, json, { replace, platformDomain, progress: quiet ? undefined : progressPrinter() });
+    return await loadFixture(dataDir, json, {
+      replace,
+      platformDomain,
+      progress: quiet ? undefined : progressPrinter(),
+    });
   } catch (error) {
-    if (error instanceof FixtureError) throw new CliError(`fixture refused, nothing loaded: ${error.message}`);
+    if (error instanceof FixtureError)
+      throw new CliError(`fixture refused, nothing loaded: ${error.message}`);
     throw error;
   }
 }
@@ -58,11 +63,17 @@ export const loadCommand = command(
   },
   async ({ values, args: [file] }) => {
     const started = Date.now();
-    const options = { replace: values.replace ?? false, quiet: false, platformDomain: platformDomainOf(values) };
+    const options = {
+      replace: values.replace ?? false,
+      quiet: false,
+      platformDomain: platformDomainOf(values),
+    };
     const summary = await loadInto(locationOf(values), readFixtureFile(file), options);
     if (values.json) return printJson(summary);
     for (const s of summary.stores) {
-      const counts = Object.entries(s.counts).map(([k, n]) => `${n} ${k}`).join(", ");
+      const counts = Object.entries(s.counts)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(", ");
       console.log(`loaded ${s.slug} (${s.domain}, ${s.plan}): ${counts}`);
     }
     console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);

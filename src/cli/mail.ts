@@ -1,4 +1,3 @@
-import type { Location } from "../db/location";
 import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
@@ -33,7 +32,8 @@ const list = command(
     const pool = new StorePool(location);
     try {
       const stores = await platform.listStores();
-      if (values.store !== undefined && !stores.some((s) => s.slug === values.store)) throw new CliError(`no store "${values.store}"`);
+      if (values.store !== undefined && !stores.some((s) => s.slug === values.store))
+        throw new CliError(`no store "${values.store}"`);
       const slugs = values.store !== undefined ? [values.store] : stores.map((s) => s.slug);
       const entries = [];
       for (const slug of slugs) {
@@ -42,9 +42,16 @@ const list = command(
       if (values.json) return printJson(entries);
       if (entries.length === 0) return console.log("the outbox is empty");
       for (const e of entries) {
-        const when = e.status === "sent" ? `sent ${e.sentAt}` : e.status === "queued" ? `next try ${e.nextAttemptAt}` : "gave up";
+        const when =
+          e.status === "sent"
+            ? `sent ${e.sentAt}`
+            : e.status === "queued"
+              ? `next try ${e.nextAttemptAt}`
+              : "gave up";
         const error = e.lastError ? `  last error: ${e.lastError}` : "";
-        console.log(`${e.store}#${e.id}  ${e.status.padEnd(6)} ${e.kind.padEnd(17)} to ${e.to}  "${e.subject}"  attempts ${e.attempts}, ${when}${error}`);
+        console.log(
+          `${e.store}#${e.id}  ${e.status.padEnd(6)} ${e.kind.padEnd(17)} to ${e.to}  "${e.subject}"  attempts ${e.attempts}, ${when}${error}`,
+        );
       }
     } finally {
       await pool.close();

@@ -33,15 +33,21 @@ export const migrateCommand = command(
   async ({ values }) => {
     const dataDir = dataDirOf(values);
     const target = locationOf(values);
-    if (!target.remote) throw new UsageError("migrate-to-libsql needs --libsql-url (and --libsql-admin-url): the server to copy onto");
-    if (!existsSync(join(dataDir, "platform.db"))) throw new CliError(`no platform.db in ${dataDir}: nothing to copy`);
+    if (!target.remote)
+      throw new UsageError(
+        "migrate-to-libsql needs --libsql-url (and --libsql-admin-url): the server to copy onto",
+      );
+    if (!existsSync(join(dataDir, "platform.db")))
+      throw new CliError(`no platform.db in ${dataDir}: nothing to copy`);
     const source = new FileLocation(dataDir);
     const [from, to] = [await Platform.open(source), await Platform.open(target)];
     const copied: string[] = [];
     try {
       const already = await to.listStores();
       if (already.length > 0) {
-        throw new CliError(`the libSQL server already has stores (${already.map((s) => s.slug).join(", ")}); migrate-to-libsql fills an empty one`);
+        throw new CliError(
+          `the libSQL server already has stores (${already.map((s) => s.slug).join(", ")}); migrate-to-libsql fills an empty one`,
+        );
       }
       const stores = await from.listStores();
       try {
@@ -58,6 +64,8 @@ export const migrateCommand = command(
       await Promise.all([from.close(), to.close()]);
     }
     if (values.json) return printJson({ stores: copied, to: target.describe });
-    console.log(`copied ${copied.length} store${copied.length === 1 ? "" : "s"} (${copied.join(", ")}) to ${target.describe}`);
+    console.log(
+      `copied ${copied.length} store${copied.length === 1 ? "" : "s"} (${copied.join(", ")}) to ${target.describe}`,
+    );
   },
 );

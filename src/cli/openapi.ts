@@ -7,7 +7,10 @@ export const openapiCommand = command(
     name: "openapi",
     summary: "Print the OpenAPI document (the store API's, or with --manage the management API's).",
     flags: {
-      manage: { type: "boolean", help: "print the management API's document (/manage/v1/openapi.json)" },
+      manage: {
+        type: "boolean",
+        help: "print the management API's document (/manage/v1/openapi.json)",
+      },
     } satisfies FlagTable,
   },
   async ({ values }) => {

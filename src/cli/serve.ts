@@ -1,5 +1,12 @@
-import { envName, parseServeConfig, SERVE_FLAG_HELP, SERVE_FLAGS, type ServeConfig, type ServeFlags } from "../config";
-import { startServer, type RunningServer } from "../server";
+import {
+  envName,
+  parseServeConfig,
+  SERVE_FLAG_HELP,
+  SERVE_FLAGS,
+  type ServeConfig,
+  type ServeFlags,
+} from "../config";
+import { type RunningServer, startServer } from "../server";
 import { command, dataDirOf, type FlagSpec, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
 
@@ -7,11 +14,22 @@ import { CliError, UsageError } from "./errors";
 export const SERVE_OPTIONS = Object.fromEntries(
   SERVE_FLAGS.map((flag) => {
     const { value, help = "" } = SERVE_FLAG_HELP[flag] ?? {};
-    return [flag, { type: flag === "allow-http" ? "boolean" : "string", value, help: `${help}; env ${envName(flag)}` }];
+    return [
+      flag,
+      {
+        type: flag === "allow-http" ? "boolean" : "string",
+        value,
+        help: `${help}; env ${envName(flag)}`,
+      },
+    ];
   }),
 ) as Record<(typeof SERVE_FLAGS)[number], FlagSpec>;
 
-export function serveConfigFrom(values: ServeFlags, dataDir: string, defaults: ServeFlags = {}): ServeConfig {
+export function serveConfigFrom(
+  values: ServeFlags,
+  dataDir: string,
+  defaults: ServeFlags = {},
+): ServeConfig {
   try {
     return parseServeConfig({ ...defaults, ...values }, dataDir);
   } catch (error) {
@@ -26,7 +44,9 @@ export async function startServerOrExplain(config: ServeConfig): Promise<Running
   } catch (error) {
     if ((error as { code?: string }).code === "EADDRINUSE") {
       const host = config.hostname.includes(":") ? `[${config.hostname}]` : config.hostname;
-      throw new CliError(`address ${host}:${config.port} is already in use; stop what listens there or pick another --listen`);
+      throw new CliError(
+        `address ${host}:${config.port} is already in use; stop what listens there or pick another --listen`,
+      );
     }
     throw error;
   }
@@ -46,13 +66,18 @@ export function stopOnSignals(server: RunningServer): void {
 }
 
 export const serveCommand = command(
-  { name: "serve", summary: "Serve every store in the data directory until SIGTERM or SIGINT.", flags: SERVE_OPTIONS },
+  {
+    name: "serve",
+    summary: "Serve every store in the data directory until SIGTERM or SIGINT.",
+    flags: SERVE_OPTIONS,
+  },
   async ({ values }) => {
     const config = { ...serveConfigFrom(values, dataDirOf(values)), location: locationOf(values) };
     const server = await startServerOrExplain(config);
     // Before "listening": whoever waits for that line may signal at once.
     stopOnSignals(server);
-    if (config.allowHttp) server.logger.warn("plain HTTP is allowed (--allow-http): for development only");
+    if (config.allowHttp)
+      server.logger.warn("plain HTTP is allowed (--allow-http): for development only");
     const listening = {
       url: server.url,
       dataDir: config.location.describe,

@@ -1,6 +1,23 @@
 import type { NewStore, Store } from "../db/platform";
-import { domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../stores/rules";
-import { checkValue, command, type CommandSpec, existingLocationOf, locationOf, onOff, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
+import {
+  domainSchema,
+  domainUnderPlatform,
+  ownerEmailSchema,
+  planSchema,
+  slugSchema,
+  storeNameSchema,
+} from "../stores/rules";
+import {
+  type CommandSpec,
+  checkValue,
+  command,
+  existingLocationOf,
+  locationOf,
+  onOff,
+  PLATFORM_DOMAIN_FLAG,
+  platformDomainOf,
+  printJson,
+} from "./args";
 import { CliError, UsageError } from "./errors";
 import { withPlatform } from "./open";
 
@@ -9,7 +26,9 @@ function checkDomain(value: string | undefined, platformDomain: string): string 
   if (value === undefined) return undefined;
   const domain = checkValue(domainSchema, value, "--domain");
   if (domainUnderPlatform(domain, platformDomain)) {
-    throw new UsageError(`--domain "${domain}" lies under the platform domain "${platformDomain}", where {slug}.${platformDomain} addresses live; use the store's own domain`);
+    throw new UsageError(
+      `--domain "${domain}" lies under the platform domain "${platformDomain}", where {slug}.${platformDomain} addresses live; use the store's own domain`,
+    );
   }
   return domain;
 }
@@ -32,10 +51,29 @@ const add = command(
     args: ["SLUG"],
     summary: "Create a store.",
     flags: {
-      domain: { type: "string", value: "D", required: true, help: "the store's own host name, e.g. shop.example.com" },
-      plan: { type: "string", value: "P", required: true, help: "free, starter, growth, pro or enterprise" },
-      "owner-email": { type: "string", value: "E", required: true, help: "the owner's address: key notices go there" },
-      name: { type: "string", value: "N", help: "the store's name, 1 to 100 characters (default SLUG)" },
+      domain: {
+        type: "string",
+        value: "D",
+        required: true,
+        help: "the store's own host name, e.g. shop.example.com",
+      },
+      plan: {
+        type: "string",
+        value: "P",
+        required: true,
+        help: "free, starter, growth, pro or enterprise",
+      },
+      "owner-email": {
+        type: "string",
+        value: "E",
+        required: true,
+        help: "the owner's address: key notices go there",
+      },
+      name: {
+        type: "string",
+        value: "N",
+        help: "the store's name, 1 to 100 characters (default SLUG)",
+      },
       "platform-domain": PLATFORM_DOMAIN_FLAG,
     },
   },
@@ -51,13 +89,16 @@ const add = command(
     const location = locationOf(values);
     await withPlatform(location, async (platform) => {
       if (await platform.getStore(slug)) throw new CliError(`store "${slug}" already exists`);
-      if (await platform.domainTaken(store.domain)) throw new CliError(`domain "${store.domain}" already belongs to another store`);
+      if (await platform.domainTaken(store.domain))
+        throw new CliError(`domain "${store.domain}" already belongs to another store`);
       // Replaces any unregistered leftover (a load that crashed before registering).
       await location.createStore(slug);
       await platform.addStore(store);
     });
-    if (values.json) printJson(storeJson({ ...store, keysVersion: 0, mailVersion: 0, createdAt: Date.now() }));
-    else console.log(`created store ${slug} at https://${store.domain}/api/v1 (plan ${store.plan})`);
+    if (values.json)
+      printJson(storeJson({ ...store, keysVersion: 0, mailVersion: 0, createdAt: Date.now() }));
+    else
+      console.log(`created store ${slug} at https://${store.domain}/api/v1 (plan ${store.plan})`);
   },
 );
 
@@ -69,7 +110,11 @@ const SET = {
     plan: { type: "string", value: "P", help: "free, starter, growth, pro or enterprise" },
     domain: { type: "string", value: "D", help: "the store's own host name" },
     "manual-approval": { type: "string", value: "on/off", help: "new customers wait for approval" },
-    "notify-status": { type: "string", value: "on/off", help: "email customers when their order's status changes" },
+    "notify-status": {
+      type: "string",
+      value: "on/off",
+      help: "email customers when their order's status changes",
+    },
     registration: { type: "string", value: "on/off", help: "customers may register" },
     name: { type: "string", value: "N", help: "the store's name, 1 to 100 characters" },
     "owner-email": { type: "string", value: "E", help: "the owner's address" },
@@ -78,12 +123,16 @@ const SET = {
 } satisfies CommandSpec;
 
 /** What `stores set` can change: every flag but the platform domain it checks against. */
-const SET_CHANGES = Object.keys(SET.flags).filter((flag) => flag !== "platform-domain").map((flag) => `--${flag}`);
+const SET_CHANGES = Object.keys(SET.flags)
+  .filter((flag) => flag !== "platform-domain")
+  .map((flag) => `--${flag}`);
 
 const set = command(SET, async ({ values, args: [slug] }) => {
   const changes = {
     name: optional(values.name, (name) => checkValue(storeNameSchema, name, "--name")),
-    ownerEmail: optional(values["owner-email"], (email) => checkValue(ownerEmailSchema, email, "--owner-email")),
+    ownerEmail: optional(values["owner-email"], (email) =>
+      checkValue(ownerEmailSchema, email, "--owner-email"),
+    ),
     plan: optional(values.plan, (plan) => checkValue(planSchema, plan, "--plan")),
     domain: checkDomain(values.domain, platformDomainOf(values)),
     manualCustomerApproval: onOff(values["manual-approval"], "manual-approval"),
@@ -97,7 +146,8 @@ const set = command(SET, async ({ values, args: [slug] }) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
     const { domain } = changes;
-    if (domain && (await platform.domainTaken(domain, slug))) throw new CliError(`domain "${domain}" already belongs to another store`);
+    if (domain && (await platform.domainTaken(domain, slug)))
+      throw new CliError(`domain "${domain}" already belongs to another store`);
     const next: Store = {
       ...store,
       name: changes.name ?? store.name,
@@ -105,7 +155,8 @@ const set = command(SET, async ({ values, args: [slug] }) => {
       plan: changes.plan ?? store.plan,
       domain: domain ?? store.domain,
       settings: {
-        manualCustomerApproval: changes.manualCustomerApproval ?? store.settings.manualCustomerApproval,
+        manualCustomerApproval:
+          changes.manualCustomerApproval ?? store.settings.manualCustomerApproval,
         notifyStatusChange: changes.notifyStatusChange ?? store.settings.notifyStatusChange,
         registration: changes.registration ?? store.settings.registration,
       },
@@ -117,11 +168,16 @@ const set = command(SET, async ({ values, args: [slug] }) => {
   else console.log(`updated store ${slug}`);
 });
 
-const list = command({ name: "stores list", summary: "List the stores.", flags: {} }, async ({ values }) => {
-  const stores = await withPlatform(existingLocationOf(values), (platform) => platform.listStores());
-  if (values.json) return printJson(stores.map(storeJson));
-  if (stores.length === 0) return console.log("no stores");
-  for (const s of stores) console.log(`${s.slug.padEnd(20)} ${s.domain.padEnd(32)} ${s.plan}`);
-});
+const list = command(
+  { name: "stores list", summary: "List the stores.", flags: {} },
+  async ({ values }) => {
+    const stores = await withPlatform(existingLocationOf(values), (platform) =>
+      platform.listStores(),
+    );
+    if (values.json) return printJson(stores.map(storeJson));
+    if (stores.length === 0) return console.log("no stores");
+    for (const s of stores) console.log(`${s.slug.padEnd(20)} ${s.domain.padEnd(32)} ${s.plan}`);
+  },
+);
 
 export const storesCommands = [add, set, list];

@@ -8,7 +8,9 @@ import { runtime } from "../runtime/runtime";
 export function versionText(): string {
   const db = new Database(":memory:");
   try {
-    const { version: sqlite } = db.prepare("SELECT sqlite_version() AS version").get() as { version: string };
+    const { version: sqlite } = db.prepare("SELECT sqlite_version() AS version").get() as {
+      version: string;
+    };
     return `storeapi ${storeapiPackage.version}\nlibSQL ${libsqlPackage.version} (SQLite ${sqlite}), ${runtime().version}\n`;
   } finally {
     db.close();

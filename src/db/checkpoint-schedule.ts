@@ -20,7 +20,11 @@ export class CheckpointSchedule {
     this.timer.unref?.();
   }
 
-  static start(openDbs: () => Iterable<Promise<Db>>, intervalMs: number, reportError?: ReportError): CheckpointSchedule {
+  static start(
+    openDbs: () => Iterable<Promise<Db>>,
+    intervalMs: number,
+    reportError?: ReportError,
+  ): CheckpointSchedule {
     return new CheckpointSchedule(Checkpointer.start(reportError), openDbs, intervalMs);
   }
 

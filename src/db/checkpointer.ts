@@ -1,4 +1,4 @@
-import { reportToStderr, type ReportError } from "../log";
+import { type ReportError, reportToStderr } from "../log";
 import { runtime } from "../runtime/runtime";
 import type { CheckpointMessage } from "./checkpoint-worker";
 
@@ -25,13 +25,20 @@ export class Checkpointer {
   private constructor(worker: Worker, reportError: ReportError) {
     this.worker = worker;
     worker.addEventListener("error", (event) => {
-      reportError("checkpoint worker failed; checkpoints fall back to the request thread", event.message);
+      reportError(
+        "checkpoint worker failed; checkpoints fall back to the request thread",
+        event.message,
+      );
       this.failed = true;
       this.worker = null;
     });
-    worker.addEventListener("message", (event: MessageEvent<{ type: string; path?: string; message?: string }>) => {
-      if (event.data.type === "error") reportError(`checkpoint of ${event.data.path} failed`, event.data.message);
-    });
+    worker.addEventListener(
+      "message",
+      (event: MessageEvent<{ type: string; path?: string; message?: string }>) => {
+        if (event.data.type === "error")
+          reportError(`checkpoint of ${event.data.path} failed`, event.data.message);
+      },
+    );
   }
 
   /** A running checkpointer, or null where Workers cannot be started (the caller checkpoints itself). */

@@ -1,13 +1,18 @@
 import { statSync } from "node:fs";
-import { createClient, type Client, type Config, type InStatement, type Transaction } from "@libsql/client";
+import {
+  type Client,
+  type Config,
+  createClient,
+  type InStatement,
+  type Transaction,
+} from "@libsql/client";
 import type { Args, Db, Queryable, Row, RunResult } from "./driver";
 import { Mutex } from "./driver";
 
 type Executor = Pick<Client, "execute"> | Pick<Transaction, "execute">;
 
 function adapt(executor: Executor): Queryable {
-  const execute = (sql: string, args: Args = []) =>
-    executor.execute({ sql, args } as InStatement);
+  const execute = (sql: string, args: Args = []) => executor.execute({ sql, args } as InStatement);
   return {
     async all<T = Row>(sql: string, args?: Args) {
       const result = await execute(sql, args);
@@ -101,7 +106,8 @@ export class ClientDb implements Db {
 
   async close(checkpoint = true): Promise<void> {
     await this.writes.run(async () => {
-      if (this.isFile && checkpoint) await this.client.execute("PRAGMA wal_checkpoint(TRUNCATE)").catch(() => {});
+      if (this.isFile && checkpoint)
+        await this.client.execute("PRAGMA wal_checkpoint(TRUNCATE)").catch(() => {});
       this.client.close();
     });
   }

@@ -19,7 +19,11 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * of any size never sits in memory at once. `replace` overwrites rows with the same key.
  * Returns the number of rows copied per table.
  */
-export async function copyRows(from: Queryable, to: Queryable, replace = false): Promise<Record<string, number>> {
+export async function copyRows(
+  from: Queryable,
+  to: Queryable,
+  replace = false,
+): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of await tablesOf(from)) {
     counts[table] = 0;

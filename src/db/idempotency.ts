@@ -27,9 +27,17 @@ export const findAnswer = (db: Queryable, scope: AnswerScope, now: number) =>
   );
 
 /** Stores an answer; first clears this scope's expired record and a batch of other expired ones. */
-export async function storeAnswer(tx: Queryable, scope: AnswerScope, answer: StoredAnswer, now: number): Promise<void> {
+export async function storeAnswer(
+  tx: Queryable,
+  scope: AnswerScope,
+  answer: StoredAnswer,
+  now: number,
+): Promise<void> {
   const cutoff = now - IDEMPOTENCY_TTL_MS;
-  await tx.run("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?", [scope.keyId, scope.key]);
+  await tx.run("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?", [
+    scope.keyId,
+    scope.key,
+  ]);
   await tx.run(
     "DELETE FROM idempotency WHERE rowid IN (SELECT rowid FROM idempotency WHERE created_at <= ? ORDER BY created_at LIMIT ?)",
     [cutoff, PURGE_BATCH],

@@ -1,11 +1,11 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
 import type { Db } from "./driver";
-import { migrate, type Migration } from "./migrate";
-import { openDb } from "./open";
-import { runtime } from "../runtime/runtime";
+import { type Migration, migrate } from "./migrate";
 import { platformMigrations, storeMigrations } from "./migrations";
+import { openDb } from "./open";
 
 /**
  * Where the databases live: files under a data directory, or namespaces on a libSQL
@@ -72,7 +72,10 @@ export const storeNamespace = (slug: string) => `store-${slug}`;
  * header option, so each request's Host becomes `{namespace}.{host of the URL}`: the TCP
  * connection still goes to the URL, and a proxy in front of sqld can route on the name.
  */
-export function namespaceFetch(namespace: string, serverUrl: string): (request: Request) => Promise<Response> {
+export function namespaceFetch(
+  namespace: string,
+  serverUrl: string,
+): (request: Request) => Promise<Response> {
   const host = `${namespace}.${new URL(serverUrl).host}`;
   return (request) => {
     const headers = new Headers(request.headers);
@@ -101,7 +104,8 @@ export class LibsqlLocation implements Location {
 
   async openPlatform() {
     // Without the admin API (a serving node), the registry must already exist.
-    if (this.server.adminUrl && !(await this.namespaceExists(PLATFORM_NAMESPACE))) await this.admin("POST", PLATFORM_NAMESPACE, "/create");
+    if (this.server.adminUrl && !(await this.namespaceExists(PLATFORM_NAMESPACE)))
+      await this.admin("POST", PLATFORM_NAMESPACE, "/create");
     return this.open(PLATFORM_NAMESPACE, platformMigrations);
   }
   openStore(slug: string, migrations = storeMigrations) {
@@ -122,13 +126,18 @@ export class LibsqlLocation implements Location {
 
   private async open(namespace: string, migrations: Migration[]): Promise<Db> {
     const { url, authToken } = this.server;
-    const db = new ClientDb(url, { authToken: authToken ?? undefined, fetch: namespaceFetch(namespace, url) });
+    const db = new ClientDb(url, {
+      authToken: authToken ?? undefined,
+      fetch: namespaceFetch(namespace, url),
+    });
     try {
       await migrate(db, migrations);
     } catch (error) {
       await db.close().catch(() => {});
       if (/\b404\b/.test(String((error as Error).message))) {
-        throw new LibsqlAdminError(`the libSQL server at ${url} has no namespace ${namespace}; a command given --libsql-admin-url creates it`);
+        throw new LibsqlAdminError(
+          `the libSQL server at ${url} has no namespace ${namespace}; a command given --libsql-admin-url creates it`,
+        );
       }
       throw error;
     }
@@ -140,20 +149,36 @@ export class LibsqlLocation implements Location {
   }
 
   /** One admin API call; any answer but 2xx (or an `allowed` status) is an error naming the server's reason. */
-  private async admin(method: string, namespace: string, path: string, allowed: number[] = []): Promise<Response> {
+  private async admin(
+    method: string,
+    namespace: string,
+    path: string,
+    allowed: number[] = [],
+  ): Promise<Response> {
     const { adminUrl, authToken } = this.server;
-    if (!adminUrl) throw new LibsqlAdminError("--libsql-admin-url is needed to create or delete databases on the libSQL server");
+    if (!adminUrl)
+      throw new LibsqlAdminError(
+        "--libsql-admin-url is needed to create or delete databases on the libSQL server",
+      );
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (authToken) headers.authorization = `Bearer ${authToken}`;
     const target = `${adminUrl.replace(/\/+$/, "")}/v1/namespaces/${namespace}${path}`;
     let response: Response;
     try {
-      response = await fetch(target, { method, headers, body: method === "POST" ? "{}" : undefined });
+      response = await fetch(target, {
+        method,
+        headers,
+        body: method === "POST" ? "{}" : undefined,
+      });
     } catch (error) {
-      throw new LibsqlAdminError(`the libSQL admin API at ${adminUrl} did not answer: ${(error as Error).message}`);
+      throw new LibsqlAdminError(
+        `the libSQL admin API at ${adminUrl} did not answer: ${(error as Error).message}`,
+      );
     }
     if (!response.ok && !allowed.includes(response.status)) {
-      throw new LibsqlAdminError(`the libSQL admin API refused ${method} namespace ${namespace}: ${response.status} ${await response.text()}`);
+      throw new LibsqlAdminError(
+        `the libSQL admin API refused ${method} namespace ${namespace}: ${response.status} ${await response.text()}`,
+      );
     }
     return response;
   }

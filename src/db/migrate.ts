@@ -19,10 +19,13 @@ export class SchemaTooNewError extends Error {
 /** Brings the schema up to date; with no migrations given (known current) reads nothing. */
 export async function migrate(db: Db, migrations: Migration[]): Promise<void> {
   if (migrations.length === 0) return;
-  const current = (await db.get<{ user_version: number }>("PRAGMA user_version"))?.user_version ?? 0;
+  const current =
+    (await db.get<{ user_version: number }>("PRAGMA user_version"))?.user_version ?? 0;
   const known = Math.max(0, ...migrations.map((m) => m.version));
   if (current > known) throw new SchemaTooNewError(current, known);
-  const pending = migrations.filter((m) => m.version > current).sort((a, b) => a.version - b.version);
+  const pending = migrations
+    .filter((m) => m.version > current)
+    .sort((a, b) => a.version - b.version);
   for (const migration of pending) {
     await db.transaction(async (tx) => {
       for (const statement of splitStatements(migration.sql)) await tx.run(statement);

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ClientDb } from "./client";
 import type { Db } from "./driver";
-import { migrate, SchemaTooNewError, type Migration } from "./migrate";
+import { type Migration, migrate, SchemaTooNewError } from "./migrate";
 import { NativeDb } from "./native";
 
 export type DriverName = "native" | "client";
@@ -13,7 +13,11 @@ export function driverFromEnv(): DriverName {
 }
 
 /** Opens a database by libSQL URL and brings its schema up to date. */
-export async function openDb(url: string, migrations: Migration[], driver = driverFromEnv()): Promise<Db> {
+export async function openDb(
+  url: string,
+  migrations: Migration[],
+  driver = driverFromEnv(),
+): Promise<Db> {
   let db: Db;
   if (url.startsWith("file:")) {
     const path = url.slice("file:".length);
@@ -26,7 +30,8 @@ export async function openDb(url: string, migrations: Migration[], driver = driv
     await migrate(db, migrations);
   } catch (error) {
     await db.close();
-    if (error instanceof SchemaTooNewError && url.startsWith("file:")) error.message = `${url.slice(5)}: ${error.message}`;
+    if (error instanceof SchemaTooNewError && url.startsWith("file:"))
+      error.message = `${url.slice(5)}: ${error.message}`;
     throw error;
   }
   return db;

@@ -71,7 +71,12 @@ const storeColumns = (store: NewStore): SqlValue[] => [
  * Inserts or replaces a store's row. Its key and mail versions start at `now`, so a
  * running server sees a replaced store as changed and reloads its keys and outbox.
  */
-export async function writeStore(q: Queryable, store: NewStore, now: number, replace = false): Promise<void> {
+export async function writeStore(
+  q: Queryable,
+  store: NewStore,
+  now: number,
+  replace = false,
+): Promise<void> {
   await q.run(
     `INSERT${replace ? " OR REPLACE" : ""} INTO stores (slug, name, domain, plan, owner_email, manual_approval, notify_status, registration,
        keys_version, mail_version, created_at)
@@ -111,10 +116,10 @@ export class Platform {
   }
 
   async domainTaken(domain: string, exceptSlug = ""): Promise<boolean> {
-    const row = await this.db.get("SELECT slug FROM stores WHERE lower(domain) = lower(?) AND slug <> ?", [
-      domain,
-      exceptSlug,
-    ]);
+    const row = await this.db.get(
+      "SELECT slug FROM stores WHERE lower(domain) = lower(?) AND slug <> ?",
+      [domain, exceptSlug],
+    );
     return row !== undefined;
   }
 
@@ -136,9 +141,10 @@ export class Platform {
 
   /** After a key change: a running server reloads the store's keys and delivers the owner's notice. */
   async bumpKeysAndMail(slug: string): Promise<void> {
-    await this.db.run("UPDATE stores SET keys_version = keys_version + 1, mail_version = mail_version + 1 WHERE slug = ?", [
-      slug,
-    ]);
+    await this.db.run(
+      "UPDATE stores SET keys_version = keys_version + 1, mail_version = mail_version + 1 WHERE slug = ?",
+      [slug],
+    );
   }
 
   /** Before queuing mail in a store's outbox: its outbox is looked at on the next start. */
@@ -172,12 +178,17 @@ export class Platform {
 
   /** A per-data-directory secret (cursor signatures), made on first use. */
   async secret(): Promise<string> {
-    const existing = await this.db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'secret'");
+    const existing = await this.db.get<{ value: string }>(
+      "SELECT value FROM meta WHERE key = 'secret'",
+    );
     if (existing) return existing.value;
     const bytes = crypto.getRandomValues(new Uint8Array(32));
     const value = Buffer.from(bytes).toString("base64url");
     await this.db.run("INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)", [value]);
-    return (await this.db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'secret'"))?.value ?? value;
+    return (
+      (await this.db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'secret'"))
+        ?.value ?? value
+    );
   }
 
   close(): Promise<void> {

@@ -1,11 +1,11 @@
 import { ApiError } from "../errors";
+import type { ReportError } from "../log";
+import { runtime } from "../runtime/runtime";
 import { CheckpointSchedule } from "./checkpoint-schedule";
 import type { Db } from "./driver";
 import { FileLocation, type Location } from "./location";
-import { unreleasedConnections } from "./native";
 import { storeMigrations } from "./migrations";
-import type { ReportError } from "../log";
-import { runtime } from "../runtime/runtime";
+import { unreleasedConnections } from "./native";
 
 interface Entry {
   db: Promise<Db>;
@@ -104,7 +104,10 @@ export class StorePool {
   /** Opens a store's database; a server's pool refuses one that does not exist (503). */
   private async openStore(slug: string, migrations: typeof storeMigrations): Promise<Db> {
     if (!this.createMissing && !(await this.location.storeExists(slug))) {
-      throw new ApiError("store_unavailable", "This store is unavailable right now; try again later.");
+      throw new ApiError(
+        "store_unavailable",
+        "This store is unavailable right now; try again later.",
+      );
     }
     return this.location.openStore(slug, migrations);
   }
@@ -209,7 +212,11 @@ export class StorePool {
 
   /** Checkpoints written databases on a timer (src/db/checkpoint-schedule.ts). */
   startCheckpoints(intervalMs = 1000, reportError?: ReportError): void {
-    this.checkpoints = CheckpointSchedule.start(() => [...this.entries.values()].map((e) => e.db), intervalMs, reportError);
+    this.checkpoints = CheckpointSchedule.start(
+      () => [...this.entries.values()].map((e) => e.db),
+      intervalMs,
+      reportError,
+    );
   }
 
   /** Closes one store's database (its store was deleted); a request still holding a lease keeps its handle until done. */
@@ -224,7 +231,9 @@ export class StorePool {
   async close(): Promise<void> {
     const entries = [...this.entries.values()];
     this.entries.clear();
-    await Promise.all(entries.map((e) => e.db.then((db) => this.closeDb(db, true)).catch(() => {})));
+    await Promise.all(
+      entries.map((e) => e.db.then((db) => this.closeDb(db, true)).catch(() => {})),
+    );
     await this.checkpoints?.stop();
     this.checkpoints = null;
   }

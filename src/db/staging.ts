@@ -15,7 +15,8 @@ const STAGING_DIR = "loading";
 const PENDING_KEY = "pending_load";
 
 export const stagingDir = (dataDir: string) => join(dataDir, STAGING_DIR);
-export const stagedStorePath = (dataDir: string, slug: string) => join(stagingDir(dataDir), `${slug}.db`);
+export const stagedStorePath = (dataDir: string, slug: string) =>
+  join(stagingDir(dataDir), `${slug}.db`);
 
 /** An empty staging directory for a new load. */
 export function freshStagingDir(dataDir: string): void {
@@ -25,7 +26,10 @@ export function freshStagingDir(dataDir: string): void {
 
 /** Inside the transaction that registers the stores: the files to move once it commits. */
 export async function recordPendingMove(tx: Queryable, slugs: string[]): Promise<void> {
-  await tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [PENDING_KEY, JSON.stringify(slugs)]);
+  await tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [
+    PENDING_KEY,
+    JSON.stringify(slugs),
+  ]);
 }
 
 /**
@@ -52,7 +56,9 @@ export function crashPoint(step: string): void {
 
 /** Finishes or undoes whatever load left the staging directory behind; the caller holds the load lock. */
 export async function settleStaging(dataDir: string, platform: Db): Promise<void> {
-  const pending = await platform.get<{ value: string }>("SELECT value FROM meta WHERE key = ?", [PENDING_KEY]);
+  const pending = await platform.get<{ value: string }>("SELECT value FROM meta WHERE key = ?", [
+    PENDING_KEY,
+  ]);
   if (pending) {
     for (const slug of JSON.parse(pending.value) as string[]) {
       moveIntoPlace(stagedStorePath(dataDir, slug), storeDbPath(dataDir, slug));

@@ -42,7 +42,16 @@ describe("parseDateTime", () => {
     expect(parseDateTime(formatIsrael(instant))).toBe(instant);
   });
   test("rejects everything else", () => {
-    for (const bad of ["", "2026-13-01", "2026-02-30", "2026-01-15T10:30:05", "yesterday", "2026-01-15 10:30Z", "2026-01-15T24:00:00Z", "1700000000"]) {
+    for (const bad of [
+      "",
+      "2026-13-01",
+      "2026-02-30",
+      "2026-01-15T10:30:05",
+      "yesterday",
+      "2026-01-15 10:30Z",
+      "2026-01-15T24:00:00Z",
+      "1700000000",
+    ]) {
       expect(parseDateTime(bad)).toBeNull();
     }
   });

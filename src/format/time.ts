@@ -27,7 +27,14 @@ function computeOffsetMinutes(epochMs: number): number {
   for (const part of offsetFormatter.formatToParts(new Date(epochMs))) {
     if (part.type !== "literal") parts[part.type] = Number(part.value);
   }
-  const asUtc = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
+  const asUtc = Date.UTC(
+    parts.year,
+    parts.month - 1,
+    parts.day,
+    parts.hour,
+    parts.minute,
+    parts.second,
+  );
   const wholeSeconds = Math.floor(epochMs / 1000) * 1000;
   return Math.round((asUtc - wholeSeconds) / 60_000);
 }
@@ -60,7 +67,10 @@ const datePrefixes = new Map<number, string>();
 const offsetSuffixes = new Map<number, string>();
 const DATE_PREFIX_LIMIT = 50_000;
 /** `hh:mm` for each minute of a day, and `:ss` for each second of a minute. */
-const MINUTES_OF_DAY = Array.from({ length: 1440 }, (_, m) => `${pad2(Math.floor(m / 60))}:${pad2(m % 60)}`);
+const MINUTES_OF_DAY = Array.from(
+  { length: 1440 },
+  (_, m) => `${pad2(Math.floor(m / 60))}:${pad2(m % 60)}`,
+);
 const SECONDS = Array.from({ length: 60 }, (_, s) => `:${pad2(s)}`);
 
 function datePrefix(day: number): string {
@@ -90,7 +100,12 @@ export function formatIsrael(epochMs: number): string {
   const local = Math.floor(epochMs / 1000) * 1000 + offset * 60_000;
   const day = Math.floor(local / DAY);
   const second = (local - day * DAY) / 1000;
-  return datePrefix(day) + MINUTES_OF_DAY[Math.floor(second / 60)] + SECONDS[second % 60] + offsetSuffix(offset);
+  return (
+    datePrefix(day) +
+    MINUTES_OF_DAY[Math.floor(second / 60)] +
+    SECONDS[second % 60] +
+    offsetSuffix(offset)
+  );
 }
 
 export function formatIsraelOrNull(epochMs: number | null): string | null {
@@ -138,7 +153,20 @@ export function parseDateTime(text: string): number | null {
   return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000;
 }
 
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const MONTHS = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
 
 /** An instant as people read it, in Israel time: `1 July 2099, 01:30`. */
 export function formatIsraelForPeople(epochMs: number): string {

@@ -30,7 +30,11 @@ function parseV6(text: string): bigint | null {
     if (last?.includes(".")) {
       const v4 = parseV4(last);
       if (v4 === null) return null;
-      return [...list.slice(0, -1), ((v4 >> 16n) & 0xffffn).toString(16), (v4 & 0xffffn).toString(16)];
+      return [
+        ...list.slice(0, -1),
+        ((v4 >> 16n) & 0xffffn).toString(16),
+        (v4 & 0xffffn).toString(16),
+      ];
     }
     return list;
   };
@@ -56,7 +60,8 @@ export function parseIp(text: string): Ip | null {
   if (v4 !== null) return { v6: false, value: v4 };
   const v6 = parseV6(bare.split("%")[0]);
   if (v6 === null) return null;
-  if (v6 >> 32n === 0xffffn && (v6 & ~0xffffffffn) === MAPPED_PREFIX) return { v6: false, value: v6 & 0xffffffffn };
+  if (v6 >> 32n === 0xffffn && (v6 & ~0xffffffffn) === MAPPED_PREFIX)
+    return { v6: false, value: v6 & 0xffffffffn };
   return { v6: true, value: v6 };
 }
 
@@ -71,9 +76,11 @@ export function parseHop(text: string): Ip | null {
 
 /** One canonical text per address (IPv4 dotted; IPv6 as eight lower-case hex groups). */
 export function formatIp(ip: Ip): string {
-  if (!ip.v6) return [24n, 16n, 8n, 0n].map((shift) => String((ip.value >> shift) & 0xffn)).join(".");
+  if (!ip.v6)
+    return [24n, 16n, 8n, 0n].map((shift) => String((ip.value >> shift) & 0xffn)).join(".");
   const groups: string[] = [];
-  for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(((ip.value >> shift) & 0xffffn).toString(16));
+  for (let shift = 112n; shift >= 0n; shift -= 16n)
+    groups.push(((ip.value >> shift) & 0xffffn).toString(16));
   return groups.join(":");
 }
 
@@ -102,7 +109,13 @@ export class CidrList {
         const ip = parseIp(address);
         const width = ip?.v6 ? 128 : 32;
         const bits = prefix === undefined ? width : Number(prefix);
-        if (!ip || !Number.isInteger(bits) || bits < 0 || bits > width || (prefix !== undefined && !/^\d+$/.test(prefix))) {
+        if (
+          !ip ||
+          !Number.isInteger(bits) ||
+          bits < 0 ||
+          bits > width ||
+          (prefix !== undefined && !/^\d+$/.test(prefix))
+        ) {
           throw new Error(`"${entry}" is not an IP address or CIDR range`);
         }
         return { v6: ip.v6, base: mask(ip.value, bits, width), bits };
@@ -113,7 +126,9 @@ export class CidrList {
   contains(address: string | Ip): boolean {
     const ip = typeof address === "string" ? parseIp(address) : address;
     if (!ip) return false;
-    return this.ranges.some((r) => r.v6 === ip.v6 && mask(ip.value, r.bits, r.v6 ? 128 : 32) === r.base);
+    return this.ranges.some(
+      (r) => r.v6 === ip.v6 && mask(ip.value, r.bits, r.v6 ? 128 : 32) === r.base,
+    );
   }
 }
 

@@ -22,10 +22,18 @@ describe("cursors", () => {
 
   test("bound to list, store and filters", () => {
     const cursor = encodeCursor(secret, scope, { sort: 1, id: 2 });
-    expect(codeOf(() => decodeCursor(secret, { ...scope, list: "customers" }, cursor))).toBe("invalid_parameter:cursor");
-    expect(codeOf(() => decodeCursor(secret, { ...scope, store: "shop2" }, cursor))).toBe("invalid_parameter:cursor");
-    expect(codeOf(() => decodeCursor(secret, { ...scope, filters: '[["paid",true]]' }, cursor))).toBe("invalid_parameter:cursor");
-    expect(codeOf(() => decodeCursor("other-secret", scope, cursor))).toBe("invalid_parameter:cursor");
+    expect(codeOf(() => decodeCursor(secret, { ...scope, list: "customers" }, cursor))).toBe(
+      "invalid_parameter:cursor",
+    );
+    expect(codeOf(() => decodeCursor(secret, { ...scope, store: "shop2" }, cursor))).toBe(
+      "invalid_parameter:cursor",
+    );
+    expect(
+      codeOf(() => decodeCursor(secret, { ...scope, filters: '[["paid",true]]' }, cursor)),
+    ).toBe("invalid_parameter:cursor");
+    expect(codeOf(() => decodeCursor("other-secret", scope, cursor))).toBe(
+      "invalid_parameter:cursor",
+    );
   });
 
   test("an edited position or signature is refused", () => {
@@ -33,7 +41,9 @@ describe("cursors", () => {
     const [payload, signature] = cursor.split(".");
     const forged = `${Buffer.from(JSON.stringify([1, 3])).toString("base64url")}.${signature}`;
     expect(codeOf(() => decodeCursor(secret, scope, forged))).toBe("invalid_parameter:cursor");
-    expect(codeOf(() => decodeCursor(secret, scope, `${payload}.AAAA`))).toBe("invalid_parameter:cursor");
+    expect(codeOf(() => decodeCursor(secret, scope, `${payload}.AAAA`))).toBe(
+      "invalid_parameter:cursor",
+    );
     for (const junk of ["", ".", "abc", "a.b.c", "%%%.%%%", "x".repeat(500)]) {
       expect(codeOf(() => decodeCursor(secret, scope, junk))).toBe("invalid_parameter:cursor");
     }

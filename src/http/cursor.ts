@@ -30,7 +30,10 @@ export function encodeCursor(secret: string, scope: CursorScope, position: Posit
 }
 
 const badCursor = () =>
-  invalidParameter("cursor", 'Parameter "cursor" is not valid here; pass back the nextCursor of this same list and filters unchanged.');
+  invalidParameter(
+    "cursor",
+    'Parameter "cursor" is not valid here; pass back the nextCursor of this same list and filters unchanged.',
+  );
 
 /** The position in a cursor made for exactly this scope; anything else is 400 invalid_parameter. */
 export function decodeCursor(secret: string, scope: CursorScope, cursor: string): Position {

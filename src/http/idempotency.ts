@@ -72,7 +72,9 @@ export function canonicalJson(value: unknown): string {
 
 /** What makes two requests "the same": method, path and canonical body. */
 export function fingerprint(method: string, path: string, body: unknown): string {
-  return createHash("sha256").update(`${method} ${path}\n${canonicalJson(body)}`).digest("hex");
+  return createHash("sha256")
+    .update(`${method} ${path}\n${canonicalJson(body)}`)
+    .digest("hex");
 }
 
 /** One chain of waiting requests per id: the (store, key id, Idempotency-Key) of a create. */
@@ -106,8 +108,13 @@ interface Place {
 function placeOf(c: AppContext): Place {
   const hostKey = c.get("hostKey"); // set only on the management API
   const platform = c.get("deps").manage?.platform;
-  if (hostKey && platform) return { db: platform.db, keyId: hostKey.id, queue: `host\n${hostKey.id}` };
-  return { db: c.get("db"), keyId: c.get("key").id, queue: `${c.get("store").slug}\n${c.get("key").id}` };
+  if (hostKey && platform)
+    return { db: platform.db, keyId: hostKey.id, queue: `host\n${hostKey.id}` };
+  return {
+    db: c.get("db"),
+    keyId: c.get("key").id,
+    queue: `${c.get("store").slug}\n${c.get("key").id}`,
+  };
 }
 
 /**
@@ -115,7 +122,11 @@ function placeOf(c: AppContext): Place {
  * on the management API: a stored answer for the same request is replayed, one for a
  * different request is 400; concurrent duplicates queue.
  */
-function once(c: AppContext, request: IdempotentRequest, execute: (scope: AnswerScope, print: string) => Promise<Response>) {
+function once(
+  c: AppContext,
+  request: IdempotentRequest,
+  execute: (scope: AnswerScope, print: string) => Promise<Response>,
+) {
   const place = placeOf(c);
   const scope: AnswerScope = { keyId: place.keyId, key: request.key };
   const print = fingerprint(c.req.method, c.req.path, request.body);
@@ -134,7 +145,12 @@ function once(c: AppContext, request: IdempotentRequest, execute: (scope: Answer
 }
 
 /** Stores a 4xx answer under the request's key (not 429: a retry may succeed; not an outsized one), then throws it. */
-async function rememberError(c: AppContext, scope: AnswerScope, print: string, error: unknown): Promise<never> {
+async function rememberError(
+  c: AppContext,
+  scope: AnswerScope,
+  print: string,
+  error: unknown,
+): Promise<never> {
   if (keepsError(error)) {
     const stored = { fingerprint: print, status: error.status, body: errorBody(error) };
     if (stored.body.length <= MAX_KEPT_ERROR_CHARS) {
@@ -161,7 +177,10 @@ export function idempotentRejection(c: AppContext, error: ApiError): Promise<Res
  * An ApiError 4xx thrown by `create` rolls the create back, is stored on its own and
  * rethrown; anything else (5xx, 429) is not stored, so a retry may succeed.
  */
-export async function idempotentCreate(c: AppContext, create: (tx: Queryable) => Promise<Created>): Promise<Response> {
+export async function idempotentCreate(
+  c: AppContext,
+  create: (tx: Queryable) => Promise<Created>,
+): Promise<Response> {
   const db = c.get("db");
   const request = c.get("idempotency");
   if (!request) {
@@ -172,7 +191,11 @@ export async function idempotentCreate(c: AppContext, create: (tx: Queryable) =>
     try {
       const answer = await db.transaction(async (tx) => {
         const created = await create(tx);
-        const stored = { fingerprint: print, status: created.status, body: JSON.stringify({ ok: true, data: created.data }) };
+        const stored = {
+          fingerprint: print,
+          status: created.status,
+          body: JSON.stringify({ ok: true, data: created.data }),
+        };
         await storeAnswer(tx, scope, stored, c.get("deps").now());
         return stored;
       });
@@ -201,7 +224,11 @@ export async function idempotentAcross(
   return once(c, request, async (scope, print) => {
     try {
       const created = await create();
-      const kept = { fingerprint: print, status: created.status, body: JSON.stringify({ ok: true, data: redact(created.data) }) };
+      const kept = {
+        fingerprint: print,
+        status: created.status,
+        body: JSON.stringify({ ok: true, data: redact(created.data) }),
+      };
       await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.get("deps").now()));
       return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
     } catch (error) {

@@ -35,7 +35,10 @@ export async function readJsonArrayBody(c: AppContext): Promise<unknown[]> {
 async function readJson(c: AppContext): Promise<unknown> {
   const type = c.req.header("content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) {
-    throw new ApiError("json_required", "Send the body as JSON with 'Content-Type: application/json'.");
+    throw new ApiError(
+      "json_required",
+      "Send the body as JSON with 'Content-Type: application/json'.",
+    );
   }
   const length = c.req.header("content-length");
   const declared = Number(length ?? 0);
@@ -43,23 +46,34 @@ async function readJson(c: AppContext): Promise<unknown> {
   // A body with a declared length (at most the limit, and Bun reads exactly that much) is
   // read in one piece; only a chunked one is streamed, counting bytes as they arrive (the
   // stream reader cost ~8% of a PATCH).
-  const sized = length !== undefined && DECIMAL.test(length) && c.req.header("transfer-encoding") === undefined;
+  const sized =
+    length !== undefined && DECIMAL.test(length) && c.req.header("transfer-encoding") === undefined;
   let bytes: Uint8Array;
   try {
-    bytes = sized ? new Uint8Array(await c.req.raw.arrayBuffer()) : await readLimited(c.req.raw.body, MAX_BODY_BYTES);
+    bytes = sized
+      ? new Uint8Array(await c.req.raw.arrayBuffer())
+      : await readLimited(c.req.raw.body, MAX_BODY_BYTES);
   } catch (error) {
     // Our own 413 aside, a body that cannot be read is one the client stopped sending (Bun
     // also aborts the request's signal; Deno's read fails with the signal untouched).
-    throw error instanceof ApiError ? error : new ClientClosed("the client closed the connection before sending its body");
+    throw error instanceof ApiError
+      ? error
+      : new ClientClosed("the client closed the connection before sending its body");
   }
   let body: unknown;
   try {
     body = JSON.parse(UTF8.decode(bytes));
   } catch {
-    throw new ApiError("invalid_json", "The body is not valid JSON; check quotes, commas and brackets.");
+    throw new ApiError(
+      "invalid_json",
+      "The body is not valid JSON; check quotes, commas and brackets.",
+    );
   }
   if (nestedDeeperThan(bytes, MAX_BODY_DEPTH)) {
-    throw invalidField("body", `The body is nested more than ${MAX_BODY_DEPTH} levels deep; send flatter JSON.`);
+    throw invalidField(
+      "body",
+      `The body is nested more than ${MAX_BODY_DEPTH} levels deep; send flatter JSON.`,
+    );
   }
   return body;
 }
@@ -89,7 +103,10 @@ function nestedDeeperThan(json: Uint8Array, limit: number): boolean {
 }
 
 /** Reads a body stream, stopping as soon as it passes `limit` bytes (chunked bodies have no length). */
-export async function readLimited(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+export async function readLimited(
+  stream: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<Uint8Array> {
   if (!stream) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -112,4 +129,7 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, lim
 }
 
 const tooLarge = (limit = MAX_BODY_BYTES) =>
-  new ApiError("payload_too_large", `The body is larger than ${limit} bytes; send less per request.`);
+  new ApiError(
+    "payload_too_large",
+    `The body is larger than ${limit} bytes; send less per request.`,
+  );

@@ -1,6 +1,6 @@
 import type { SqlValue } from "../db/driver";
 import type { AppContext } from "./context";
-import { decodeCursor, encodeCursor, type CursorScope } from "./cursor";
+import { type CursorScope, decodeCursor, encodeCursor } from "./cursor";
 import { okList, type Page } from "./respond";
 
 /** A list endpoint's table and sort order: newest first by `sortColumn` then `id`. */
@@ -44,7 +44,11 @@ export async function listPage<Row extends { id: number }>(
   source: ListSource,
   query: ListQuery,
 ): Promise<Page<Row>> {
-  const scope: CursorScope = { list: source.list, store: c.get("store").slug, filters: filterKey(query.filters) };
+  const scope: CursorScope = {
+    list: source.list,
+    store: c.get("store").slug,
+    filters: filterKey(query.filters),
+  };
   const secret = c.get("deps").cursorSecret;
   const conditions: string[] = [];
   const args: SqlValue[] = [];
@@ -69,7 +73,10 @@ export async function listPage<Row extends { id: number }>(
   const hasMore = rows.length > query.limit;
   if (hasMore) rows.pop();
   const last = rows[rows.length - 1];
-  const nextCursor = hasMore && last ? encodeCursor(secret, scope, { sort: last[source.sortColumn], id: last.id }) : null;
+  const nextCursor =
+    hasMore && last
+      ? encodeCursor(secret, scope, { sort: last[source.sortColumn], id: last.id })
+      : null;
   return { data: rows, hasMore, nextCursor };
 }
 

@@ -22,7 +22,8 @@ function absolute(url: string): string {
 }
 
 /** The decoded path Hono routes on (its own reader, given an absolute URL). */
-export const requestPath = (request: Request): string => honoGetPath({ url: absolute(request.url) } as Request);
+export const requestPath = (request: Request): string =>
+  honoGetPath({ url: absolute(request.url) } as Request);
 
 /** The query parameters of a request URL; never throws. */
 export function searchParamsOf(url: string): URLSearchParams {

@@ -9,8 +9,16 @@ export interface Page<T> {
 }
 
 /** An answer whose body is JSON text already serialised. */
-export function jsonAnswer(c: AppContext, body: string, status: number = 200, headers: Record<string, string> = {}): Response {
-  return c.body(body, status as ContentfulStatusCode, { "Content-Type": JSON_CONTENT_TYPE, ...headers });
+export function jsonAnswer(
+  c: AppContext,
+  body: string,
+  status: number = 200,
+  headers: Record<string, string> = {},
+): Response {
+  return c.body(body, status as ContentfulStatusCode, {
+    "Content-Type": JSON_CONTENT_TYPE,
+    ...headers,
+  });
 }
 
 export function ok(c: AppContext, data: unknown, status: 200 | 201 = 200): Response {
@@ -18,5 +26,13 @@ export function ok(c: AppContext, data: unknown, status: 200 | 201 = 200): Respo
 }
 
 export function okList<T>(c: AppContext, page: Page<T>): Response {
-  return jsonAnswer(c, JSON.stringify({ ok: true, data: page.data, hasMore: page.hasMore, nextCursor: page.nextCursor }));
+  return jsonAnswer(
+    c,
+    JSON.stringify({
+      ok: true,
+      data: page.data,
+      hasMore: page.hasMore,
+      nextCursor: page.nextCursor,
+    }),
+  );
 }

@@ -64,7 +64,11 @@ export const positiveInteger = (message = "must be a positive integer.") =>
  * reject amounts like 19.99, so "at most 2 decimals" is said in words.
  */
 const MAX_MONEY = MAX_MINOR / 100;
-const MONEY_KEYWORDS = { minimum: 0, maximum: MAX_MONEY, description: "An amount with at most 2 decimals." };
+const MONEY_KEYWORDS = {
+  minimum: 0,
+  maximum: MAX_MONEY,
+  description: "An amount with at most 2 decimals.",
+};
 
 /** An amount that may be negative (discounts), as answers carry it. */
 export const SIGNED_MONEY_KEYWORDS = { minimum: -MAX_MONEY, maximum: MAX_MONEY };
@@ -90,7 +94,10 @@ export const idParam = () =>
     v.regex(/^[1-9]\d*$/, "must be a positive integer."),
     documentedAs<string>(v.pipe(idNumber(), v.examples([1]))),
     v.transform(Number),
-    v.check((n: number) => Number.isSafeInteger(n), `must be a positive integer up to ${Number.MAX_SAFE_INTEGER}.`),
+    v.check(
+      (n: number) => Number.isSafeInteger(n),
+      `must be a positive integer up to ${Number.MAX_SAFE_INTEGER}.`,
+    ),
   );
 
 export const idParams = v.strictObject({ id: idParam() });
@@ -106,7 +113,8 @@ export const limitParam = () =>
     "50",
   );
 
-export const cursorParam = () => v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty.")));
+export const cursorParam = () =>
+  v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty.")));
 
 /** `…T09:00:00 02:00`: an offset whose `+` an unencoded query string turned into a space. */
 const PLUS_AS_SPACE = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:?\d{2}$/;
@@ -116,14 +124,18 @@ export const dateTimeParam = () =>
   v.optional(
     v.pipe(
       v.string(),
-      v.check((s) => parseDateTime(s) !== null, (issue) =>
-        PLUS_AS_SPACE.test(String(issue.input))
-          ? "has a space where its offset's + belongs: a URL query reads + as a space, so write it as %2B (2026-01-31T09:00:00%2B02:00)."
-          : "must be an ISO 8601 date-time with an offset (2026-01-31T09:00:00+02:00) or a date (2026-01-31).",
+      v.check(
+        (s) => parseDateTime(s) !== null,
+        (issue) =>
+          PLUS_AS_SPACE.test(String(issue.input))
+            ? "has a space where its offset's + belongs: a URL query reads + as a space, so write it as %2B (2026-01-31T09:00:00%2B02:00)."
+            : "must be an ISO 8601 date-time with an offset (2026-01-31T09:00:00+02:00) or a date (2026-01-31).",
       ),
       v.metadata({
-        pattern: "^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2}))?$",
-        description: "ISO 8601 with an offset or Z (2026-01-31T09:00:00+02:00), or a date (2026-01-31) meaning 00:00 Israel time.",
+        pattern:
+          "^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2}))?$",
+        description:
+          "ISO 8601 with an offset or Z (2026-01-31T09:00:00+02:00), or a date (2026-01-31) meaning 00:00 Israel time.",
       }),
       v.transform((s) => parseDateTime(s) as number),
     ),

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import * as v from "valibot";
-import { ApiError } from "../errors";
+import type { ApiError } from "../errors";
 import { parseBody } from "./validate";
 
 const failure = (fn: () => unknown): ApiError => {
@@ -13,12 +13,18 @@ const failure = (fn: () => unknown): ApiError => {
 };
 
 test("a value quoted in a validator's own message is cut to 100 characters", () => {
-  const error = failure(() => parseBody(v.strictObject({ n: v.number() }), { n: "v".repeat(10_000) }));
+  const error = failure(() =>
+    parseBody(v.strictObject({ n: v.number() }), { n: "v".repeat(10_000) }),
+  );
   expect(error.message).toBe(`Field "n" must be number (received "${"v".repeat(99)}…).`);
 });
 
 test("missing and unknown keys of nested strict objects are told apart", () => {
   const schema = v.strictObject({ address: v.strictObject({ city: v.string() }) });
-  expect(failure(() => parseBody(schema, { address: {} })).message).toBe('Field "address.city" is required.');
-  expect(failure(() => parseBody(schema, { address: { city: "x", zip: 1 } })).message).toBe('Field "address.zip" is not allowed here.');
+  expect(failure(() => parseBody(schema, { address: {} })).message).toBe(
+    'Field "address.city" is required.',
+  );
+  expect(failure(() => parseBody(schema, { address: { city: "x", zip: 1 } })).message).toBe(
+    'Field "address.zip" is not allowed here.',
+  );
 });

@@ -4,10 +4,16 @@ import { searchParamsOf } from "./request-url";
 
 type Schema = v.GenericSchema;
 
-function describeIssue(issue: v.BaseIssue<unknown>, field: string, noun: "Field" | "Parameter"): string {
+function describeIssue(
+  issue: v.BaseIssue<unknown>,
+  field: string,
+  noun: "Field" | "Parameter",
+): string {
   // A strict object reports both a missing key (expected `"name"`) and an unknown one (expected "never").
-  if (issue.expected === "never" || issue.type === "never") return `${noun} "${field}" is not allowed here.`;
-  if (issue.received === "undefined" && issue.kind === "schema") return `${noun} "${field}" is required.`;
+  if (issue.expected === "never" || issue.type === "never")
+    return `${noun} "${field}" is not allowed here.`;
+  if (issue.received === "undefined" && issue.kind === "schema")
+    return `${noun} "${field}" is required.`;
   const custom = issue.message && !issue.message.startsWith("Invalid ") ? issue.message : null;
   if (custom) return `${noun} "${field}" ${custom}`;
   return `${noun} "${field}" must be ${issue.expected ?? "valid"} (received ${echo(issue.received)}).`;
@@ -43,11 +49,15 @@ export function queryObject(url: string): Record<string, string> {
   if (!url.includes("?")) return result;
   const params = searchParamsOf(url);
   for (const [name, value] of params) {
-    if (name in result) throw invalidParameter(name, `Parameter "${echo(name)}" may be given only once.`);
+    if (name in result)
+      throw invalidParameter(name, `Parameter "${echo(name)}" may be given only once.`);
     result[name] = value;
   }
   return result;
 }
 
 export const nothingToUpdate = () =>
-  new ApiError("nothing_to_update", "The request changes nothing; send at least one field to update.");
+  new ApiError(
+    "nothing_to_update",
+    "The request changes nothing; send at least one field to update.",
+  );

@@ -1,7 +1,7 @@
 import type { Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
+import { type ApiKey, loadUsableKeys } from "./repository";
 import { digestSecret } from "./secret";
-import { loadUsableKeys, type ApiKey } from "./repository";
 
 interface StoreKeys {
   version: number;
@@ -35,7 +35,10 @@ export class KeyCache {
       pending = this.pool
         .use(store.slug, (db) => loadUsableKeys(db))
         .then((list) => {
-          const entry = { version: store.keysVersion, byDigest: new Map(list.map((k) => [k.digest, k])) };
+          const entry = {
+            version: store.keysVersion,
+            byDigest: new Map(list.map((k) => [k.digest, k])),
+          };
           // A slower load of an older version must not replace a newer one.
           const current = this.stores.get(store.slug);
           if (!current || current.version <= entry.version) this.stores.set(store.slug, entry);

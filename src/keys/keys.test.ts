@@ -3,14 +3,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Db } from "../db/driver";
+import { storeMigrations } from "../db/migrations";
 import { openDb } from "../db/open";
 import type { Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
-import { storeMigrations } from "../db/migrations";
 import { KeyCache } from "./cache";
-import { AREAS, allows, normalizePermissions, NO_PERMISSIONS, type Access } from "./permissions";
-import { digestSecret, generateSecret, hintFor, KEY_PATTERN } from "./secret";
+import { type Access, AREAS, allows, NO_PERMISSIONS, normalizePermissions } from "./permissions";
 import { createKey, deleteKey, insertKey, KeyLimitError, listKeys } from "./repository";
+import { digestSecret, generateSecret, hintFor, KEY_PATTERN } from "./secret";
 import { KeyUsage } from "./usage";
 
 const DAY = 86_400_000;
@@ -26,7 +26,9 @@ describe("secrets", () => {
   });
 
   test("generated characters cover the whole alphabet (no modulo bias shortcut)", () => {
-    const seen = new Set([...Array.from({ length: 100 }, generateSecret).join("").replaceAll("svc_sk_", "")]);
+    const seen = new Set([
+      ...Array.from({ length: 100 }, generateSecret).join("").replaceAll("svc_sk_", ""),
+    ]);
     expect(seen.size).toBe(62);
   });
 
@@ -46,9 +48,15 @@ describe("permissions", () => {
       expect([allows(perms, "orders", "read"), allows(perms, "orders", "write")]).toEqual(
         level === "none" ? [false, false] : level === "read" ? [true, false] : [true, true],
       );
-      for (const area of AREAS.filter((a) => a !== "orders")) expect(allows(perms, area, "read")).toBe(false);
+      for (const area of AREAS.filter((a) => a !== "orders"))
+        expect(allows(perms, area, "read")).toBe(false);
     }
-    const odd = normalizePermissions({ orders: "admin", products: "WRITE", leads: "write", extra: "write" });
+    const odd = normalizePermissions({
+      orders: "admin",
+      products: "WRITE",
+      leads: "write",
+      extra: "write",
+    });
     expect(odd).toEqual({ products: "none", orders: "none", customers: "none", leads: "write" });
     // biome-ignore lint: an area the table does not know
     expect(allows(odd, "reports" as any, "read")).toBe(false);
@@ -83,22 +91,45 @@ describe("key store on a real database", () => {
   test("only a digest and a hint are stored; at most 5 active keys, expired and deleted ones not counted", async () => {
     const now = 1_700_000_000_000;
     const perms = { ...NO_PERMISSIONS, orders: "read" as const };
-    const created = await createKey(db, store(), { name: "k1", permissions: perms, expiresAt: null }, "tester", now);
+    const created = await createKey(
+      db,
+      store(),
+      { name: "k1", permissions: perms, expiresAt: null },
+      "tester",
+      now,
+    );
     const raw = JSON.stringify(await db.all("SELECT * FROM api_keys"));
     expect(raw).not.toContain(created.secret);
     expect(raw).toContain(digestSecret(created.secret));
     await db.transaction(async (tx) => {
       await insertKey(tx, { name: "expired", permissions: perms, expiresAt: now - DAY }, now);
-      await insertKey(tx, { name: "deleted", permissions: perms, expiresAt: null, deleted: true }, now);
-      for (const name of ["k2", "k3", "k4"]) await insertKey(tx, { name, permissions: perms, expiresAt: now + 30 * DAY }, now);
+      await insertKey(
+        tx,
+        { name: "deleted", permissions: perms, expiresAt: null, deleted: true },
+        now,
+      );
+      for (const name of ["k2", "k3", "k4"])
+        await insertKey(tx, { name, permissions: perms, expiresAt: now + 30 * DAY }, now);
     });
-    const fifth = await createKey(db, store(), { name: "k5", permissions: perms, expiresAt: null }, "tester", now);
-    await expect(createKey(db, store(), { name: "k6", permissions: perms, expiresAt: null }, "tester", now)).rejects.toBeInstanceOf(
-      KeyLimitError,
+    const fifth = await createKey(
+      db,
+      store(),
+      { name: "k5", permissions: perms, expiresAt: null },
+      "tester",
+      now,
     );
+    await expect(
+      createKey(db, store(), { name: "k6", permissions: perms, expiresAt: null }, "tester", now),
+    ).rejects.toBeInstanceOf(KeyLimitError);
     // an active key that expires frees its place
     const later = now + 31 * DAY;
-    const sixth = await createKey(db, store(), { name: "k6", permissions: perms, expiresAt: null }, "tester", later);
+    const sixth = await createKey(
+      db,
+      store(),
+      { name: "k6", permissions: perms, expiresAt: null },
+      "tester",
+      later,
+    );
     await deleteKey(db, store(), fifth.id, "tester", later);
     const names = (await listKeys(db)).map((k) => [k.name, k.deletedAt !== null]);
     expect(names).toEqual([
@@ -112,7 +143,9 @@ describe("key store on a real database", () => {
       ["k6", false],
     ]);
     expect(sixth.hint).toBe(hintFor(sixth.secret));
-    const mail = await db.all<{ kind: string; recipient: string }>("SELECT kind, recipient FROM outbox ORDER BY id");
+    const mail = await db.all<{ kind: string; recipient: string }>(
+      "SELECT kind, recipient FROM outbox ORDER BY id",
+    );
     expect(mail).toEqual([
       { kind: "key_created", recipient: "owner@shop1.test" },
       { kind: "key_created", recipient: "owner@shop1.test" },
@@ -135,7 +168,9 @@ function fakePool(rows: () => unknown[]) {
       return { changes: 1, lastInsertRowid: 0 };
     },
   };
-  const pool = { use: async <T>(_slug: string, fn: (d: unknown) => Promise<T>) => fn(db) } as unknown as StorePool;
+  const pool = {
+    use: async <T>(_slug: string, fn: (d: unknown) => Promise<T>) => fn(db),
+  } as unknown as StorePool;
   return { pool, calls };
 }
 

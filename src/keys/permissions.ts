@@ -6,7 +6,12 @@ export type Access = (typeof ACCESS_LEVELS)[number];
 
 export type Permissions = Record<Area, Access>;
 
-export const NO_PERMISSIONS: Permissions = { products: "none", orders: "none", customers: "none", leads: "none" };
+export const NO_PERMISSIONS: Permissions = {
+  products: "none",
+  orders: "none",
+  customers: "none",
+  leads: "none",
+};
 
 export const isAccess = (value: unknown): value is Access =>
   typeof value === "string" && (ACCESS_LEVELS as readonly string[]).includes(value);
@@ -19,7 +24,9 @@ export function allows(permissions: Permissions, area: Area, needed: "read" | "w
 
 /** `products:write, orders:read` — the names the contract uses, for emails and CLI output. */
 export function describePermissions(permissions: Permissions): string {
-  const granted = AREAS.filter((area) => permissions[area] !== "none").map((a) => `${a}:${permissions[a]}`);
+  const granted = AREAS.filter((area) => permissions[area] !== "none").map(
+    (a) => `${a}:${permissions[a]}`,
+  );
   return granted.length ? granted.join(", ") : "none";
 }
 

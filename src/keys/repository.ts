@@ -3,13 +3,25 @@ import type { Store } from "../db/platform";
 import { formatIsrael } from "../format/time";
 import { queueMail } from "../mail/outbox";
 import { keyCreated, keyDeleted } from "../mail/templates";
-import { AREAS, describePermissions, isAccess, NO_PERMISSIONS, normalizePermissions, type Permissions } from "./permissions";
+import {
+  AREAS,
+  describePermissions,
+  isAccess,
+  NO_PERMISSIONS,
+  normalizePermissions,
+  type Permissions,
+} from "./permissions";
 import { digestSecret, generateSecret, hintFor, KEY_PATTERN } from "./secret";
 
 export const MAX_ACTIVE_KEYS = 5;
 const MAX_NAME_LENGTH = 100;
 const DAY = 86_400_000;
-export const EXPIRY_CHOICES = { never: null, "30d": 30 * DAY, "90d": 90 * DAY, "1y": 365 * DAY } as const;
+export const EXPIRY_CHOICES = {
+  never: null,
+  "30d": 30 * DAY,
+  "90d": 90 * DAY,
+  "1y": 365 * DAY,
+} as const;
 export type ExpiryChoice = keyof typeof EXPIRY_CHOICES;
 
 export interface ApiKey {
@@ -107,13 +119,19 @@ export interface KeyRequest {
  * characters, each area none/read/write (missing is none), expiry one of EXPIRY_CHOICES.
  * `requireAccess` refuses a key that grants nothing (the admin screen and management API).
  */
-export function prepareKey(request: KeyRequest, now: number, options: { requireAccess?: boolean } = {}): NewKey {
+export function prepareKey(
+  request: KeyRequest,
+  now: number,
+  options: { requireAccess?: boolean } = {},
+): NewKey {
   if (request.name.trim() === "") throw new KeyInputError("name", "is required");
-  if ([...request.name].length > MAX_NAME_LENGTH) throw new KeyInputError("name", `must be at most ${MAX_NAME_LENGTH} characters`);
+  if ([...request.name].length > MAX_NAME_LENGTH)
+    throw new KeyInputError("name", `must be at most ${MAX_NAME_LENGTH} characters`);
   const permissions: Permissions = { ...NO_PERMISSIONS };
   for (const area of AREAS) {
     const value = request.permissions[area] ?? "none";
-    if (!isAccess(value)) throw new KeyInputError(area, `takes none, read or write, not "${value}"`);
+    if (!isAccess(value))
+      throw new KeyInputError(area, `takes none, read or write, not "${value}"`);
     permissions[area] = value;
   }
   if (options.requireAccess && AREAS.every((area) => permissions[area] === "none")) {
@@ -121,7 +139,8 @@ export function prepareKey(request: KeyRequest, now: number, options: { requireA
   }
   const expires = request.expires ?? "never";
   // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
-  if (!Object.hasOwn(EXPIRY_CHOICES, expires)) throw new KeyInputError("expires", `takes never, 30d, 90d or 1y, not "${expires}"`);
+  if (!Object.hasOwn(EXPIRY_CHOICES, expires))
+    throw new KeyInputError("expires", `takes never, 30d, 90d or 1y, not "${expires}"`);
   const duration = EXPIRY_CHOICES[expires as ExpiryChoice];
   return { name: request.name, permissions, expiresAt: duration === null ? null : now + duration };
 }
@@ -138,7 +157,8 @@ async function countActive(tx: Queryable, now: number): Promise<number> {
 /** Inserts a key inside the caller's transaction; returns it with the secret (shown once). */
 export async function insertKey(tx: Queryable, input: NewKey, now = Date.now()) {
   const secret = input.secret ?? generateSecret();
-  if (!KEY_PATTERN.test(secret)) throw new Error("a key secret must be svc_sk_ followed by 32+ letters or digits");
+  if (!KEY_PATTERN.test(secret))
+    throw new Error("a key secret must be svc_sk_ followed by 32+ letters or digits");
   const active = !input.deleted && (input.expiresAt === null || input.expiresAt > now);
   if (active && (await countActive(tx, now)) >= MAX_ACTIVE_KEYS) throw new KeyLimitError();
   const hint = hintFor(secret);
@@ -156,10 +176,21 @@ export async function insertKey(tx: Queryable, input: NewKey, now = Date.now()) 
       input.deleted ? now : null,
     ],
   );
-  return { id: result.lastInsertRowid, secret, hint, permissions: input.permissions, expiresAt: input.expiresAt };
+  return {
+    id: result.lastInsertRowid,
+    secret,
+    hint,
+    permissions: input.permissions,
+    expiresAt: input.expiresAt,
+  };
 }
 
-const notice = (store: Store, key: { name: string; hint: string; permissions: Permissions }, by: string, at: number) => ({
+const notice = (
+  store: Store,
+  key: { name: string; hint: string; permissions: Permissions },
+  by: string,
+  at: number,
+) => ({
   storeName: store.name,
   keyName: key.name,
   hint: key.hint,
@@ -172,15 +203,30 @@ const notice = (store: Store, key: { name: string; hint: string; permissions: Pe
 export async function createKey(db: Db, store: Store, input: NewKey, by: string, now = Date.now()) {
   return db.transaction(async (tx) => {
     const created = await insertKey(tx, input, now);
-    await queueMail(tx, { ...keyCreated(notice(store, { ...created, name: input.name }, by, now)), to: store.ownerEmail }, now);
+    await queueMail(
+      tx,
+      {
+        ...keyCreated(notice(store, { ...created, name: input.name }, by, now)),
+        to: store.ownerEmail,
+      },
+      now,
+    );
     return created;
   });
 }
 
 /** Soft-deletes a key (so its id stays unique) and queues the owner's notice. */
-export async function deleteKey(db: Db, store: Store, id: number, by: string, now = Date.now()): Promise<ApiKey> {
+export async function deleteKey(
+  db: Db,
+  store: Store,
+  id: number,
+  by: string,
+  now = Date.now(),
+): Promise<ApiKey> {
   return db.transaction(async (tx) => {
-    const row = await tx.get<KeyRow>("SELECT * FROM api_keys WHERE id = ? AND deleted_at IS NULL", [id]);
+    const row = await tx.get<KeyRow>("SELECT * FROM api_keys WHERE id = ? AND deleted_at IS NULL", [
+      id,
+    ]);
     if (!row) throw new KeyNotFoundError(`No API key with id ${id} in store ${store.slug}.`);
     await tx.run("UPDATE api_keys SET deleted_at = ? WHERE id = ?", [now, id]);
     const key = toKey(row);
@@ -193,18 +239,47 @@ export async function deleteKey(db: Db, store: Store, id: number, by: string, no
  * Replaces a key: a new one with the same name and permissions (its secret shown once),
  * while the old one keeps working until `now + graceMs`. Queues the owner's notice.
  */
-export async function rollKey(db: Db, store: Store, id: number, graceMs: number, expiresAt: number | null, by: string, now = Date.now()) {
+export async function rollKey(
+  db: Db,
+  store: Store,
+  id: number,
+  graceMs: number,
+  expiresAt: number | null,
+  by: string,
+  now = Date.now(),
+) {
   return db.transaction(async (tx) => {
     const row = await tx.get<KeyRow>("SELECT * FROM api_keys WHERE id = ?", [id]);
     if (!row) throw new KeyNotFoundError(`No API key with id ${id} in store ${store.slug}.`);
     const old = toKey(row);
-    if (!isActive(old, now)) throw new KeyInactiveError(`Key ${id} is deleted or expired; only an active key can be rolled.`);
-    const oldExpiresAt = old.expiresAt === null ? now + graceMs : Math.min(old.expiresAt, now + graceMs);
+    if (!isActive(old, now))
+      throw new KeyInactiveError(
+        `Key ${id} is deleted or expired; only an active key can be rolled.`,
+      );
+    const oldExpiresAt =
+      old.expiresAt === null ? now + graceMs : Math.min(old.expiresAt, now + graceMs);
     // Marked replaced first, so the limit counts the pair once (a fifth key can be rolled).
-    await tx.run("UPDATE api_keys SET expires_at = ?, replaced_by = 0 WHERE id = ?", [oldExpiresAt, id]);
-    const created = await insertKey(tx, { name: old.name, permissions: old.permissions, expiresAt }, now);
+    await tx.run("UPDATE api_keys SET expires_at = ?, replaced_by = 0 WHERE id = ?", [
+      oldExpiresAt,
+      id,
+    ]);
+    const created = await insertKey(
+      tx,
+      { name: old.name, permissions: old.permissions, expiresAt },
+      now,
+    );
     await tx.run("UPDATE api_keys SET replaced_by = ? WHERE id = ?", [created.id, id]);
-    await queueMail(tx, { ...keyCreated(notice(store, { ...created, name: old.name }, by, now)), to: store.ownerEmail }, now);
-    return { created: { ...created, name: old.name, createdAt: now }, old: { ...old, expiresAt: oldExpiresAt } };
+    await queueMail(
+      tx,
+      {
+        ...keyCreated(notice(store, { ...created, name: old.name }, by, now)),
+        to: store.ownerEmail,
+      },
+      now,
+    );
+    return {
+      created: { ...created, name: old.name, createdAt: now },
+      old: { ...old, expiresAt: oldExpiresAt },
+    };
   });
 }

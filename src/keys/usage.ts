@@ -1,5 +1,5 @@
 import type { StorePool } from "../db/pool";
-import { reportToStderr, type ReportError } from "../log";
+import { type ReportError, reportToStderr } from "../log";
 
 const MINUTE = 60_000;
 const MAX_TRACKED = 100_000;

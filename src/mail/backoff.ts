@@ -27,7 +27,11 @@ export const DEFAULT_RETRY: RetryPolicy = {
  * Exponential backoff with jitter: after attempt n (1-based) wait base·2^(n-1), capped,
  * scaled by a random factor in [0.5, 1) so messages that failed together spread out.
  */
-export function retryDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
+export function retryDelay(
+  attempt: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): number {
   const exponent = Math.min(Math.max(attempt - 1, 0), 30);
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
   return Math.round(ceiling * (0.5 + random() / 2));

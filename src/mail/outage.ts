@@ -1,4 +1,4 @@
-import { retryDelay, type RetryPolicy } from "./backoff";
+import { type RetryPolicy, retryDelay } from "./backoff";
 
 /**
  * The transport's outage back-off: while the transport is down every message would fail

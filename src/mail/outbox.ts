@@ -1,6 +1,11 @@
 import type { Db, Queryable } from "../db/driver";
 
-export type MailKind = "customer_approved" | "order_status" | "key_created" | "key_deleted" | "admin_sign_in";
+export type MailKind =
+  | "customer_approved"
+  | "order_status"
+  | "key_created"
+  | "key_deleted"
+  | "admin_sign_in";
 export type MailStatus = "queued" | "sent" | "failed";
 
 export interface Mail {
@@ -39,7 +44,9 @@ export async function queueMail(tx: Queryable, mail: Mail, now = Date.now()): Pr
 
 /** When the store's next queued message is due, or null when nothing is queued (uses `outbox_due`). */
 export async function nextDueAt(db: Queryable): Promise<number | null> {
-  const row = await db.get<{ due: number | null }>("SELECT min(next_attempt_at) AS due FROM outbox WHERE status = 'queued'");
+  const row = await db.get<{ due: number | null }>(
+    "SELECT min(next_attempt_at) AS due FROM outbox WHERE status = 'queued'",
+  );
   return row?.due ?? null;
 }
 
@@ -55,7 +62,12 @@ export async function dueMail(db: Queryable, now: number, limit: number): Promis
  * `claimUntil`, so a crash while the message is in hand leaves it queued for a later retry.
  * False when someone else claimed or finished it first.
  */
-export async function claimMail(db: Queryable, id: number, now: number, claimUntil: number): Promise<boolean> {
+export async function claimMail(
+  db: Queryable,
+  id: number,
+  now: number,
+  claimUntil: number,
+): Promise<boolean> {
   const result = await db.run(
     `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, claimed_at = ?
      WHERE id = ? AND status = 'queued' AND next_attempt_at <= ?`,
@@ -70,7 +82,9 @@ export async function claimMail(db: Queryable, id: number, now: number, claimUnt
  * older than this process is an orphan. Reads first, so a clean outbox costs no write.
  */
 export async function releaseOrphanedClaims(db: Db, now: number): Promise<void> {
-  const orphan = await db.get("SELECT id FROM outbox WHERE status = 'queued' AND claimed_at IS NOT NULL LIMIT 1");
+  const orphan = await db.get(
+    "SELECT id FROM outbox WHERE status = 'queued' AND claimed_at IS NOT NULL LIMIT 1",
+  );
   if (!orphan) return;
   await db.run(
     "UPDATE outbox SET next_attempt_at = ?, claimed_at = NULL WHERE status = 'queued' AND claimed_at IS NOT NULL AND claimed_at < ?",
@@ -79,15 +93,29 @@ export async function releaseOrphanedClaims(db: Db, now: number): Promise<void> 
 }
 
 export async function markSent(db: Queryable, id: number, now: number): Promise<void> {
-  await db.run("UPDATE outbox SET status = 'sent', sent_at = ?, last_error = NULL, claimed_at = NULL WHERE id = ?", [now, id]);
+  await db.run(
+    "UPDATE outbox SET status = 'sent', sent_at = ?, last_error = NULL, claimed_at = NULL WHERE id = ?",
+    [now, id],
+  );
 }
 
-export async function markRetry(db: Queryable, id: number, error: string, retryAt: number): Promise<void> {
-  await db.run("UPDATE outbox SET last_error = ?, next_attempt_at = ?, claimed_at = NULL WHERE id = ? AND status = 'queued'", [error, retryAt, id]);
+export async function markRetry(
+  db: Queryable,
+  id: number,
+  error: string,
+  retryAt: number,
+): Promise<void> {
+  await db.run(
+    "UPDATE outbox SET last_error = ?, next_attempt_at = ?, claimed_at = NULL WHERE id = ? AND status = 'queued'",
+    [error, retryAt, id],
+  );
 }
 
 export async function markFailed(db: Queryable, id: number, error: string): Promise<void> {
-  await db.run("UPDATE outbox SET status = 'failed', last_error = ?, claimed_at = NULL WHERE id = ? AND status = 'queued'", [error, id]);
+  await db.run(
+    "UPDATE outbox SET status = 'failed', last_error = ?, claimed_at = NULL WHERE id = ? AND status = 'queued'",
+    [error, id],
+  );
 }
 
 export async function listMail(db: Queryable): Promise<OutboxRow[]> {

@@ -21,11 +21,17 @@ interface Body {
 }
 
 const escapeHtml = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  s
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
 
 function toText(body: Body): string {
   const blocks = [...body.paragraphs];
-  if (body.details?.length) blocks.push(body.details.map(([label, value]) => `${label}: ${value}`).join("\n"));
+  if (body.details?.length)
+    blocks.push(body.details.map(([label, value]) => `${label}: ${value}`).join("\n"));
   blocks.push(...(body.closing ?? []));
   return `${blocks.join("\n\n")}\n`;
 }
@@ -35,7 +41,10 @@ function toHtml(subject: string, body: Body): string {
   const parts = body.paragraphs.map(paragraph);
   if (body.details?.length) {
     const rows = body.details
-      .map(([label, value]) => `<tr><th style="text-align:start;padding:2px 12px 2px 0">${escapeHtml(label)}</th><td dir="auto">${escapeHtml(value)}</td></tr>`)
+      .map(
+        ([label, value]) =>
+          `<tr><th style="text-align:start;padding:2px 12px 2px 0">${escapeHtml(label)}</th><td dir="auto">${escapeHtml(value)}</td></tr>`,
+      )
       .join("\n");
     parts.push(`<table role="presentation">\n${rows}\n</table>`);
   }
@@ -58,9 +67,16 @@ function render(kind: MailKind, subject: string, body: Body): Rendered {
 const greeting = (name: string) => (name.trim() ? `Hello ${name.trim()},` : "Hello,");
 
 /** A pending customer was approved (`active: true`): they can log in now. */
-export function customerApproved(p: { storeName: string; firstName: string; lastName?: string }): Rendered {
+export function customerApproved(p: {
+  storeName: string;
+  firstName: string;
+  lastName?: string;
+}): Rendered {
   return render("customer_approved", `Your ${p.storeName} account is approved`, {
-    paragraphs: [greeting(`${p.firstName} ${p.lastName ?? ""}`), `Your account at ${p.storeName} has been approved. You can now log in.`],
+    paragraphs: [
+      greeting(`${p.firstName} ${p.lastName ?? ""}`),
+      `Your account at ${p.storeName} has been approved. You can now log in.`,
+    ],
     closing: [`${p.storeName}`],
   });
 }
@@ -79,7 +95,10 @@ export function orderStatusChanged(p: {
   ];
   if (p.trackingNumber) details.push(["Tracking number", p.trackingNumber]);
   return render("order_status", `Order #${p.orderNumber}: ${p.statusName}`, {
-    paragraphs: [greeting(p.customerName), `The status of your order #${p.orderNumber} at ${p.storeName} is now: ${p.statusName}.`],
+    paragraphs: [
+      greeting(p.customerName),
+      `The status of your order #${p.orderNumber} at ${p.storeName} is now: ${p.statusName}.`,
+    ],
     details,
     closing: [`${p.storeName}`],
   });
@@ -108,20 +127,28 @@ export function keyCreated(p: KeyNotice): Rendered {
   return render("key_created", `API key "${p.keyName}" created for ${p.storeName}`, {
     paragraphs: [`An API key was created for ${p.storeName}.`],
     details: keyDetails(p, "Created"),
-    closing: ["If you did not expect this, delete the key (storeapi keys delete, or the API keys screen)."],
+    closing: [
+      "If you did not expect this, delete the key (storeapi keys delete, or the API keys screen).",
+    ],
   });
 }
 
 /** To the store owner: a key was deleted. */
 export function keyDeleted(p: KeyNotice): Rendered {
   return render("key_deleted", `API key "${p.keyName}" deleted for ${p.storeName}`, {
-    paragraphs: [`An API key was deleted for ${p.storeName}. Requests with it are refused from now on.`],
+    paragraphs: [
+      `An API key was deleted for ${p.storeName}. Requests with it are refused from now on.`,
+    ],
     details: keyDetails(p, "Deleted"),
   });
 }
 
 /** To the store owner, who asked on the sign-in page: a one-time link to the "API and keys" screen. */
-export function adminSignInLink(p: { storeName: string; url: string; validMinutes: number }): Rendered {
+export function adminSignInLink(p: {
+  storeName: string;
+  url: string;
+  validMinutes: number;
+}): Rendered {
   return render("admin_sign_in", `Sign in to ${p.storeName}: API and keys`, {
     paragraphs: [
       `Someone asked to sign in to the "API and keys" screen of ${p.storeName}. Open this link to sign in:`,

@@ -4,13 +4,27 @@ import type { StorePool } from "../db/pool";
 import { errorFields, type Logger } from "../log";
 import type { StoreRegistry } from "../registry";
 import { runtime } from "../runtime/runtime";
-import { DEFAULT_RETRY, retryDelay, type RetryPolicy } from "./backoff";
+import { DEFAULT_RETRY, type RetryPolicy, retryDelay } from "./backoff";
 import { Outage } from "./outage";
-import { claimMail, dueMail, markFailed, markRetry, markSent, nextDueAt, releaseOrphanedClaims, type OutboxRow } from "./outbox";
+import {
+  claimMail,
+  dueMail,
+  markFailed,
+  markRetry,
+  markSent,
+  nextDueAt,
+  type OutboxRow,
+  releaseOrphanedClaims,
+} from "./outbox";
 import { DirTransport } from "./transports/dir";
 import { LogTransport } from "./transports/log";
 import { SmtpTransport } from "./transports/smtp";
-import { classifyFailure, describeFailure, type OutgoingMail, type Transport } from "./transports/transport";
+import {
+  classifyFailure,
+  describeFailure,
+  type OutgoingMail,
+  type Transport,
+} from "./transports/transport";
 
 export interface MailWorkerOptions {
   pool: StorePool;
@@ -32,10 +46,15 @@ export interface MailWorkerOptions {
   batchSize?: number;
 }
 
-export type MailMarkers = Pick<Platform, "markMailQueued" | "storesWithQueuedMail" | "clearMailQueued">;
+export type MailMarkers = Pick<
+  Platform,
+  "markMailQueued" | "storesWithQueuedMail" | "clearMailQueued"
+>;
 
 /** SMTP when configured, else files in the mail directory, else the log. */
-function chooseTransport(options: Pick<MailWorkerOptions, "smtp" | "mailDir" | "logger">): Transport {
+function chooseTransport(
+  options: Pick<MailWorkerOptions, "smtp" | "mailDir" | "logger">,
+): Transport {
   if (options.smtp) return new SmtpTransport(options.smtp);
   if (options.mailDir) return new DirTransport(options.mailDir);
   return new LogTransport(options.logger);
@@ -110,7 +129,10 @@ export class MailWorker {
       this.options.logger.warn("both --smtp and --mail-dir are set; mail goes by SMTP only");
     }
     // Never the SMTP URL: it may carry a password.
-    this.options.logger.info("mail delivery", { transport: this.transport.name, ...(this.transport.name === "dir" ? { mailDir: this.options.mailDir } : {}) });
+    this.options.logger.info("mail delivery", {
+      transport: this.transport.name,
+      ...(this.transport.name === "dir" ? { mailDir: this.options.mailDir } : {}),
+    });
     this.timer = setInterval(() => this.kick(), this.options.tickMs ?? 500);
     this.timer.unref?.();
     this.scanning = this.scanAll().catch((error) => {
@@ -145,7 +167,9 @@ export class MailWorker {
     const delivered = [...this.marked].filter((slug) => !this.pending.has(slug));
     await this.options.markers
       ?.clearMailQueued(delivered)
-      .catch((error) => this.options.logger.error("mail: cannot clear outbox markers", errorFields(error)));
+      .catch((error) =>
+        this.options.logger.error("mail: cannot clear outbox markers", errorFields(error)),
+      );
   }
 
   /** Runs the drain until nothing due is left (waits for one already running). */
@@ -185,12 +209,18 @@ export class MailWorker {
         this.pending.set(slug, Math.min(due, this.pending.get(slug) ?? due));
         this.kick();
       } catch (error) {
-        this.options.logger.error("mail: cannot read a store's outbox", { store: slug, ...errorFields(error) });
+        this.options.logger.error("mail: cannot read a store's outbox", {
+          store: slug,
+          ...errorFields(error),
+        });
         this.pending.set(slug, this.now() + this.policy.baseDelayMs);
       }
     }
     // storesOpened: store databases the pool opened since start (the scan's, and requests').
-    this.options.logger.info("mail: start-up scan done", { storesScanned: slugs.length, storesOpened: this.options.pool.misses });
+    this.options.logger.info("mail: start-up scan done", {
+      storesScanned: slugs.length,
+      storesOpened: this.options.pool.misses,
+    });
   }
 
   private kick(): void {
@@ -248,7 +278,10 @@ export class MailWorker {
       else this.pending.set(slug, next);
     } catch (error) {
       // The database could not be read or written: try this store again later, not in a loop.
-      this.options.logger.error("mail: cannot process a store's outbox", { store: slug, ...errorFields(error) });
+      this.options.logger.error("mail: cannot process a store's outbox", {
+        store: slug,
+        ...errorFields(error),
+      });
       this.pending.set(slug, this.now() + this.policy.baseDelayMs);
     }
     return outcome;
@@ -266,16 +299,30 @@ export class MailWorker {
     // Sent: from here on a failure to record it can only repeat this one message.
     this.outage.delivered();
     await markSent(db, row.id, this.now());
-    this.options.logger.info("mail sent", { store: store.slug, outboxId: row.id, kind: row.kind, transport: this.transport.name, attempts });
+    this.options.logger.info("mail sent", {
+      store: store.slug,
+      outboxId: row.id,
+      kind: row.kind,
+      transport: this.transport.name,
+      attempts,
+    });
     return "done";
   }
 
-  private async recordFailure(db: Db, store: Store, row: OutboxRow, attempts: number, error: unknown): Promise<StoreOutcome> {
+  private async recordFailure(
+    db: Db,
+    store: Store,
+    row: OutboxRow,
+    attempts: number,
+    error: unknown,
+  ): Promise<StoreOutcome> {
     const kind = classifyFailure(error);
     const reason = describeFailure(error);
     const now = this.now();
     const giveUp =
-      kind === "rejected" ? attempts >= this.policy.maxAttempts : now - row.created_at >= this.policy.maxAgeMs;
+      kind === "rejected"
+        ? attempts >= this.policy.maxAttempts
+        : now - row.created_at >= this.policy.maxAgeMs;
     const fields = { store: store.slug, outboxId: row.id, kind: row.kind, attempts, error: reason };
     if (giveUp) {
       await markFailed(db, row.id, reason);
@@ -283,7 +330,10 @@ export class MailWorker {
     } else {
       const retryAt = now + retryDelay(attempts, this.policy, this.random);
       await markRetry(db, row.id, reason, retryAt);
-      this.options.logger.warn("mail delivery failed; will retry", { ...fields, retryAt: new Date(retryAt).toISOString() });
+      this.options.logger.warn("mail delivery failed; will retry", {
+        ...fields,
+        retryAt: new Date(retryAt).toISOString(),
+      });
     }
     if (kind !== "unavailable") return "done";
     this.outage.failed(now);

@@ -1,15 +1,15 @@
 import type { Hono, MiddlewareHandler } from "hono";
-import { allowedMethodsOf, answer, type AppDeps, methodNotAllowed, mountRoutes } from "../app";
+import { type AppDeps, allowedMethodsOf, answer, methodNotAllowed, mountRoutes } from "../app";
 import type { Platform } from "../db/platform";
 import { ApiError } from "../errors";
-import { failedKey, presentedKey, refuseBlockedIp } from "../http/middleware/auth";
 import { chain } from "../http/chain";
-import { jsonAnswer } from "../http/respond";
 import type { AppContext, AppEnv } from "../http/context";
 import type { KeyedQueue } from "../http/idempotency";
-import type { RateLimiter } from "../http/rate-limit";
+import { failedKey, presentedKey, refuseBlockedIp } from "../http/middleware/auth";
 import { rateLimit } from "../http/middleware/rate-limit";
 import { transport } from "../http/middleware/transport";
+import type { RateLimiter } from "../http/rate-limit";
+import { jsonAnswer } from "../http/respond";
 import { MANAGE_PREFIX, type ManageRoute } from "./define";
 import type { HostKey, HostKeyCache } from "./host-keys";
 import { manageDocsHtml, manageOpenApiText } from "./openapi";
@@ -59,7 +59,9 @@ function refuseOptions(routes: ManageRoute[]): MiddlewareHandler<AppEnv> {
   return function refuseOptionsMiddleware(c, next) {
     if (c.req.method !== "OPTIONS") return next();
     const allow = allowedMethods(c.req.path);
-    throw allow.length ? methodNotAllowed(allow) : new ApiError("not_found", `There is no endpoint at ${c.req.path}.`);
+    throw allow.length
+      ? methodNotAllowed(allow)
+      : new ApiError("not_found", `There is no endpoint at ${c.req.path}.`);
   };
 }
 

@@ -12,7 +12,8 @@ type Schema = v.GenericSchema;
  * One management endpoint, described like a store API route (src/routes/define.ts) but
  * with no permission area: a host key may call every management endpoint.
  */
-export interface ManageRoute<P = Schema, Q = Schema, B = Schema> extends Omit<MountableRoute, "params" | "query" | "body" | "handler"> {
+export interface ManageRoute<P = Schema, Q = Schema, B = Schema>
+  extends Omit<MountableRoute, "params" | "query" | "body" | "handler"> {
   method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
   /** Relative to /manage/v1, Hono syntax: `/stores/:slug`. */
   path: string;
@@ -26,5 +27,6 @@ export interface ManageRoute<P = Schema, Q = Schema, B = Schema> extends Omit<Mo
   bodyOptional?: boolean;
 }
 
-export const defineManageRoute = <P = undefined, Q = undefined, B = undefined>(route: ManageRoute<P, Q, B>) =>
-  route as unknown as ManageRoute;
+export const defineManageRoute = <P = undefined, Q = undefined, B = undefined>(
+  route: ManageRoute<P, Q, B>,
+) => route as unknown as ManageRoute;

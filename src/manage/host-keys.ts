@@ -1,6 +1,12 @@
 import type { Queryable } from "../db/driver";
 import { isActive } from "../keys/repository";
-import { digestSecret, generateSecret, HOST_KEY_PATTERN, HOST_KEY_PREFIX, hintFor } from "../keys/secret";
+import {
+  digestSecret,
+  generateSecret,
+  HOST_KEY_PATTERN,
+  HOST_KEY_PREFIX,
+  hintFor,
+} from "../keys/secret";
 
 /** A host key of the management API (management-api.md §1), as platform.db keeps it. */
 export interface HostKey {
@@ -34,11 +40,18 @@ const toHostKey = (row: HostKeyRow): HostKey => ({
 });
 
 export async function listHostKeys(db: Queryable): Promise<HostKey[]> {
-  return (await db.all<HostKeyRow>("SELECT * FROM host_keys WHERE deleted_at IS NULL ORDER BY id")).map(toHostKey);
+  return (
+    await db.all<HostKeyRow>("SELECT * FROM host_keys WHERE deleted_at IS NULL ORDER BY id")
+  ).map(toHostKey);
 }
 
 /** Makes a host key; returns it with its secret, which is never stored or shown again. */
-export async function createHostKey(db: Queryable, name: string, expiresAt: number | null, now: number) {
+export async function createHostKey(
+  db: Queryable,
+  name: string,
+  expiresAt: number | null,
+  now: number,
+) {
   const secret = generateSecret(HOST_KEY_PREFIX);
   const hint = hintFor(secret);
   const result = await db.run(
@@ -49,8 +62,15 @@ export async function createHostKey(db: Queryable, name: string, expiresAt: numb
 }
 
 /** Soft-deletes a host key; false when there is no such (undeleted) key. */
-export async function deleteHostKey(db: Queryable, id: number, now: number): Promise<HostKey | undefined> {
-  const row = await db.get<HostKeyRow>("SELECT * FROM host_keys WHERE id = ? AND deleted_at IS NULL", [id]);
+export async function deleteHostKey(
+  db: Queryable,
+  id: number,
+  now: number,
+): Promise<HostKey | undefined> {
+  const row = await db.get<HostKeyRow>(
+    "SELECT * FROM host_keys WHERE id = ? AND deleted_at IS NULL",
+    [id],
+  );
   if (!row) return undefined;
   await db.run("UPDATE host_keys SET deleted_at = ? WHERE id = ?", [now, id]);
   return toHostKey(row);

@@ -1,6 +1,6 @@
 import type { ErrorCode } from "../errors";
 import { docsPage } from "../openapi/docs-page";
-import { buildOpenApi, type DocumentSpec, type DocumentedRoute } from "../openapi/document";
+import { buildOpenApi, type DocumentedRoute, type DocumentSpec } from "../openapi/document";
 import { header, type Json } from "../openapi/parts";
 import { MANAGE_PREFIX } from "./define";
 import { manageRoutes } from "./routes";
@@ -39,10 +39,24 @@ lookup of an unknown slug or id is 404.
 `.trim();
 
 const TAGS = [
-  { name: "Stores", description: "Create, read, change and delete stores; replace a store's order statuses." },
-  { name: "Keys", description: "A store's API keys: list, create, delete, roll with a grace period. Every change emails the owner." },
-  { name: "Ingestion", description: "What the store API cannot create: orders from checkout, leads from storefront forms, customer sign-ins." },
-  { name: "Admin links", description: "One-time sign-in links to the store admin's API keys screen." },
+  {
+    name: "Stores",
+    description: "Create, read, change and delete stores; replace a store's order statuses.",
+  },
+  {
+    name: "Keys",
+    description:
+      "A store's API keys: list, create, delete, roll with a grace period. Every change emails the owner.",
+  },
+  {
+    name: "Ingestion",
+    description:
+      "What the store API cannot create: orders from checkout, leads from storefront forms, customer sign-ins.",
+  },
+  {
+    name: "Admin links",
+    description: "One-time sign-in links to the store admin's API keys screen.",
+  },
   { name: "Service", description: "This document and its reference page: no key." },
 ];
 
@@ -56,8 +70,17 @@ function tagOf(route: DocumentedRoute): string {
 }
 
 const SECURITY_SCHEMES = {
-  bearerAuth: { type: "http", scheme: "bearer", description: "`Authorization: Bearer svc_hk_…`: a host key." },
-  apiKeyHeader: { type: "apiKey", in: "header", name: "X-Api-Key", description: "`X-Api-Key: svc_hk_…`: the same host key, in its own header." },
+  bearerAuth: {
+    type: "http",
+    scheme: "bearer",
+    description: "`Authorization: Bearer svc_hk_…`: a host key.",
+  },
+  apiKeyHeader: {
+    type: "apiKey",
+    in: "header",
+    name: "X-Api-Key",
+    description: "`X-Api-Key: svc_hk_…`: the same host key, in its own header.",
+  },
 };
 
 const ERROR_CODES: ErrorCode[] = [
@@ -108,7 +131,11 @@ function serviceOperations(): Record<string, Json> {
     security: [],
     parameters: [{ $ref: "#/components/parameters/RequestId" }],
     responses: {
-      "200": { description: "Success.", headers: { "X-Request-Id": header("X-Request-Id", true) }, content },
+      "200": {
+        description: "Success.",
+        headers: { "X-Request-Id": header("X-Request-Id", true) },
+        content,
+      },
       "400": {
         description: "- `key_in_url`: An `apikey` query parameter was sent.",
         headers: { "X-Request-Id": header("X-Request-Id", true) },
@@ -117,12 +144,28 @@ function serviceOperations(): Record<string, Json> {
     },
   });
   return {
-    [`${MANAGE_PREFIX}/openapi.json`]: common("getOpenApi", "This OpenAPI 3.1 document", "Any host, no key, plain HTTP allowed. Not an envelope.", {
-      "application/json": { schema: { type: "object", required: ["openapi"], properties: { openapi: { type: "string" } } } },
-    }),
-    [`${MANAGE_PREFIX}/docs`]: common("getDocs", "API reference page", "An HTML page built from this document, with no assets from other hosts.", {
-      "text/html": { schema: { type: "string" } },
-    }),
+    [`${MANAGE_PREFIX}/openapi.json`]: common(
+      "getOpenApi",
+      "This OpenAPI 3.1 document",
+      "Any host, no key, plain HTTP allowed. Not an envelope.",
+      {
+        "application/json": {
+          schema: {
+            type: "object",
+            required: ["openapi"],
+            properties: { openapi: { type: "string" } },
+          },
+        },
+      },
+    ),
+    [`${MANAGE_PREFIX}/docs`]: common(
+      "getDocs",
+      "API reference page",
+      "An HTML page built from this document, with no assets from other hosts.",
+      {
+        "text/html": { schema: { type: "string" } },
+      },
+    ),
   };
 }
 
@@ -132,8 +175,12 @@ export const MANAGE_API_SPEC: DocumentSpec = {
   servers: [
     {
       url: "{scheme}://{host}",
-      description: "The storeapi server: any host name it is reached at. Plain `http` only where the operator allows it.",
-      variables: { scheme: { enum: ["https", "http"], default: "https" }, host: { default: "storeapi.example" } },
+      description:
+        "The storeapi server: any host name it is reached at. Plain `http` only where the operator allows it.",
+      variables: {
+        scheme: { enum: ["https", "http"], default: "https" },
+        host: { default: "storeapi.example" },
+      },
     },
   ],
   tags: TAGS,
@@ -164,6 +211,9 @@ export function manageOpenApiText(): string {
 }
 
 export function manageDocsHtml(): string {
-  page ??= docsPage(manageOpenApiDocument(), { anyHost: true, title: "Store Management API: management API reference" });
+  page ??= docsPage(manageOpenApiDocument(), {
+    anyHost: true,
+    title: "Store Management API: management API reference",
+  });
   return page;
 }

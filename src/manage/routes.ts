@@ -5,4 +5,9 @@ import { keyRoutes } from "./keys";
 import { storeRoutes } from "./stores";
 
 /** Every endpoint of the management API. */
-export const manageRoutes: ManageRoute[] = [...storeRoutes, ...keyRoutes, ...ingestRoutes, createAdminLinkRoute];
+export const manageRoutes: ManageRoute[] = [
+  ...storeRoutes,
+  ...keyRoutes,
+  ...ingestRoutes,
+  createAdminLinkRoute,
+];

@@ -1,4 +1,9 @@
-import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import {
+  type ConversionConfig,
+  type JsonSchema,
+  toJsonSchema,
+  toJsonSchemaDefs,
+} from "@valibot/to-json-schema";
 import type * as v from "valibot";
 
 type Schema = v.GenericSchema;
@@ -30,7 +35,8 @@ export class SchemaConverter {
 
   /** Gives a schema a name: it goes to `components.schemas` and is referenced from everywhere. */
   name(schema: Schema, name: string): void {
-    if (!this.names.has(schema) && ![...this.names.values()].includes(name)) this.names.set(schema, name);
+    if (!this.names.has(schema) && ![...this.names.values()].includes(name))
+      this.names.set(schema, name);
   }
 
   /** The named schemas, converted as answer shapes. */
@@ -48,7 +54,11 @@ export class SchemaConverter {
 
   private convertNested(schema: Schema, answer: boolean): JsonSchema {
     const definitions = Object.fromEntries([...this.names].map(([named, name]) => [name, named]));
-    const { $schema: _schema, $defs: _defs, ...json } = toJsonSchema(schema, { ...this.config(answer), definitions });
+    const {
+      $schema: _schema,
+      $defs: _defs,
+      ...json
+    } = toJsonSchema(schema, { ...this.config(answer), definitions });
     return json;
   }
 
@@ -67,8 +77,10 @@ export class SchemaConverter {
       },
       overrideSchema: ({ valibotSchema, jsonSchema, errors }) => {
         if (errors) this.found.add(`${this.location}: ${errors.join(" ")}`);
-        if (answer && valibotSchema.type === "object") return { ...jsonSchema, additionalProperties: false };
-        if (valibotSchema.type === "literal") return { type: jsonType(jsonSchema.const), ...jsonSchema };
+        if (answer && valibotSchema.type === "object")
+          return { ...jsonSchema, additionalProperties: false };
+        if (valibotSchema.type === "literal")
+          return { type: jsonType(jsonSchema.const), ...jsonSchema };
         if (valibotSchema.type === "optional") return withTypedDefault(jsonSchema);
         return errors ? jsonSchema : null;
       },
@@ -91,6 +103,10 @@ function jsonType(value: unknown): "null" | "integer" | "number" | "boolean" | "
 
 /** A query parameter's default is text (`"50"`) where the document declares a number or boolean. */
 function withTypedDefault(schema: JsonSchema): JsonSchema | null {
-  if (typeof schema.default !== "string" || !["integer", "number", "boolean"].includes(String(schema.type))) return null;
+  if (
+    typeof schema.default !== "string" ||
+    !["integer", "number", "boolean"].includes(String(schema.type))
+  )
+    return null;
   return { ...schema, default: JSON.parse(schema.default) };
 }

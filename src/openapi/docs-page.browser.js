@@ -31,9 +31,11 @@
  * }} OpenApiDocument
  */
 
-(function () {
+(() => {
   /** @type {OpenApiDocument} */
-  var doc = JSON.parse(/** @type {HTMLElement} */ (document.getElementById("openapi")).textContent || "{}");
+  var doc = JSON.parse(
+    /** @type {HTMLElement} */ (document.getElementById("openapi")).textContent || "{}",
+  );
   var METHODS = ["get", "post", "patch", "put", "delete", "options"];
   /**
    * @template {keyof HTMLElementTagNameMap} K
@@ -50,20 +52,27 @@
       else if (k === "text") node.textContent = given[k];
       else node.setAttribute(k, given[k]);
     }
-    (children || []).forEach(function (c) { if (c != null) node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    (children || []).forEach((c) => {
+      if (c != null) node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    });
     return node;
   }
   /* Markdown subset: paragraphs, "- " lists, **bold**, backtick code. Built with DOM nodes only. */
   /** @param {string} text */
   function inline(text) {
     var frag = document.createDocumentFragment();
-    var last = 0, m;
+    var last = 0,
+      m;
     var tick = String.fromCharCode(96);
-    var re = new RegExp("(\\*\\*[^*]+\\*\\*|" + tick + "[^" + tick + "]+" + tick + ")", "g");
+    var re = new RegExp(`(\\*\\*[^*]+\\*\\*|${tick}[^${tick}]+${tick})`, "g");
     for (m = re.exec(text); m; m = re.exec(text)) {
       if (m.index > last) frag.appendChild(document.createTextNode(text.slice(last, m.index)));
       var t = m[0];
-      frag.appendChild(t.charAt(0) === "*" ? el("strong", { text: t.slice(2, -2) }) : el("code", { text: t.slice(1, -1) }));
+      frag.appendChild(
+        t.charAt(0) === "*"
+          ? el("strong", { text: t.slice(2, -2) })
+          : el("code", { text: t.slice(1, -1) }),
+      );
       last = m.index + t.length;
     }
     if (last < text.length) frag.appendChild(document.createTextNode(text.slice(last)));
@@ -72,14 +81,20 @@
   /** @param {string | undefined} text */
   function markdown(text) {
     var box = el("div", { class: "md" });
-    (text || "").split(/\n\s*\n/).forEach(function (block) {
+    (text || "").split(/\n\s*\n/).forEach((block) => {
       var lines = block.split("\n");
-      if (lines.every(function (l) { return /^- /.test(l); })) {
+      if (lines.every((l) => /^- /.test(l))) {
         var ul = el("ul");
-        lines.forEach(function (l) { var li = el("li"); li.appendChild(inline(l.slice(2))); ul.appendChild(li); });
+        lines.forEach((l) => {
+          var li = el("li");
+          li.appendChild(inline(l.slice(2)));
+          ul.appendChild(li);
+        });
         box.appendChild(ul);
       } else {
-        var p = el("p"); p.appendChild(inline(lines.join(" "))); box.appendChild(p);
+        var p = el("p");
+        p.appendChild(inline(lines.join(" ")));
+        box.appendChild(p);
       }
     });
     return box;
@@ -90,16 +105,23 @@
    */
   function resolve(schema) {
     var seen = 0;
-    while (schema && schema.$ref && seen++ < 20) {
+    while (schema?.$ref && seen++ < 20) {
       /** @type {any} */
       var node = doc;
-      schema.$ref.replace(/^#\//, "").split("/").forEach(function (p) { node = node && node[p]; });
+      schema.$ref
+        .replace(/^#\//, "")
+        .split("/")
+        .forEach((p) => {
+          node = node?.[p];
+        });
       schema = node;
     }
     return schema || {};
   }
   /** @param {Schema | undefined} schema */
-  function refName(schema) { return schema && schema.$ref ? schema.$ref.split("/").pop() : null; }
+  function refName(schema) {
+    return schema?.$ref ? schema.$ref.split("/").pop() : null;
+  }
   /**
    * @param {Schema | undefined} schema
    * @returns {string}
@@ -107,11 +129,17 @@
   function typeOf(schema) {
     var s = resolve(schema);
     if (s.const !== undefined) return JSON.stringify(s.const);
-    if (s.enum) return s.enum.map(function (v) { return JSON.stringify(v); }).join(" | ");
-    if (s.anyOf || s.oneOf) return (s.anyOf || s.oneOf || []).map(function (o) { return typeOf(o); }).join(" | ");
-    if (s.allOf) return s.allOf.map(function (o) { return typeOf(o); }).filter(function (t) { return t !== "any"; }).join(" & ") || "object";
+    if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(" | ");
+    if (s.anyOf || s.oneOf) return (s.anyOf || s.oneOf || []).map((o) => typeOf(o)).join(" | ");
+    if (s.allOf)
+      return (
+        s.allOf
+          .map((o) => typeOf(o))
+          .filter((t) => t !== "any")
+          .join(" & ") || "object"
+      );
     var t = Array.isArray(s.type) ? s.type.join(" | ") : s.type;
-    if (t === "array") return typeOf(s.items || {}) + "[]";
+    if (t === "array") return `${typeOf(s.items || {})}[]`;
     return refName(schema) || t || (s.properties ? "object" : "any");
   }
   /**
@@ -122,11 +150,26 @@
     var s = resolve(schema);
     /** @type {string[]} */
     var out = [];
-    ["format", "minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "pattern", "default"].forEach(function (k) {
+    [
+      "format",
+      "minimum",
+      "maximum",
+      "multipleOf",
+      "minLength",
+      "maxLength",
+      "minItems",
+      "maxItems",
+      "pattern",
+      "default",
+    ].forEach((k) => {
       var value = s[k];
-      if (value !== undefined) out.push(k + ": " + (typeof value === "string" ? value : JSON.stringify(value)));
+      if (value !== undefined)
+        out.push(`${k}: ${typeof value === "string" ? value : JSON.stringify(value)}`);
     });
-    (s.anyOf || []).forEach(function (o) { var c = constraints(o); if (c) out.push(c); });
+    (s.anyOf || []).forEach((o) => {
+      var c = constraints(o);
+      if (c) out.push(c);
+    });
     return out.join(", ");
   }
   /**
@@ -139,9 +182,9 @@
     if (s.allOf) {
       /** @type {{ properties: Record<string, Schema>, required: string[] }} */
       var merged = { properties: {}, required: [] };
-      s.allOf.forEach(function (p) {
+      s.allOf.forEach((p) => {
         var r = resolve(p);
-        if (r.type === "object" || r.properties && r.required) {
+        if (r.type === "object" || (r.properties && r.required)) {
           Object.assign(merged.properties, r.properties);
           merged.required = merged.required.concat(r.required || []);
         }
@@ -149,7 +192,12 @@
       return merged;
     }
     if (s.type === "array") return children(s.items || {});
-    if (s.anyOf) { for (var i = 0; i < s.anyOf.length; i++) { var c = children(s.anyOf[i]); if (c) return c; } }
+    if (s.anyOf) {
+      for (var i = 0; i < s.anyOf.length; i++) {
+        var c = children(s.anyOf[i]);
+        if (c) return c;
+      }
+    }
     return s.properties ? s : null;
   }
   /**
@@ -163,13 +211,15 @@
     var ul = el("ul", { class: "tree" });
     var required = s.required || [];
     var properties = s.properties || {};
-    Object.keys(properties).forEach(function (name) {
-      var prop = properties[name], r = resolve(prop);
+    Object.keys(properties).forEach((name) => {
+      var prop = properties[name],
+        r = resolve(prop);
       var li = el("li", {}, [
         el("code", { text: name }),
         required.indexOf(name) >= 0 ? el("span", { class: "req", text: "required" }) : null,
-        " ", el("span", { class: "type mono", text: typeOf(prop) }),
-        constraints(prop) ? el("span", { class: "cons", text: "  " + constraints(prop) }) : null,
+        " ",
+        el("span", { class: "type mono", text: typeOf(prop) }),
+        constraints(prop) ? el("span", { class: "cons", text: `  ${constraints(prop)}` }) : null,
       ]);
       if (r.description) li.appendChild(el("div", { class: "cons", text: r.description }));
       var sub = tree(prop, depth + 1);
@@ -198,7 +248,9 @@
       var properties = s.properties || {};
       /** @type {Record<string, unknown>} */
       var o = {};
-      Object.keys(properties).forEach(function (k) { o[k] = example(properties[k], depth + 1); });
+      Object.keys(properties).forEach((k) => {
+        o[k] = example(properties[k], depth + 1);
+      });
       return o;
     }
     if (t === "array") return [example(s.items || {}, depth + 1)];
@@ -213,30 +265,58 @@
    * @param {Parameter} p
    * @returns {Parameter}
    */
-  function param(p) { return p.$ref ? /** @type {Parameter} */ (resolve(/** @type {Schema} */ (p))) : p; }
+  function param(p) {
+    return p.$ref ? /** @type {Parameter} */ (resolve(/** @type {Schema} */ (p))) : p;
+  }
   /** @param {Parameter[]} params */
   function paramTable(params) {
-    var table = el("table", {}, [el("tr", {}, [el("th", { text: "Name" }), el("th", { text: "In" }), el("th", { text: "Type" }), el("th", { text: "Description" })])]);
-    params.forEach(function (p) {
-      table.appendChild(el("tr", {}, [
-        el("td", {}, [el("code", { text: p.name }), p.required ? el("span", { class: "req", text: "required" }) : null]),
-        el("td", { text: p.in }),
-        el("td", {}, [el("span", { class: "type mono", text: typeOf(p.schema) }), el("div", { class: "cons", text: constraints(p.schema) })]),
-        el("td", {}, [markdown(p.description || resolve(p.schema).description || "")]),
-      ]));
+    var table = el("table", {}, [
+      el("tr", {}, [
+        el("th", { text: "Name" }),
+        el("th", { text: "In" }),
+        el("th", { text: "Type" }),
+        el("th", { text: "Description" }),
+      ]),
+    ]);
+    params.forEach((p) => {
+      table.appendChild(
+        el("tr", {}, [
+          el("td", {}, [
+            el("code", { text: p.name }),
+            p.required ? el("span", { class: "req", text: "required" }) : null,
+          ]),
+          el("td", { text: p.in }),
+          el("td", {}, [
+            el("span", { class: "type mono", text: typeOf(p.schema) }),
+            el("div", { class: "cons", text: constraints(p.schema) }),
+          ]),
+          el("td", {}, [markdown(p.description || resolve(p.schema).description || "")]),
+        ]),
+      );
     });
     return table;
   }
   /** @param {Record<string, Header>} headers */
   function headerTable(headers) {
-    var table = el("table", {}, [el("tr", {}, [el("th", { text: "Header" }), el("th", { text: "Type" }), el("th", { text: "Description" })])]);
-    Object.keys(headers).forEach(function (name) {
+    var table = el("table", {}, [
+      el("tr", {}, [
+        el("th", { text: "Header" }),
+        el("th", { text: "Type" }),
+        el("th", { text: "Description" }),
+      ]),
+    ]);
+    Object.keys(headers).forEach((name) => {
       var h = headers[name];
-      table.appendChild(el("tr", {}, [
-        el("td", {}, [el("code", { text: name }), h.required ? el("span", { class: "req", text: "always" }) : null]),
-        el("td", {}, [el("span", { class: "type mono", text: typeOf(h.schema) })]),
-        el("td", {}, [markdown(h.description || "")]),
-      ]));
+      table.appendChild(
+        el("tr", {}, [
+          el("td", {}, [
+            el("code", { text: name }),
+            h.required ? el("span", { class: "req", text: "always" }) : null,
+          ]),
+          el("td", {}, [el("span", { class: "type mono", text: typeOf(h.schema) })]),
+          el("td", {}, [markdown(h.description || "")]),
+        ]),
+      );
     });
     return table;
   }
@@ -248,13 +328,22 @@
     var media = r.content && Object.keys(r.content)[0];
     var body = media && r.content ? r.content[media] : null;
     var box = el("details", { class: "resp" }, [
-      el("summary", {}, [el("span", { class: "st s" + status.charAt(0), text: status }), " ", media ? el("span", { class: "cons", text: media }) : null]),
+      el("summary", {}, [
+        el("span", { class: `st s${status.charAt(0)}`, text: status }),
+        " ",
+        media ? el("span", { class: "cons", text: media }) : null,
+      ]),
       markdown(r.description),
     ]);
     if (r.headers) box.appendChild(headerTable(r.headers));
-    if (body && body.schema) { var t = tree(body.schema, 0); if (t) box.appendChild(t); }
-    var examples = (body && body.examples) || {};
-    Object.keys(examples).forEach(function (k) { box.appendChild(el("pre", { text: JSON.stringify(examples[k].value, null, 2) })); });
+    if (body?.schema) {
+      var t = tree(body.schema, 0);
+      if (t) box.appendChild(t);
+    }
+    var examples = body?.examples || {};
+    Object.keys(examples).forEach((k) => {
+      box.appendChild(el("pre", { text: JSON.stringify(examples[k].value, null, 2) }));
+    });
     return box;
   }
   /** @type {HTMLInputElement} */
@@ -270,32 +359,45 @@
    * @param {string} id
    */
   function tryIt(path, method, op, id) {
-    var params = (op.parameters || []).map(param).filter(function (p) { return p.in !== "header" || p.name === "Idempotency-Key"; });
+    var params = (op.parameters || [])
+      .map(param)
+      .filter((p) => p.in !== "header" || p.name === "Idempotency-Key");
     /** @type {Record<string, HTMLInputElement>} */
     var inputs = {};
     var box = el("div", { class: "try" });
-    params.forEach(function (p) {
+    params.forEach((p) => {
       var input = el("input", { placeholder: p.required ? "required" : "optional" });
-      inputs[p.in + ":" + p.name] = input;
-      box.appendChild(el("label", {}, [p.name + " (" + p.in + ")", input]));
+      inputs[`${p.in}:${p.name}`] = input;
+      box.appendChild(el("label", {}, [`${p.name} (${p.in})`, input]));
     });
     /** @type {HTMLTextAreaElement | null} */
     var bodyInput = null;
     if (op.requestBody) {
       bodyInput = el("textarea", {});
-      bodyInput.value = JSON.stringify(example(op.requestBody.content["application/json"].schema, 0), null, 2);
+      bodyInput.value = JSON.stringify(
+        example(op.requestBody.content["application/json"].schema, 0),
+        null,
+        2,
+      );
       box.appendChild(el("label", {}, ["Body (JSON)", bodyInput]));
     }
     var out = el("pre", { class: "hidden" });
-    var send = el("button", { type: "button", text: "Send " + method.toUpperCase() });
-    send.addEventListener("click", function () {
+    var send = el("button", { type: "button", text: `Send ${method.toUpperCase()}` });
+    send.addEventListener("click", () => {
       out.className = "";
       var host = hostInput.value.trim();
-      if (!/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(host)) { out.textContent = "Enter your store's host above first (like shop1.example.com)."; return; }
+      if (!/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(host)) {
+        out.textContent = "Enter your store's host above first (like shop1.example.com).";
+        return;
+      }
       if (host.toLowerCase() !== location.host.toLowerCase()) {
         out.textContent = "";
-        var there = location.protocol + "//" + host + location.pathname + "#" + id;
-        out.appendChild(document.createTextNode("This page can only send requests to its own host. Open it on " + host + " and try there: "));
+        var there = `${location.protocol}//${host}${location.pathname}#${id}`;
+        out.appendChild(
+          document.createTextNode(
+            `This page can only send requests to its own host. Open it on ${host} and try there: `,
+          ),
+        );
         out.appendChild(el("a", { href: there, text: there }));
         return;
       }
@@ -304,31 +406,51 @@
       var query = [];
       /** @type {Record<string, string>} */
       var headers = {};
-      params.forEach(function (p) {
-        var v = inputs[p.in + ":" + p.name].value;
-        if (p.in === "path") url = url.replace("{" + p.name + "}", encodeURIComponent(v));
-        else if (p.in === "query" && v !== "") query.push(encodeURIComponent(p.name) + "=" + encodeURIComponent(v));
+      params.forEach((p) => {
+        var v = inputs[`${p.in}:${p.name}`].value;
+        if (p.in === "path") url = url.replace(`{${p.name}}`, encodeURIComponent(v));
+        else if (p.in === "query" && v !== "")
+          query.push(`${encodeURIComponent(p.name)}=${encodeURIComponent(v)}`);
         else if (p.in === "header" && v !== "") headers[p.name] = v;
       });
-      if (query.length) url += "?" + query.join("&");
-      if ((op.security || doc.security || []).some(function (s) { return Object.keys(s).length; }) && keyInput.value) headers.Authorization = "Bearer " + keyInput.value;
+      if (query.length) url += `?${query.join("&")}`;
+      if ((op.security || doc.security || []).some((s) => Object.keys(s).length) && keyInput.value)
+        headers.Authorization = `Bearer ${keyInput.value}`;
       /** @type {RequestInit} */
       var init = { method: method.toUpperCase(), headers: headers };
-      if (bodyInput) { headers["Content-Type"] = "application/json"; init.body = bodyInput.value; }
-      out.textContent = method.toUpperCase() + " " + url + " …";
-      fetch(url, init).then(function (res) {
-        return res.text().then(function (text) {
-          var lines = [res.status + " " + res.statusText];
-          res.headers.forEach(function (v, k) { lines.push(k + ": " + v); });
-          var shown = text;
-          try { shown = JSON.stringify(JSON.parse(text), null, 2); } catch (e) {}
-          out.textContent = lines.join("\n") + "\n\n" + shown;
+      if (bodyInput) {
+        headers["Content-Type"] = "application/json";
+        init.body = bodyInput.value;
+      }
+      out.textContent = `${method.toUpperCase()} ${url} …`;
+      fetch(url, init)
+        .then((res) =>
+          res.text().then((text) => {
+            var lines = [`${res.status} ${res.statusText}`];
+            res.headers.forEach((v, k) => {
+              lines.push(`${k}: ${v}`);
+            });
+            var shown = text;
+            try {
+              shown = JSON.stringify(JSON.parse(text), null, 2);
+            } catch (_e) {}
+            out.textContent = `${lines.join("\n")}\n\n${shown}`;
+          }),
+        )
+        .catch((e) => {
+          out.textContent = `Request failed: ${e}`;
         });
-      }).catch(function (e) { out.textContent = "Request failed: " + e; });
     });
     box.appendChild(send);
     box.appendChild(out);
-    return el("details", {}, [el("summary", { text: anyHost ? "Try it (sent to this page's host)" : "Try it (sent to the store host above)" }), box]);
+    return el("details", {}, [
+      el("summary", {
+        text: anyHost
+          ? "Try it (sent to this page's host)"
+          : "Try it (sent to the store host above)",
+      }),
+      box,
+    ]);
   }
   /**
    * @param {string} path
@@ -338,12 +460,18 @@
    */
   function operation(path, method, op, id) {
     var card = el("section", { class: "card", id: id }, [
-      el("h3", {}, [el("span", { class: "m " + method, text: method.toUpperCase() }), el("span", { class: "path", text: path })]),
+      el("h3", {}, [
+        el("span", { class: `m ${method}`, text: method.toUpperCase() }),
+        el("span", { class: "path", text: path }),
+      ]),
       el("p", { class: "sum", text: op.summary || "" }),
     ]);
     if (op.description) card.appendChild(markdown(op.description));
     var params = (op.parameters || []).map(param);
-    if (params.length) { card.appendChild(el("h4", { text: "Parameters" })); card.appendChild(paramTable(params)); }
+    if (params.length) {
+      card.appendChild(el("h4", { text: "Parameters" }));
+      card.appendChild(paramTable(params));
+    }
     if (op.requestBody) {
       card.appendChild(el("h4", { text: "Request body (application/json)" }));
       var t = tree(op.requestBody.content["application/json"].schema, 0);
@@ -351,60 +479,97 @@
     }
     card.appendChild(el("h4", { text: "Responses" }));
     var responses = op.responses || {};
-    Object.keys(responses).forEach(function (status) { card.appendChild(response(status, responses[status])); });
+    Object.keys(responses).forEach((status) => {
+      card.appendChild(response(status, responses[status]));
+    });
     if (method !== "options") card.appendChild(tryIt(path, method, op, id));
     return card;
   }
-  var side = /** @type {HTMLElement} */ (document.getElementById("side")), main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  var side = /** @type {HTMLElement} */ (document.getElementById("side")),
+    main = /** @type {HTMLElement} */ (document.getElementById("main"));
   side.appendChild(el("h1", { text: doc.info.title }));
-  side.appendChild(el("div", { class: "ver", text: "OpenAPI " + doc.openapi + " · version " + doc.info.version }));
+  side.appendChild(
+    el("div", { class: "ver", text: `OpenAPI ${doc.openapi} · version ${doc.info.version}` }),
+  );
   var filter = el("input", { type: "search", placeholder: "Filter endpoints" });
   side.appendChild(filter);
   side.appendChild(el("a", { href: "openapi.json", text: "openapi.json" }));
   var onStoreHost = document.body.getAttribute("data-store-host") === "yes";
-  keyInput = el("input", { type: "password", placeholder: (anyHost ? "svc_hk_…" : "svc_sk_…") + " (kept in this page only)", autocomplete: "off" });
-  hostInput = el("input", { type: "text", placeholder: "your store's host, like shop1.example.com", autocomplete: "off", id: "store-host" });
+  keyInput = el("input", {
+    type: "password",
+    placeholder: `${anyHost ? "svc_hk_…" : "svc_sk_…"} (kept in this page only)`,
+    autocomplete: "off",
+  });
+  hostInput = el("input", {
+    type: "text",
+    placeholder: "your store's host, like shop1.example.com",
+    autocomplete: "off",
+    id: "store-host",
+  });
   if (onStoreHost || anyHost) hostInput.value = location.host;
-  main.appendChild(el("div", { id: "keybar" }, anyHost
-    ? [el("span", { text: "Host key:" }), keyInput]
-    : [el("span", { text: "Store host:" }), hostInput, el("span", { text: "API key:" }), keyInput]));
+  main.appendChild(
+    el(
+      "div",
+      { id: "keybar" },
+      anyHost
+        ? [el("span", { text: "Host key:" }), keyInput]
+        : [
+            el("span", { text: "Store host:" }),
+            hostInput,
+            el("span", { text: "API key:" }),
+            keyInput,
+          ],
+    ),
+  );
   var note = /** @type {HTMLElement} */ (document.getElementById("hostnote"));
   if (!anyHost) {
-    note.appendChild(document.createTextNode(onStoreHost
-      ? " This page is on the store host " + location.host + "."
-      : " This page's host (" + location.host + ") is not a store's: type your store's host above."));
+    note.appendChild(
+      document.createTextNode(
+        onStoreHost
+          ? ` This page is on the store host ${location.host}.`
+          : ` This page's host (${location.host}) is not a store's: type your store's host above.`,
+      ),
+    );
   }
   main.appendChild(note);
-  var intro = el("section", { class: "card intro", id: "overview" }, [el("h3", { text: "Overview" })]);
+  var intro = el("section", { class: "card intro", id: "overview" }, [
+    el("h3", { text: "Overview" }),
+  ]);
   intro.appendChild(markdown(doc.info.description));
   main.appendChild(intro);
   /** @type {HTMLAnchorElement[]} */
   var links = [];
   var n = 0;
-  (doc.tags || []).forEach(function (tag) {
+  (doc.tags || []).forEach((tag) => {
     /** @type {Array<[string, string, Operation]>} */
     var ops = [];
-    Object.keys(doc.paths).forEach(function (path) {
-      METHODS.forEach(function (method) {
+    Object.keys(doc.paths).forEach((path) => {
+      METHODS.forEach((method) => {
         var op = doc.paths[path][method];
-        if (op && (op.tags || [])[0] === tag.name && method !== "options") ops.push([path, method, op]);
+        if (op && (op.tags || [])[0] === tag.name && method !== "options")
+          ops.push([path, method, op]);
       });
     });
     if (!ops.length) return;
     side.appendChild(el("h2", { text: tag.name }));
     main.appendChild(el("h2", { class: "tag", text: tag.name }));
     if (tag.description) main.appendChild(el("p", { class: "sum", text: tag.description }));
-    ops.forEach(function (o) {
-      var id = "op-" + (n++);
-      var link = el("a", { href: "#" + id }, [el("span", { class: "m " + o[1], text: o[1].toUpperCase() }), el("span", { class: "mono", text: o[0].replace(/^\/(api|manage)\/v1/, "") })]);
-      link.dataset.search = (o[1] + " " + o[0] + " " + (o[2].summary || "")).toLowerCase();
+    ops.forEach((o) => {
+      var id = `op-${n++}`;
+      var link = el("a", { href: `#${id}` }, [
+        el("span", { class: `m ${o[1]}`, text: o[1].toUpperCase() }),
+        el("span", { class: "mono", text: o[0].replace(/^\/(api|manage)\/v1/, "") }),
+      ]);
+      link.dataset.search = `${o[1]} ${o[0]} ${o[2].summary || ""}`.toLowerCase();
       links.push(link);
       side.appendChild(link);
       main.appendChild(operation(o[0], o[1], o[2], id));
     });
   });
-  filter.addEventListener("input", function () {
+  filter.addEventListener("input", () => {
     var q = filter.value.toLowerCase();
-    links.forEach(function (a) { a.classList.toggle("hidden", q !== "" && (a.dataset.search || "").indexOf(q) < 0); });
+    links.forEach((a) => {
+      a.classList.toggle("hidden", q !== "" && (a.dataset.search || "").indexOf(q) < 0);
+    });
   });
 })();

@@ -78,13 +78,17 @@ export const HOST_NOTE =
   "This page can only send requests to the host it was opened on (the API has no CORS), so for another host Try it offers a link to this page there.";
 
 /** For an API that answers on any host (the management API): Try it sends to the page's own. */
-export const ANY_HOST_NOTE = "Try it sends each request to this page's host: this API answers on any host name.";
+export const ANY_HOST_NOTE =
+  "Try it sends each request to this page's host: this API answers on any host name.";
 
 /**
  * `onStoreHost`: whether the page is served at a store's host (Try it's host is prefilled);
  * `anyHost`: the API answers on every host, so Try it needs no host picked; `title` is plain text.
  */
-export function docsPage(document: unknown, { onStoreHost = false, anyHost = false, title = "Store Management API reference" } = {}): string {
+export function docsPage(
+  document: unknown,
+  { onStoreHost = false, anyHost = false, title = "Store Management API reference" } = {},
+): string {
   const hostMode = anyHost ? "any" : onStoreHost ? "yes" : "no";
   return `<!doctype html>
 <html lang="en">

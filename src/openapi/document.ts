@@ -1,7 +1,7 @@
 import type { JsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import type { ErrorCode } from "../errors";
-import { accessFor, API_PREFIX, type Method, type RouteDef } from "../routes/define";
+import { API_PREFIX, accessFor, type Method, type RouteDef } from "../routes/define";
 import { SchemaConverter } from "./convert";
 import { AUTHENTICATED, byStatus, ERROR_CATALOG, routeErrorCodes } from "./error-catalog";
 import {
@@ -11,12 +11,12 @@ import {
   errorSchema,
   header,
   type Json,
+  KEY_SECURITY,
   listEnvelope,
   OVERVIEW,
   PARAMETERS,
   RATE_HEADERS,
   SECURITY_SCHEMES,
-  KEY_SECURITY,
   SERVERS,
   STORE_ERROR_CODES,
   successEnvelope,
@@ -56,7 +56,9 @@ function operationId(method: string, path: string): string {
   const words = path
     .split(/[/.]/)
     .filter(Boolean)
-    .map((part) => (part.startsWith("{") ? `By${capitalize(part.slice(1, -1))}` : capitalize(part)));
+    .map((part) =>
+      part.startsWith("{") ? `By${capitalize(part.slice(1, -1))}` : capitalize(part),
+    );
   return method.toLowerCase() + words.join("").replace(/[^A-Za-z0-9]/g, "");
 }
 
@@ -94,7 +96,8 @@ function nameSchemas(routes: DocumentedRoute[], converter: SchemaConverter): voi
   }
   for (const route of routes) {
     const single = /^\/([a-z]+)s\/:[a-z]+$/i.exec(route.path);
-    if (route.method === "GET" && single && route.response) converter.name(route.response, capitalize(single[1]));
+    if (route.method === "GET" && single && route.response)
+      converter.name(route.response, capitalize(single[1]));
   }
 }
 
@@ -114,19 +117,34 @@ function parameters(route: DocumentedRoute, ctx: Context, where: string): Json[]
   const result: Json[] = [];
   const pathNames = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
   const pathSchema = route.params ? ctx.converter.convert(route.params, `${where} params`) : {};
-  const pathProperties = new Map(objectProperties(pathSchema).map(([name, schema]) => [name, schema]));
+  const pathProperties = new Map(
+    objectProperties(pathSchema).map(([name, schema]) => [name, schema]),
+  );
   for (const name of pathNames) {
     const schema = pathProperties.get(name);
     if (!schema) ctx.problems.push(`${where}: path parameter "${name}" has no schema.`);
     // Tools that call the API from the document (Dredd, Prism) need an example of each.
     const example = schema?.examples?.[0];
-    result.push({ name, in: "path", required: true, ...(example === undefined ? {} : { example }), schema: schema ?? { type: "string" } });
+    result.push({
+      name,
+      in: "path",
+      required: true,
+      ...(example === undefined ? {} : { example }),
+      schema: schema ?? { type: "string" },
+    });
   }
   if (route.query) {
     const querySchema = ctx.converter.convert(route.query, `${where} query`);
-    if (querySchema.type !== "object") ctx.problems.push(`${where}: the query schema is not an object.`);
+    if (querySchema.type !== "object")
+      ctx.problems.push(`${where}: the query schema is not an object.`);
     for (const [name, schema, required] of objectProperties(querySchema)) {
-      result.push({ name, in: "query", required, ...(schema.description ? { description: schema.description } : {}), schema });
+      result.push({
+        name,
+        in: "query",
+        required,
+        ...(schema.description ? { description: schema.description } : {}),
+        schema,
+      });
     }
   }
   result.push({ $ref: "#/components/parameters/RequestId" });
@@ -144,16 +162,26 @@ function successResponse(route: DocumentedRoute, ctx: Context, where: string): J
   return {
     description: route.list ? "One page of the list, newest first." : "Success.",
     headers,
-    content: { "application/json": { schema: route.list ? listEnvelope(data) : successEnvelope(data) } },
+    content: {
+      "application/json": { schema: route.list ? listEnvelope(data) : successEnvelope(data) },
+    },
   };
 }
 
 /** One response per error status: the codes it can carry, their causes, headers and examples. */
-function errorResponse(status: number, codes: ErrorCode[], options: { authenticated: boolean; idempotent?: boolean }): Json {
+function errorResponse(
+  status: number,
+  codes: ErrorCode[],
+  options: { authenticated: boolean; idempotent?: boolean },
+): Json {
   const headers: Json = { "X-Request-Id": header("X-Request-Id", true) };
   const rate = codes.map((code) => ERROR_CATALOG[code].rateHeaders);
   if (options.authenticated && rate.some((r) => r !== "never")) {
-    for (const name of RATE_HEADERS) headers[name] = header(name, rate.every((r) => r === "always"));
+    for (const name of RATE_HEADERS)
+      headers[name] = header(
+        name,
+        rate.every((r) => r === "always"),
+      );
   }
   if (status === 429) headers["Retry-After"] = header("Retry-After", true);
   if (status === 405) headers.Allow = header("Allow", true);
@@ -167,8 +195,16 @@ function errorResponse(status: number, codes: ErrorCode[], options: { authentica
   };
 }
 
-function errorResponses(codes: ErrorCode[], options: { authenticated: boolean; idempotent?: boolean }): Json {
-  return Object.fromEntries(byStatus(codes).map(([status, group]) => [String(status), errorResponse(status, group, options)]));
+function errorResponses(
+  codes: ErrorCode[],
+  options: { authenticated: boolean; idempotent?: boolean },
+): Json {
+  return Object.fromEntries(
+    byStatus(codes).map(([status, group]) => [
+      String(status),
+      errorResponse(status, group, options),
+    ]),
+  );
 }
 
 function routeOperation(route: DocumentedRoute, ctx: Context): Operation {
@@ -189,7 +225,10 @@ function routeOperation(route: DocumentedRoute, ctx: Context): Operation {
     const schema = ctx.converter.convert(route.body, `${where} body`);
     // A PATCH must change something: an empty object is 400 `nothing_to_update`.
     if (route.method === "PATCH") schema.minProperties = 1;
-    operation.requestBody = { required: !route.bodyOptional, content: { "application/json": { schema } } };
+    operation.requestBody = {
+      required: !route.bodyOptional,
+      content: { "application/json": { schema } },
+    };
   } else if (route.method !== "GET" && route.method !== "DELETE") {
     ctx.problems.push(`${where}: no body schema.`);
   }
@@ -202,7 +241,13 @@ function routeOperation(route: DocumentedRoute, ctx: Context): Operation {
 
 /** The answers of the store API that need no key and no store. */
 function serviceOperations(): Record<string, Operation> {
-  const common = (id: string, summary: string, description: string, content: Json, errors: ErrorCode[] = ["key_in_url"]): Operation => ({
+  const common = (
+    id: string,
+    summary: string,
+    description: string,
+    content: Json,
+    errors: ErrorCode[] = ["key_in_url"],
+  ): Operation => ({
     operationId: id,
     tags: ["Service"],
     summary,
@@ -210,7 +255,11 @@ function serviceOperations(): Record<string, Operation> {
     security: [],
     parameters: [{ $ref: "#/components/parameters/RequestId" }],
     responses: {
-      "200": { description: "Success.", headers: { "X-Request-Id": header("X-Request-Id", true) }, content },
+      "200": {
+        description: "Success.",
+        headers: { "X-Request-Id": header("X-Request-Id", true) },
+        content,
+      },
       ...errorResponses(errors, { authenticated: false }),
     },
   });
@@ -228,12 +277,28 @@ function serviceOperations(): Record<string, Operation> {
       { "application/json": { schema: health } },
       ["key_in_url", "service_unavailable"],
     ),
-    [`${API_PREFIX}/openapi.json`]: common("getOpenApi", "This OpenAPI 3.1 document", "Any host, no key. Not an envelope.", {
-      "application/json": { schema: { type: "object", required: ["openapi"], properties: { openapi: { type: "string" } } } },
-    }),
-    [`${API_PREFIX}/docs`]: common("getDocs", "API reference page", "An HTML page built from this document, with no assets from other hosts.", {
-      "text/html": { schema: { type: "string" } },
-    }),
+    [`${API_PREFIX}/openapi.json`]: common(
+      "getOpenApi",
+      "This OpenAPI 3.1 document",
+      "Any host, no key. Not an envelope.",
+      {
+        "application/json": {
+          schema: {
+            type: "object",
+            required: ["openapi"],
+            properties: { openapi: { type: "string" } },
+          },
+        },
+      },
+    ),
+    [`${API_PREFIX}/docs`]: common(
+      "getDocs",
+      "API reference page",
+      "An HTML page built from this document, with no assets from other hosts.",
+      {
+        "text/html": { schema: { type: "string" } },
+      },
+    ),
   };
 }
 
@@ -276,7 +341,10 @@ export const STORE_API_SPEC: DocumentSpec = {
 };
 
 /** Builds the OpenAPI 3.1 document for a route table mounted at `spec.prefix`. */
-export function buildOpenApi(routes: DocumentedRoute[], spec: DocumentSpec = STORE_API_SPEC): OpenApiBuild {
+export function buildOpenApi(
+  routes: DocumentedRoute[],
+  spec: DocumentSpec = STORE_API_SPEC,
+): OpenApiBuild {
   const converter = new SchemaConverter();
   const ctx: Context = { converter, problems: [], spec };
   nameSchemas(routes, converter);

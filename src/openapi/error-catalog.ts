@@ -34,12 +34,14 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   too_many_failures: {
     when: "This client IP sent too many bad keys and is blocked for a while; `Retry-After` says how long.",
-    example: "Too many requests with invalid API keys came from this address; try again in 540 seconds.",
+    example:
+      "Too many requests with invalid API keys came from this address; try again in 540 seconds.",
     rateHeaders: "never",
   },
   unauthorized: {
     when: "The API key is missing, malformed, unknown, deleted, expired or of another store (one body for all).",
-    example: "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
+    example:
+      "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
     rateHeaders: "never",
   },
   plan_required: {
@@ -89,17 +91,20 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   email_taken: {
     when: "Another customer of this store has this email (compared case-insensitively).",
-    example: 'Field "email" is already used by another customer of this store; use a different address.',
+    example:
+      'Field "email" is already used by another customer of this store; use a different address.',
     rateHeaders: "always",
   },
   plan_limit: {
     when: "The store is at a limit of its plan (products per store, active API keys).",
-    example: "The growth plan allows at most 5,000 products; delete products or upgrade the plan to add more.",
+    example:
+      "The growth plan allows at most 5,000 products; delete products or upgrade the plan to add more.",
     rateHeaders: "always",
   },
   registration_disabled: {
     when: "The store's customer registration setting is off.",
-    example: "This store does not accept new customer registrations; the store owner has turned registration off.",
+    example:
+      "This store does not accept new customer registrations; the store owner has turned registration off.",
     rateHeaders: "always",
   },
   // The management API's own conflicts (management-api.md §2).
@@ -110,7 +115,8 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   domain_taken: {
     when: "Management API: another store uses this domain, or it is under the platform domain.",
-    example: 'The domain "shop1.example.com" is already used by another store or is under the platform domain.',
+    example:
+      'The domain "shop1.example.com" is already used by another store or is under the platform domain.',
     rateHeaders: "always",
   },
   status_in_use: {
@@ -167,12 +173,21 @@ export const AUTHENTICATED: ErrorCode[] = [
   "store_unavailable",
 ];
 
-const WITH_BODY: ErrorCode[] = ["json_required", "payload_too_large", "invalid_json", "invalid_field"];
+const WITH_BODY: ErrorCode[] = [
+  "json_required",
+  "payload_too_large",
+  "invalid_json",
+  "invalid_field",
+];
 
 /** The error codes one endpoint can answer: the `common` ones, its method's, and its own. */
-export function routeErrorCodes(route: DocumentedRoute, common: ErrorCode[]): { codes: ErrorCode[]; unknown: string[] } {
+export function routeErrorCodes(
+  route: DocumentedRoute,
+  common: ErrorCode[],
+): { codes: ErrorCode[]; unknown: string[] } {
   const codes = new Set<ErrorCode>(common);
-  if (route.method !== "GET" && route.method !== "DELETE") for (const code of WITH_BODY) codes.add(code);
+  if (route.method !== "GET" && route.method !== "DELETE")
+    for (const code of WITH_BODY) codes.add(code);
   if (route.method === "PATCH") codes.add("nothing_to_update");
   const unknown: string[] = [];
   for (const code of route.errors ?? []) {
@@ -185,6 +200,7 @@ export function routeErrorCodes(route: DocumentedRoute, common: ErrorCode[]): { 
 /** Codes grouped by HTTP status, statuses ascending. */
 export function byStatus(codes: ErrorCode[]): Array<[number, ErrorCode[]]> {
   const groups = new Map<number, ErrorCode[]>();
-  for (const code of codes) groups.set(ERROR_STATUS[code], [...(groups.get(ERROR_STATUS[code]) ?? []), code]);
+  for (const code of codes)
+    groups.set(ERROR_STATUS[code], [...(groups.get(ERROR_STATUS[code]) ?? []), code]);
   return [...groups].sort(([a], [b]) => a - b);
 }

@@ -1,6 +1,6 @@
+import { apiRoutes } from "../routes";
 import { docsPage } from "./docs-page";
 import { buildOpenApi } from "./document";
-import { apiRoutes } from "../routes";
 
 /**
  * The OpenAPI document of `apiRoutes` and the reference page built from it (one for a

@@ -10,7 +10,8 @@ const REQUEST_ID_PATTERN = "^[A-Za-z0-9._:-]{1,128}$";
 
 const HEADERS: Record<string, { description: string; schema: JsonSchema }> = {
   "X-Request-Id": {
-    description: "The request's id: the one the client sent (1..128 of `[A-Za-z0-9._:-]`), else a generated one. Quote it when reporting a problem.",
+    description:
+      "The request's id: the one the client sent (1..128 of `[A-Za-z0-9._:-]`), else a generated one. Quote it when reporting a problem.",
     schema: { type: "string", pattern: REQUEST_ID_PATTERN },
   },
   "RateLimit-Limit": {
@@ -34,7 +35,8 @@ const HEADERS: Record<string, { description: string; schema: JsonSchema }> = {
     schema: { type: "string", examples: ["GET, PATCH"] },
   },
   "Idempotent-Replayed": {
-    description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
+    description:
+      "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
     schema: { type: "string", enum: ["true"] },
   },
 };
@@ -43,14 +45,19 @@ export type HeaderName = keyof typeof HEADERS;
 
 export const header = (name: HeaderName, required: boolean) => ({ ...HEADERS[name], required });
 
-export const RATE_HEADERS: HeaderName[] = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"];
+export const RATE_HEADERS: HeaderName[] = [
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+];
 
 export const PARAMETERS = {
   RequestId: {
     name: "X-Request-Id",
     in: "header",
     required: false,
-    description: "Your own id for this request (1..128 of `[A-Za-z0-9._:-]`); echoed back, else one is generated.",
+    description:
+      "Your own id for this request (1..128 of `[A-Za-z0-9._:-]`); echoed back, else one is generated.",
     schema: { type: "string", pattern: REQUEST_ID_PATTERN },
   },
   IdempotencyKey: {
@@ -84,7 +91,9 @@ export const SECURITY_SCHEMES = {
 export const KEY_SECURITY = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 
 /** The codes the store API answers (the management API's own conflicts are not among them). */
-export const STORE_ERROR_CODES = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => !MANAGE_ONLY_CODES.includes(code));
+export const STORE_ERROR_CODES = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter(
+  (code) => !MANAGE_ONLY_CODES.includes(code),
+);
 
 /** Not `Error`: generated types of that name shadow the language's own. */
 export const ERROR_SCHEMA_NAME = "ApiError";
@@ -108,7 +117,8 @@ export const errorEnvelope = (codes: ErrorCode[]): JsonSchema => ({
         validIds: {
           type: "array",
           items: { type: "integer" },
-          description: "With `invalid_field` on an order's `status`: the store's status ids, ascending.",
+          description:
+            "With `invalid_field` on an order's `status`: the store's status ids, ascending.",
         },
       },
     },
@@ -127,7 +137,10 @@ export const errorExamples = (codes: ErrorCode[]) =>
   Object.fromEntries(
     codes.map((code) => [
       code,
-      { summary: code, value: { ok: false, error: { code, message: ERROR_CATALOG[code].example } } },
+      {
+        summary: code,
+        value: { ok: false, error: { code, message: ERROR_CATALOG[code].example } },
+      },
     ]),
   );
 
@@ -148,17 +161,34 @@ export const listEnvelope = (item: JsonSchema): JsonSchema => ({
     hasMore: { type: "boolean", description: "Whether another page follows." },
     nextCursor: {
       type: ["string", "null"],
-      description: "Pass as `cursor` to get the next page, unchanged; `null` exactly when `hasMore` is false.",
+      description:
+        "Pass as `cursor` to get the next page, unchanged; `null` exactly when `hasMore` is false.",
     },
   },
 });
 
 export const TAGS = [
-  { name: "Orders", description: "Orders come from checkout; the API reads them and updates status, payment, tracking and notes." },
-  { name: "Customers", description: "The store's customers: list, read, create and update (activate, lock)." },
-  { name: "Products", description: "The catalogue: list, read, create, update, and update up to 500 at once." },
-  { name: "Leads", description: "Contact-form leads from the storefront: list, read, mark handled." },
-  { name: "Service", description: "Health check, this document and its reference page: any host, no key." },
+  {
+    name: "Orders",
+    description:
+      "Orders come from checkout; the API reads them and updates status, payment, tracking and notes.",
+  },
+  {
+    name: "Customers",
+    description: "The store's customers: list, read, create and update (activate, lock).",
+  },
+  {
+    name: "Products",
+    description: "The catalogue: list, read, create, update, and update up to 500 at once.",
+  },
+  {
+    name: "Leads",
+    description: "Contact-form leads from the storefront: list, read, mark handled.",
+  },
+  {
+    name: "Service",
+    description: "Health check, this document and its reference page: any host, no key.",
+  },
 ];
 
 /** Variables carry no `description`: the 3.1 schema of the validator misspells it (`descriptions`). */

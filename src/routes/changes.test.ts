@@ -12,14 +12,28 @@ interface Body {
   adminNotes?: string | null;
   notifyCustomer?: boolean;
 }
-const COLUMN_OF = { paid: "paid", trackingNumber: "tracking_number", adminNotes: "admin_notes" } as const;
+const COLUMN_OF = {
+  paid: "paid",
+  trackingNumber: "tracking_number",
+  adminNotes: "admin_notes",
+} as const;
 const row: Row = { paid: 1, tracking_number: "T-1", admin_notes: null };
 
 describe("changedColumns", () => {
   test("only sent fields whose stored value differs; booleans as 0/1; null is a value", () => {
-    expect(changedColumns<Row, Body>(row, { paid: true, trackingNumber: "T-2", adminNotes: undefined }, COLUMN_OF)).toEqual({ tracking_number: "T-2" });
-    expect(changedColumns<Row, Body>(row, { paid: false, trackingNumber: null }, COLUMN_OF)).toEqual({ paid: 0, tracking_number: null });
-    expect(changedColumns<Row, Body>(row, { adminNotes: null, notifyCustomer: true }, COLUMN_OF)).toEqual({});
+    expect(
+      changedColumns<Row, Body>(
+        row,
+        { paid: true, trackingNumber: "T-2", adminNotes: undefined },
+        COLUMN_OF,
+      ),
+    ).toEqual({ tracking_number: "T-2" });
+    expect(
+      changedColumns<Row, Body>(row, { paid: false, trackingNumber: null }, COLUMN_OF),
+    ).toEqual({ paid: 0, tracking_number: null });
+    expect(
+      changedColumns<Row, Body>(row, { adminNotes: null, notifyCustomer: true }, COLUMN_OF),
+    ).toEqual({});
   });
 
   test("sendsAnyOf: a field without a column does not count", () => {

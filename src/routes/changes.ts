@@ -6,7 +6,11 @@ export type Columns<Body, Row> = { readonly [Field in keyof Body]?: keyof Row };
  * row's, as column → value (booleans stored as 0/1). A field sent with its present value is
  * not a change, nor is a field without a column (`notifyCustomer`).
  */
-export function changedColumns<Row extends object, Body extends object>(row: Row, body: Body, columns: Columns<Body, Row>): Partial<Row> {
+export function changedColumns<Row extends object, Body extends object>(
+  row: Row,
+  body: Body,
+  columns: Columns<Body, Row>,
+): Partial<Row> {
   const changed: Partial<Row> = {};
   for (const [field, column] of Object.entries(columns) as Array<[keyof Body, keyof Row]>) {
     const value = body[field];
@@ -18,5 +22,7 @@ export function changedColumns<Row extends object, Body extends object>(row: Row
 }
 
 /** Whether the body sends any field that has a column: else the PATCH is `nothing_to_update`. */
-export const sendsAnyOf = <Body extends object>(body: Body, columns: { readonly [Field in keyof Body]?: unknown }): boolean =>
-  Object.keys(columns).some((field) => body[field as keyof Body] !== undefined);
+export const sendsAnyOf = <Body extends object>(
+  body: Body,
+  columns: { readonly [Field in keyof Body]?: unknown },
+): boolean => Object.keys(columns).some((field) => body[field as keyof Body] !== undefined);

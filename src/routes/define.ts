@@ -43,8 +43,9 @@ export interface RouteDef<P = Schema, Q = Schema, B = Schema> {
   handler: (c: AppContext, input: RouteInput<P, Q, B>) => Promise<Response>;
 }
 
-export const defineRoute = <P = undefined, Q = undefined, B = undefined>(route: RouteDef<P, Q, B>) =>
-  route as unknown as RouteDef;
+export const defineRoute = <P = undefined, Q = undefined, B = undefined>(
+  route: RouteDef<P, Q, B>,
+) => route as unknown as RouteDef;
 
 /** `GET` needs read access to the route's area; `POST`/`PATCH` need write. */
 export const accessFor = (method: Method) => (method === "GET" ? "read" : "write");

@@ -29,7 +29,10 @@ export const bunRuntime: Runtime = {
           tls: secure,
         }),
     });
-    return { port: server.port ?? port, stop: (closeActiveConnections) => server.stop(closeActiveConnections) };
+    return {
+      port: server.port ?? port,
+      stop: (closeActiveConnections) => server.stop(closeActiveConnections),
+    };
   },
 
   sleep: (ms) => Bun.sleep(ms),

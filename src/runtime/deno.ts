@@ -6,12 +6,21 @@ declare const Deno: {
   version: { deno: string };
   serve(
     options: { hostname: string; port: number; cert?: string; key?: string; onListen(): void },
-    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
+    handler: (
+      request: Request,
+      info: { remoteAddr: { hostname: string } },
+    ) => Response | Promise<Response>,
   ): { addr: { port: number }; shutdown(): Promise<void> };
   dlopen(
     path: string,
-    symbols: Record<"getrlimit" | "setrlimit", { parameters: readonly ["i32", "buffer"]; result: "i32" }>,
-  ): { symbols: Record<"getrlimit" | "setrlimit", (resource: number, limit: BigUint64Array) => number>; close(): void };
+    symbols: Record<
+      "getrlimit" | "setrlimit",
+      { parameters: readonly ["i32", "buffer"]; result: "i32" }
+    >,
+  ): {
+    symbols: Record<"getrlimit" | "setrlimit", (resource: number, limit: BigUint64Array) => number>;
+    close(): void;
+  };
 };
 
 /**
@@ -54,7 +63,8 @@ export const denoRuntime: Runtime = {
 
   collectGarbage: () => (globalThis as { gc?: () => void }).gc?.(),
 
-  startWorker: (path) => new Worker(new URL(`../${path}`, import.meta.url).href, { type: "module" }),
+  startWorker: (path) =>
+    new Worker(new URL(`../${path}`, import.meta.url).href, { type: "module" }),
 
   async raiseOpenFilesLimit() {
     try {

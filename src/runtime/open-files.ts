@@ -32,4 +32,5 @@ export function raiseOpenFilesLimitWith(libc: RlimitCalls): OpenFilesLimit | nul
 }
 
 /** RLIM_INFINITY is all ones: report it as the largest safe integer. */
-const asNumber = (value: bigint) => (value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value));
+const asNumber = (value: bigint) =>
+  value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);

@@ -7,8 +7,23 @@ const accepts = (schema: v.GenericSchema, value: unknown) => v.safeParse(schema,
 describe("store rules", () => {
   test("domainSchema: a lower-cased host name of two labels or more", () => {
     expect(v.parse(domainSchema, "Shop.Example.COM")).toBe("shop.example.com");
-    for (const ok of ["shop.example.com", "a.b", "xn--bcher-kva.example", "shop-1.example.co.il"]) expect([ok, accepts(domainSchema, ok)]).toEqual([ok, true]);
-    for (const bad of ["localhost", "shop", "shop.example.com.", "127.0.0.1", "10.0.0.010", "shop.123", "[::1]", "::1", "-shop.example.com", "shop..example.com", "shop.example.com:443", "", "a b.com"]) {
+    for (const ok of ["shop.example.com", "a.b", "xn--bcher-kva.example", "shop-1.example.co.il"])
+      expect([ok, accepts(domainSchema, ok)]).toEqual([ok, true]);
+    for (const bad of [
+      "localhost",
+      "shop",
+      "shop.example.com.",
+      "127.0.0.1",
+      "10.0.0.010",
+      "shop.123",
+      "[::1]",
+      "::1",
+      "-shop.example.com",
+      "shop..example.com",
+      "shop.example.com:443",
+      "",
+      "a b.com",
+    ]) {
       expect([bad, accepts(domainSchema, bad)]).toEqual([bad, false]);
     }
   });
@@ -24,7 +39,16 @@ describe("store rules", () => {
 
   test("ownerEmailSchema: exactly one address, nothing that could add a recipient or a header", () => {
     expect(accepts(ownerEmailSchema, "owner@shop1.example.com")).toBe(true);
-    for (const bad of ["a@x.com, b@y.com", "a@x.com,b@y.com", "a@x.com\r\nBcc: e@evil.com", "a@x.com\n", "Owner <a@x.com>", "a@x.com b@y.com", "a@x.com;b@y.com", "not an email"]) {
+    for (const bad of [
+      "a@x.com, b@y.com",
+      "a@x.com,b@y.com",
+      "a@x.com\r\nBcc: e@evil.com",
+      "a@x.com\n",
+      "Owner <a@x.com>",
+      "a@x.com b@y.com",
+      "a@x.com;b@y.com",
+      "not an email",
+    ]) {
       expect([bad, accepts(ownerEmailSchema, bad)]).toEqual([bad, false]);
     }
   });

@@ -9,9 +9,13 @@ import { PLANS } from "../plans";
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 // No `i` flag: JSON Schema patterns (the OpenAPI document) have no flags.
-const HOST_PATTERN = /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+const HOST_PATTERN =
+  /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
-export const slugSchema = v.pipe(v.string("must be a string."), v.regex(SLUG_PATTERN, "must be lower-case letters, digits and inner hyphens."));
+export const slugSchema = v.pipe(
+  v.string("must be a string."),
+  v.regex(SLUG_PATTERN, "must be lower-case letters, digits and inner hyphens."),
+);
 
 export const storeNameSchema = v.pipe(text(100), v.minLength(1, "must not be empty."));
 
@@ -32,7 +36,10 @@ export const domainSchema = v.pipe(
   v.check((s) => !s.endsWith("."), "must not end with a dot."),
   v.regex(HOST_PATTERN, "must be a host name like shop.example.com."),
   v.check((s) => !looksLikeIp(s), "must be a host name, not an IP address."),
-  v.check((s) => s.includes("."), "must be a host name with at least two labels, like shop.example.com."),
+  v.check(
+    (s) => s.includes("."),
+    "must be a host name with at least two labels, like shop.example.com.",
+  ),
   v.transform((s) => s.toLowerCase()),
 );
 

@@ -5,7 +5,15 @@
  * makes that a failure).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
@@ -14,8 +22,8 @@ import { loadFixture } from "../../src/load/load";
 import { otherStore, send, testStore } from "../helpers";
 import { eventually, parseMessage } from "../mail-support";
 import { runCli, type ServerProcess, spawnServer } from "../process";
-import { CHROMIUM_ARGS, findChromium } from "./chromium";
 import { testLocation } from "../sqld";
+import { CHROMIUM_ARGS, findChromium } from "./chromium";
 
 const ROOT = join(import.meta.dir, "../..");
 /**
@@ -28,7 +36,10 @@ const STORE_NAME = "מאפיית לב · Lev Bakery";
 const SLOW = 120_000;
 
 const chromiumPath = findChromium();
-if (!chromiumPath) console.log("browser tests skipped: no Chromium found (apt-get install chromium, or set STOREAPI_CHROMIUM)");
+if (!chromiumPath)
+  console.log(
+    "browser tests skipped: no Chromium found (apt-get install chromium, or set STOREAPI_CHROMIUM)",
+  );
 
 describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
   let dir: string;
@@ -43,7 +54,9 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "storeapi-browser-"));
     mailDir = join(dir, "mail");
-    await loadFixture(await testLocation(join(dir, "data")), { stores: [testStore({ name: STORE_NAME, keys: [] }), otherStore({ keys: [] })] });
+    await loadFixture(await testLocation(join(dir, "data")), {
+      stores: [testStore({ name: STORE_NAME, keys: [] }), otherStore({ keys: [] })],
+    });
     server = await spawnServer(join(dir, "data"), ["--mail-dir", mailDir]);
     port = new URL(server.url).port;
     const { chromium } = await import("playwright-core");
@@ -74,10 +87,14 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
     rmSync(dir, { recursive: true, force: true });
   }, SLOW);
 
-  const apiStatus = async (key: string) => (await send(server.url, "/api/v1/orders", { host: "shop1.localhost", key })).status;
+  const apiStatus = async (key: string) =>
+    (await send(server.url, "/api/v1/orders", { host: "shop1.localhost", key })).status;
 
   async function signInWithCliLink(slug = "shop1") {
-    const link = await runCli(["admin-link", slug, "--origin", origin(), "--json", "--data", join(dir, "data")], { underTest: true });
+    const link = await runCli(
+      ["admin-link", slug, "--origin", origin(), "--json", "--data", join(dir, "data")],
+      { underTest: true },
+    );
     expect(link.code).toBe(0);
     return JSON.parse(link.stdout).url as string;
   }
@@ -88,123 +105,158 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
     await page.getByRole("button", { name: "Create key" }).click();
   }
 
-  test("sign in through a CLI link, create a key, use it, reload, delete it, sign out", async () => {
-    const response = await page.goto(await signInWithCliLink());
-    expect(response?.status()).toBe(200);
-    expect(page.url()).toBe(`${origin()}/api/admin/`);
-    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe(STORE_NAME);
-    expect(await page.locator("h1").getAttribute("dir")).toBe("auto");
+  test(
+    "sign in through a CLI link, create a key, use it, reload, delete it, sign out",
+    async () => {
+      const response = await page.goto(await signInWithCliLink());
+      expect(response?.status()).toBe(200);
+      expect(page.url()).toBe(`${origin()}/api/admin/`);
+      await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe(STORE_NAME);
+      expect(await page.locator("h1").getAttribute("dir")).toBe("auto");
 
-    await createKey("ERP", "Read and update");
-    expect(page.url()).toBe(`${origin()}/api/admin/keys/new`);
-    const secret = (await page.locator("#new-key").textContent()) ?? "";
-    expect(secret).toMatch(/^svc_sk_[A-Za-z0-9]{40}$/);
-    expect(await page.getByText(NOT_SHOWN_AGAIN).count()).toBe(1);
-    const copy = page.getByRole("button", { name: "Copy key" });
-    expect(await copy.isVisible()).toBe(true); // the script revealed it
-    await copy.click();
-    await page.getByText("Copied.").waitFor();
-    mkdirSync(OUTPUT_DIR, { recursive: true });
-    await page.screenshot({ path: join(OUTPUT_DIR, "admin-key-created.png"), fullPage: true });
-    expect(await apiStatus(secret)).toBe(200);
-
-    // Reloading or going back never shows the key again.
-    await page.reload();
-    expect(page.url()).toBe(`${origin()}/api/admin/`);
-    expect(await page.locator("#new-key").count()).toBe(0);
-    await page.goBack();
-    expect(await page.content()).not.toContain(secret);
-    await page.goto(`${origin()}/api/admin/`);
-    const row = page.getByRole("row", { name: /ERP/ });
-    expect(await row.getByRole("cell").nth(2).textContent()).toBe("Read and update");
-    expect(await row.getByRole("cell").nth(6).textContent()).toBe("No limit");
-    const date = /^\d{1,2} [A-Z][a-z]+ \d{4}, \d{2}:\d{2}$/;
-    expect(await row.getByRole("cell").nth(5).textContent()).toMatch(date); // Created
-    // Last used: the API call above shows within a few seconds (until then "Never").
-    expect(await row.getByRole("cell").nth(7).textContent()).toMatch(new RegExp(`Never|${date.source.slice(1, -1)}`));
-
-    await row.getByRole("button", { name: /Delete/ }).click();
-    await page.getByRole("button", { name: "Delete key" }).click();
-    const deletedAt = Date.now();
-    expect(page.url()).toBe(`${origin()}/api/admin/`);
-    expect(await apiStatus(secret)).toBe(401);
-    expect(Date.now() - deletedAt).toBeLessThan(1000);
-    expect(await page.getByText("0 of 5 active keys in use.").count()).toBe(1);
-
-    await page.getByRole("button", { name: "Sign out" }).click();
-    expect(page.url()).toBe(`${origin()}/api/admin/sign-in`);
-    await page.goto(`${origin()}/api/admin/`);
-    expect(page.url()).toBe(`${origin()}/api/admin/sign-in`);
-
-    const mail = await eventually(() => {
-      const files = readdirSync(mailDir).filter((f) => f.startsWith("shop1-"));
-      return files.length >= 2 ? files : undefined;
-    });
-    const subjects = mail.map((f) => parseMessage(readFileSync(join(mailDir, f), "latin1")).headers.subject).sort();
-    expect(subjects).toEqual([`API key "ERP" created for ${STORE_NAME}`, `API key "ERP" deleted for ${STORE_NAME}`]);
-  }, SLOW);
-
-  test("sign in through the emailed link; five keys, and a sixth is refused with the sentence", async () => {
-    await context.clearCookies();
-    await page.goto(`${origin()}/api/admin/sign-in`);
-    await page.getByLabel("Email").fill("owner@shop1.test");
-    await page.getByRole("button", { name: "Email me a sign-in link" }).click();
-    await page.getByText(EMAIL_SENT).waitFor();
-    const url = await eventually(() => {
-      for (const file of readdirSync(mailDir)) {
-        const message = parseMessage(readFileSync(join(mailDir, file), "latin1"));
-        const found = /http:\/\/shop1\.localhost:\d+\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]+/.exec(message.text);
-        if (found) return found[0];
-      }
-      return undefined;
-    });
-    await page.goto(url);
-    expect(page.url()).toBe(`${origin()}/api/admin/`);
-
-    const names = ["ERP", "Warehouse", "Reports", "Accounting", "Newsletter"];
-    const access = ["Read and update", "Read", "Read", "No access", "Read"] as const;
-    for (const [i, name] of names.entries()) {
-      await page.goto(`${origin()}/api/admin/`);
-      if (name === "Accounting") await page.getByRole("group", { name: "Customers" }).getByLabel("Read", { exact: true }).check();
-      if (name === "Warehouse") await page.getByRole("group", { name: "Products" }).getByLabel("Read and update").check();
-      if (name === "Reports") await page.getByRole("group", { name: "Expires" }).getByLabel("90 days").check();
-      await createKey(name, access[i]);
+      await createKey("ERP", "Read and update");
       expect(page.url()).toBe(`${origin()}/api/admin/keys/new`);
-    }
-    await page.goto(`${origin()}/api/admin/`);
-    expect(await page.getByText("5 of 5 active keys in use.").count()).toBe(1);
-    expect(await page.getByText(LIMIT_SENTENCE).count()).toBe(1);
-    const shot = join(OUTPUT_DIR, "admin-screen.png");
-    await page.screenshot({ path: shot, fullPage: true });
-    if (process.env.STOREAPI_UPDATE_SCREENSHOT === "1") copyFileSync(shot, join(ROOT, "docs/admin-screen.png"));
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: join(OUTPUT_DIR, "admin-screen-phone.png"), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 900 });
+      const secret = (await page.locator("#new-key").textContent()) ?? "";
+      expect(secret).toMatch(/^svc_sk_[A-Za-z0-9]{40}$/);
+      expect(await page.getByText(NOT_SHOWN_AGAIN).count()).toBe(1);
+      const copy = page.getByRole("button", { name: "Copy key" });
+      expect(await copy.isVisible()).toBe(true); // the script revealed it
+      await copy.click();
+      await page.getByText("Copied.").waitFor();
+      mkdirSync(OUTPUT_DIR, { recursive: true });
+      await page.screenshot({ path: join(OUTPUT_DIR, "admin-key-created.png"), fullPage: true });
+      expect(await apiStatus(secret)).toBe(200);
 
-    await page.getByRole("group", { name: "Leads" }).getByLabel("Read", { exact: true }).check();
-    await page.getByLabel("Name", { exact: true }).fill("Sixth");
-    const refused = page.waitForResponse((r) => r.url().endsWith("/api/admin/keys"));
-    await page.getByRole("button", { name: "Create key" }).click();
-    expect((await refused).status()).toBe(409);
-    expect(await page.getByRole("alert").textContent()).toBe(LIMIT_SENTENCE);
-  }, SLOW);
+      // Reloading or going back never shows the key again.
+      await page.reload();
+      expect(page.url()).toBe(`${origin()}/api/admin/`);
+      expect(await page.locator("#new-key").count()).toBe(0);
+      await page.goBack();
+      expect(await page.content()).not.toContain(secret);
+      await page.goto(`${origin()}/api/admin/`);
+      const row = page.getByRole("row", { name: /ERP/ });
+      expect(await row.getByRole("cell").nth(2).textContent()).toBe("Read and update");
+      expect(await row.getByRole("cell").nth(6).textContent()).toBe("No limit");
+      const date = /^\d{1,2} [A-Z][a-z]+ \d{4}, \d{2}:\d{2}$/;
+      expect(await row.getByRole("cell").nth(5).textContent()).toMatch(date); // Created
+      // Last used: the API call above shows within a few seconds (until then "Never").
+      expect(await row.getByRole("cell").nth(7).textContent()).toMatch(
+        new RegExp(`Never|${date.source.slice(1, -1)}`),
+      );
 
-  test("a foreign store's link does not sign in", async () => {
-    // A link made for shop2, opened on shop1's host.
-    const response = await page.goto(await signInWithCliLink("shop2"));
-    expect(response?.status()).toBe(400);
-    expect(await page.getByRole("alert").textContent()).toBe(BAD_LINK);
-  }, SLOW);
+      await row.getByRole("button", { name: /Delete/ }).click();
+      await page.getByRole("button", { name: "Delete key" }).click();
+      const deletedAt = Date.now();
+      expect(page.url()).toBe(`${origin()}/api/admin/`);
+      expect(await apiStatus(secret)).toBe(401);
+      expect(Date.now() - deletedAt).toBeLessThan(1000);
+      expect(await page.getByText("0 of 5 active keys in use.").count()).toBe(1);
 
-  test("a form posted from another origin is refused (403)", async () => {
-    // Signed in, then a page elsewhere submits to the screen.
-    await page.goto(await signInWithCliLink());
-    expect(page.url()).toBe(`${origin()}/api/admin/`);
-    await page.goto(`http://127.0.0.1:${evil.port}/`);
-    const answer = page.waitForResponse((r) => r.url().endsWith("/api/admin/keys"));
-    await page.getByRole("button", { name: "Go" }).click();
-    expect((await answer).status()).toBe(403);
-    expect(await page.getByRole("alert").textContent()).toBe("This form was not sent from this page; reload the page and try again.");
-    writeFileSync(join(OUTPUT_DIR, "cross-origin.html"), await page.content());
-  }, SLOW);
+      await page.getByRole("button", { name: "Sign out" }).click();
+      expect(page.url()).toBe(`${origin()}/api/admin/sign-in`);
+      await page.goto(`${origin()}/api/admin/`);
+      expect(page.url()).toBe(`${origin()}/api/admin/sign-in`);
+
+      const mail = await eventually(() => {
+        const files = readdirSync(mailDir).filter((f) => f.startsWith("shop1-"));
+        return files.length >= 2 ? files : undefined;
+      });
+      const subjects = mail
+        .map((f) => parseMessage(readFileSync(join(mailDir, f), "latin1")).headers.subject)
+        .sort();
+      expect(subjects).toEqual([
+        `API key "ERP" created for ${STORE_NAME}`,
+        `API key "ERP" deleted for ${STORE_NAME}`,
+      ]);
+    },
+    SLOW,
+  );
+
+  test(
+    "sign in through the emailed link; five keys, and a sixth is refused with the sentence",
+    async () => {
+      await context.clearCookies();
+      await page.goto(`${origin()}/api/admin/sign-in`);
+      await page.getByLabel("Email").fill("owner@shop1.test");
+      await page.getByRole("button", { name: "Email me a sign-in link" }).click();
+      await page.getByText(EMAIL_SENT).waitFor();
+      const url = await eventually(() => {
+        for (const file of readdirSync(mailDir)) {
+          const message = parseMessage(readFileSync(join(mailDir, file), "latin1"));
+          const found =
+            /http:\/\/shop1\.localhost:\d+\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]+/.exec(
+              message.text,
+            );
+          if (found) return found[0];
+        }
+        return undefined;
+      });
+      await page.goto(url);
+      expect(page.url()).toBe(`${origin()}/api/admin/`);
+
+      const names = ["ERP", "Warehouse", "Reports", "Accounting", "Newsletter"];
+      const access = ["Read and update", "Read", "Read", "No access", "Read"] as const;
+      for (const [i, name] of names.entries()) {
+        await page.goto(`${origin()}/api/admin/`);
+        if (name === "Accounting")
+          await page
+            .getByRole("group", { name: "Customers" })
+            .getByLabel("Read", { exact: true })
+            .check();
+        if (name === "Warehouse")
+          await page.getByRole("group", { name: "Products" }).getByLabel("Read and update").check();
+        if (name === "Reports")
+          await page.getByRole("group", { name: "Expires" }).getByLabel("90 days").check();
+        await createKey(name, access[i]);
+        expect(page.url()).toBe(`${origin()}/api/admin/keys/new`);
+      }
+      await page.goto(`${origin()}/api/admin/`);
+      expect(await page.getByText("5 of 5 active keys in use.").count()).toBe(1);
+      expect(await page.getByText(LIMIT_SENTENCE).count()).toBe(1);
+      const shot = join(OUTPUT_DIR, "admin-screen.png");
+      await page.screenshot({ path: shot, fullPage: true });
+      if (process.env.STOREAPI_UPDATE_SCREENSHOT === "1")
+        copyFileSync(shot, join(ROOT, "docs/admin-screen.png"));
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: join(OUTPUT_DIR, "admin-screen-phone.png"), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 900 });
+
+      await page.getByRole("group", { name: "Leads" }).getByLabel("Read", { exact: true }).check();
+      await page.getByLabel("Name", { exact: true }).fill("Sixth");
+      const refused = page.waitForResponse((r) => r.url().endsWith("/api/admin/keys"));
+      await page.getByRole("button", { name: "Create key" }).click();
+      expect((await refused).status()).toBe(409);
+      expect(await page.getByRole("alert").textContent()).toBe(LIMIT_SENTENCE);
+    },
+    SLOW,
+  );
+
+  test(
+    "a foreign store's link does not sign in",
+    async () => {
+      // A link made for shop2, opened on shop1's host.
+      const response = await page.goto(await signInWithCliLink("shop2"));
+      expect(response?.status()).toBe(400);
+      expect(await page.getByRole("alert").textContent()).toBe(BAD_LINK);
+    },
+    SLOW,
+  );
+
+  test(
+    "a form posted from another origin is refused (403)",
+    async () => {
+      // Signed in, then a page elsewhere submits to the screen.
+      await page.goto(await signInWithCliLink());
+      expect(page.url()).toBe(`${origin()}/api/admin/`);
+      await page.goto(`http://127.0.0.1:${evil.port}/`);
+      const answer = page.waitForResponse((r) => r.url().endsWith("/api/admin/keys"));
+      await page.getByRole("button", { name: "Go" }).click();
+      expect((await answer).status()).toBe(403);
+      expect(await page.getByRole("alert").textContent()).toBe(
+        "This form was not sent from this page; reload the page and try again.",
+      );
+      writeFileSync(join(OUTPUT_DIR, "cross-origin.html"), await page.content());
+    },
+    SLOW,
+  );
 });

@@ -6,10 +6,16 @@ import { existsSync } from "node:fs";
  * `STOREAPI_REQUIRE_BROWSER=1` (CI) a missing browser is an error instead.
  */
 export function findChromium(): string | undefined {
-  const candidates = [process.env.STOREAPI_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean) as string[];
+  const candidates = [
+    process.env.STOREAPI_CHROMIUM,
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+  ].filter(Boolean) as string[];
   const found = candidates.find((path) => existsSync(path));
   if (!found && process.env.STOREAPI_REQUIRE_BROWSER === "1") {
-    throw new Error(`STOREAPI_REQUIRE_BROWSER=1 but no Chromium at ${candidates.join(", ")}; apt-get install chromium`);
+    throw new Error(
+      `STOREAPI_REQUIRE_BROWSER=1 but no Chromium at ${candidates.join(", ")}; apt-get install chromium`,
+    );
   }
   return found;
 }

@@ -23,7 +23,9 @@ const unpaid: number[] = [];
 let cursor: string | undefined;
 let pages = 0;
 do {
-  const res = await client.GET("/api/v1/orders", { params: { query: { limit: 2, paid: false, cursor } } });
+  const res = await client.GET("/api/v1/orders", {
+    params: { query: { limit: 2, paid: false, cursor } },
+  });
   if (!res.data) throw new Error(`list failed: ${res.response.status}`);
   unpaid.push(...res.data.data.map((order) => order.id));
   cursor = res.data.nextCursor ?? undefined;
@@ -52,10 +54,17 @@ if (!created.data || !replayed.data) throw new Error("create failed");
 
 // A batch: each item succeeds or fails on its own.
 const batch = await client.POST("/api/v1/products/batch", {
-  body: { items: [{ id: 1, price: 41.5, stock: 4 }, { sku: "NOPE", visible: false }] },
+  body: {
+    items: [
+      { id: 1, price: 41.5, stock: 4 },
+      { sku: "NOPE", visible: false },
+    ],
+  },
 });
 if (!batch.data) throw new Error("batch failed");
-const outcomes = batch.data.data.results.map((result) => (result.ok ? `updated ${result.id}` : `failed ${result.error.code}`));
+const outcomes = batch.data.data.results.map((result) =>
+  result.ok ? `updated ${result.id}` : `failed ${result.error.code}`,
+);
 
 // An error, told apart by its code.
 let missing = "";
@@ -75,9 +84,19 @@ console.log(
     unpaid,
     pages,
     order: { id: one.data.data.id, number: one.data.data.number, paid: one.data.data.paid },
-    patched: { status: patched.data.data.status, customerNotified: patched.data.data.customerNotified },
-    created: { status: created.response.status, replayed: created.response.headers.get("Idempotent-Replayed") },
-    replay: { status: replayed.response.status, replayed: replayed.response.headers.get("Idempotent-Replayed"), sameId: replayed.data.data.id === created.data.data.id },
+    patched: {
+      status: patched.data.data.status,
+      customerNotified: patched.data.data.customerNotified,
+    },
+    created: {
+      status: created.response.status,
+      replayed: created.response.headers.get("Idempotent-Replayed"),
+    },
+    replay: {
+      status: replayed.response.status,
+      replayed: replayed.response.headers.get("Idempotent-Replayed"),
+      sameId: replayed.data.data.id === created.data.data.id,
+    },
     batch: { updated: batch.data.data.updated, failed: batch.data.data.failed, outcomes },
     missing,
   }),

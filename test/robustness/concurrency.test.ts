@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { KEYS, otherStore, startTestServer, testStore, type ApiAnswer, type TestServer } from "../helpers";
+import {
+  type ApiAnswer,
+  KEYS,
+  otherStore,
+  startTestServer,
+  type TestServer,
+  testStore,
+} from "../helpers";
 import { runCli } from "../process";
 
 /** Many clients at once, on one store and across stores: results stay exact, nothing is "locked". */
@@ -34,12 +41,17 @@ describe("concurrency", () => {
   test("30 simultaneous creates with one email: exactly one wins, the rest are email_taken", async () => {
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        server.request("/api/v1/customers", { method: "POST", body: { email: i % 2 ? "Race@Example.test" : "race@example.test" } }),
+        server.request("/api/v1/customers", {
+          method: "POST",
+          body: { email: i % 2 ? "Race@Example.test" : "race@example.test" },
+        }),
       ),
     );
     expectNoServerTrouble(answers);
     expect(answers.filter((a) => a.status === 201).length).toBe(1);
-    expect(answers.filter((a) => a.status === 409).map((a) => a.json.error.code)).toEqual(Array(29).fill("email_taken"));
+    expect(answers.filter((a) => a.status === 409).map((a) => a.json.error.code)).toEqual(
+      Array(29).fill("email_taken"),
+    );
   });
 
   test("writes on three stores at once all succeed, and each store sees only its own", async () => {
@@ -52,13 +64,25 @@ describe("concurrency", () => {
       hosts.flatMap(([host, key]) =>
         Array.from({ length: 40 }, (_, i) =>
           i % 2
-            ? server.request(`/api/v1/orders/${(i % 20) + 1}`, { method: "PATCH", host, key, body: { adminNotes: `${host} ${i}` } })
-            : server.request("/api/v1/products", { method: "POST", host, key, body: { name: `${host} ${i}`, price: i } }),
+            ? server.request(`/api/v1/orders/${(i % 20) + 1}`, {
+                method: "PATCH",
+                host,
+                key,
+                body: { adminNotes: `${host} ${i}` },
+              })
+            : server.request("/api/v1/products", {
+                method: "POST",
+                host,
+                key,
+                body: { name: `${host} ${i}`, price: i },
+              }),
         ),
       ),
     );
     expectNoServerTrouble(answers);
-    expect(answers.filter((a) => a.status !== 200 && a.status !== 201).map((a) => a.text)).toEqual([]);
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 201).map((a) => a.text)).toEqual(
+      [],
+    );
     for (const [host, key] of hosts) {
       const products = await server.request("/api/v1/products?limit=100", { host, key });
       expect(products.json.data.length).toBe(20);
@@ -69,10 +93,27 @@ describe("concurrency", () => {
   test("the CLI writing keys while the server writes the same store: no lock errors either side", async () => {
     const load = Promise.all(
       Array.from({ length: 60 }, (_, i) =>
-        server.request(`/api/v1/orders/${(i % 20) + 1}`, { method: "PATCH", body: { adminNotes: `cli race ${i}` } }),
+        server.request(`/api/v1/orders/${(i % 20) + 1}`, {
+          method: "PATCH",
+          body: { adminNotes: `cli race ${i}` },
+        }),
       ),
     );
-    const created = await runCli(["keys", "create", "shop1", "--name", "race", "--orders", "read", "--data", server.dataDir, "--json"], { underTest: true });
+    const created = await runCli(
+      [
+        "keys",
+        "create",
+        "shop1",
+        "--name",
+        "race",
+        "--orders",
+        "read",
+        "--data",
+        server.dataDir,
+        "--json",
+      ],
+      { underTest: true },
+    );
     expectNoServerTrouble(await load);
     expect(created.stderr).toBe("");
     expect(created.code).toBe(0);

@@ -3,7 +3,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../../src/load/load";
 import { KEYS, send, tempDir, testStore } from "../helpers";
-import { spawnServer, type ServerProcess } from "../process";
+import { type ServerProcess, spawnServer } from "../process";
 import { testLocation } from "../sqld";
 
 /**
@@ -21,7 +21,13 @@ const orders = Array.from({ length: CLIENTS * ORDERS_PER_CLIENT }, (_, i) => ({
   number: 1001 + i,
   status: 1,
   total: 100,
-  customer: { id: null, name: "Dana Levi", email: `buyer${i + 1}@example.test`, phone: "", address: "" },
+  customer: {
+    id: null,
+    name: "Dana Levi",
+    email: `buyer${i + 1}@example.test`,
+    phone: "",
+    address: "",
+  },
   createdAt: "2026-01-01T10:00:00+02:00",
 }));
 
@@ -36,7 +42,13 @@ const dataDir = tempDir("storeapi-durability-");
 const mailDir = join(dataDir, "mail-out");
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function client(server: ServerProcess, id: number, round: number, ledger: Ledger, stop: { now: boolean }) {
+async function client(
+  server: ServerProcess,
+  id: number,
+  round: number,
+  ledger: Ledger,
+  stop: { now: boolean },
+) {
   for (let i = 0; !stop.now; i++) {
     const orderId = id * ORDERS_PER_CLIENT + (i % ORDERS_PER_CLIENT) + 1;
     const tracking = `T${round}-${id}-${i}`;
@@ -67,10 +79,18 @@ async function readStore() {
   const db = await (await testLocation(dataDir)).openStore("shop1");
   try {
     return {
-      orders: await db.all<{ id: number; status_id: number; tracking_number: string | null }>("SELECT id, status_id, tracking_number FROM orders"),
-      emails: new Set((await db.all<{ email: string }>("SELECT email FROM customers")).map((r) => r.email)),
-      statusMails: (await db.get<{ n: number }>("SELECT count(*) AS n FROM outbox WHERE kind = 'order_status'")) as { n: number },
-      outbox: await db.all<{ status: string; n: number }>("SELECT status, count(*) AS n FROM outbox GROUP BY status"),
+      orders: await db.all<{ id: number; status_id: number; tracking_number: string | null }>(
+        "SELECT id, status_id, tracking_number FROM orders",
+      ),
+      emails: new Set(
+        (await db.all<{ email: string }>("SELECT email FROM customers")).map((r) => r.email),
+      ),
+      statusMails: (await db.get<{ n: number }>(
+        "SELECT count(*) AS n FROM outbox WHERE kind = 'order_status'",
+      )) as { n: number },
+      outbox: await db.all<{ status: string; n: number }>(
+        "SELECT status, count(*) AS n FROM outbox GROUP BY status",
+      ),
     };
   } finally {
     await db.close();
@@ -78,47 +98,52 @@ async function readStore() {
 }
 
 describe("durability under kill -9", () => {
-  test(
-    "every acknowledged write is there after restarts, nothing half-written, mail delivered",
-    async () => {
-      await loadFixture(await testLocation(dataDir), { stores: [testStore({ orders })] });
-      const ledger: Ledger = { customers: new Set(), tracking: new Map() };
-      for (let round = 1; round <= ROUNDS; round++) {
-        const server = await spawnServer(dataDir, ["--mail-dir", mailDir, "--rate-limit", "1000000"]);
-        const stop = { now: false };
-        const running = Array.from({ length: CLIENTS }, (_, id) => client(server, id, round, ledger, stop));
-        await Bun.sleep(150 + Math.floor(Math.random() * 500));
-        await server.signal("SIGKILL");
-        stop.now = true;
-        await Promise.all(running);
-      }
-      expect(ledger.customers.size).toBeGreaterThan(0);
-
-      // The last start delivers the mail the killed servers left queued.
+  test("every acknowledged write is there after restarts, nothing half-written, mail delivered", async () => {
+    await loadFixture(await testLocation(dataDir), { stores: [testStore({ orders })] });
+    const ledger: Ledger = { customers: new Set(), tracking: new Map() };
+    for (let round = 1; round <= ROUNDS; round++) {
       const server = await spawnServer(dataDir, ["--mail-dir", mailDir, "--rate-limit", "1000000"]);
-      for (const email of ledger.customers) {
-        const answer = await send(server.url, `/api/v1/customers?email=${encodeURIComponent(email)}`, { key: KEYS.read });
-        expect(answer.json.data.map((c: { email: string }) => c.email)).toEqual([email]);
-      }
-      const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && (await readStore()).outbox.some((r) => r.status === "queued")) await Bun.sleep(100);
-      expect(await server.signal("SIGTERM")).toBe(0);
+      const stop = { now: false };
+      const running = Array.from({ length: CLIENTS }, (_, id) =>
+        client(server, id, round, ledger, stop),
+      );
+      await Bun.sleep(150 + Math.floor(Math.random() * 500));
+      await server.signal("SIGKILL");
+      stop.now = true;
+      await Promise.all(running);
+    }
+    expect(ledger.customers.size).toBeGreaterThan(0);
 
-      const stored = await readStore();
-      for (const [orderId, { acked, inFlight }] of ledger.tracking) {
-        const row = stored.orders.find((o) => o.id === orderId);
-        if (acked === null && inFlight === null) continue;
-        // The value is the last acknowledged one, or the one whose answer the kill cut off.
-        expect([acked, inFlight]).toContain(row?.tracking_number ?? null);
-      }
-      // Status and tracking number change in one transaction with the status email.
-      const shipped = stored.orders.filter((o) => o.status_id === 3);
-      expect(stored.orders.filter((o) => o.tracking_number !== null && o.status_id !== 3)).toEqual([]);
-      expect(stored.statusMails.n).toBe(shipped.length);
-      expect(stored.outbox.filter((r) => r.status !== "sent")).toEqual([]);
-      const files = readdirSync(mailDir).filter((f) => f.endsWith(".eml"));
-      expect(files.length).toBe(stored.outbox.reduce((n, r) => n + r.n, 0));
-    },
-    120_000,
-  );
+    // The last start delivers the mail the killed servers left queued.
+    const server = await spawnServer(dataDir, ["--mail-dir", mailDir, "--rate-limit", "1000000"]);
+    for (const email of ledger.customers) {
+      const answer = await send(
+        server.url,
+        `/api/v1/customers?email=${encodeURIComponent(email)}`,
+        { key: KEYS.read },
+      );
+      expect(answer.json.data.map((c: { email: string }) => c.email)).toEqual([email]);
+    }
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && (await readStore()).outbox.some((r) => r.status === "queued"))
+      await Bun.sleep(100);
+    expect(await server.signal("SIGTERM")).toBe(0);
+
+    const stored = await readStore();
+    for (const [orderId, { acked, inFlight }] of ledger.tracking) {
+      const row = stored.orders.find((o) => o.id === orderId);
+      if (acked === null && inFlight === null) continue;
+      // The value is the last acknowledged one, or the one whose answer the kill cut off.
+      expect([acked, inFlight]).toContain(row?.tracking_number ?? null);
+    }
+    // Status and tracking number change in one transaction with the status email.
+    const shipped = stored.orders.filter((o) => o.status_id === 3);
+    expect(stored.orders.filter((o) => o.tracking_number !== null && o.status_id !== 3)).toEqual(
+      [],
+    );
+    expect(stored.statusMails.n).toBe(shipped.length);
+    expect(stored.outbox.filter((r) => r.status !== "sent")).toEqual([]);
+    const files = readdirSync(mailDir).filter((f) => f.endsWith(".eml"));
+    expect(files.length).toBe(stored.outbox.reduce((n, r) => n + r.n, 0));
+  }, 120_000);
 });

@@ -37,7 +37,8 @@ async function exchange(url: string, head: string): Promise<string> {
 const contentLength = (answer: string) => /\r\ncontent-length: *(\d+)/i.exec(answer)?.[1];
 
 /** A request that declares 1000 bytes of body and sends 10 of them. */
-const SLOW_BODY = "POST /api/v1/customers HTTP/1.1\r\nHost: shop1.test\r\n" +
+const SLOW_BODY =
+  "POST /api/v1/customers HTTP/1.1\r\nHost: shop1.test\r\n" +
   `Authorization: Bearer ${KEYS.all}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email":"`;
 
 const logLines = (server: ServerProcess) =>
@@ -72,14 +73,18 @@ describe("over a raw socket", () => {
   }, 20_000);
 
   test("a client that declares a body (sized or chunked) and hangs up is logged as 499, with no 500 and no error line", async () => {
-    const chunked = SLOW_BODY.replace("Content-Length: 1000", "Transfer-Encoding: chunked").replace('\r\n\r\n{"email":"', '\r\n\r\na\r\n{"email":"\r\n');
+    const chunked = SLOW_BODY.replace("Content-Length: 1000", "Transfer-Encoding: chunked").replace(
+      '\r\n\r\n{"email":"',
+      '\r\n\r\na\r\n{"email":"\r\n',
+    );
     for (const request of [SLOW_BODY, chunked]) {
       const socket = await open(server.url);
       socket.write(request);
       await Bun.sleep(200);
       socket.destroy();
     }
-    const aborted = (line: Record<string, unknown>) => line.status === 499 && line.method === "POST" && line.path === "/api/v1/customers";
+    const aborted = (line: Record<string, unknown>) =>
+      line.status === 499 && line.method === "POST" && line.path === "/api/v1/customers";
     await waitUntil(() => logLines(server).filter(aborted).length === 2);
     const lines = logLines(server);
     expect(lines.filter(aborted)).toHaveLength(2);
@@ -102,13 +107,18 @@ test("SIGTERM with slow-body clients connected exits 0 within the 5 s grace (plu
     await Bun.sleep(300);
     const started = performance.now();
     server.proc.kill("SIGTERM");
-    const exit = await Promise.race([server.proc.exited, Bun.sleep(20_000).then(() => "still running")]);
+    const exit = await Promise.race([
+      server.proc.exited,
+      Bun.sleep(20_000).then(() => "still running"),
+    ]);
     const seconds = (performance.now() - started) / 1000;
     if (exit === "still running") server.proc.kill("SIGKILL");
     expect(exit).toBe(0);
     expect(seconds).toBeGreaterThan(4.5);
     expect(seconds).toBeLessThan(10);
-    expect(logLines(server).filter((line) => line.status === 500 || line.level === "error")).toEqual([]);
+    expect(
+      logLines(server).filter((line) => line.status === 500 || line.level === "error"),
+    ).toEqual([]);
   } finally {
     clearInterval(drip);
     for (const socket of sockets) socket.destroy();

@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../errors";
 import type { KeyCache } from "../../keys/cache";
-import { KEY_PATTERN } from "../../keys/secret";
 import { isActive } from "../../keys/repository";
+import { KEY_PATTERN } from "../../keys/secret";
 import type { KeyUsage } from "../../keys/usage";
 import { planIncludesApi } from "../../plans";
 import type { AuthFailures } from "../auth-failures";
@@ -37,7 +37,10 @@ const tooManyFailures = (seconds: number) =>
  * `Authorization` that is not `Bearer <key>` presents nothing (so it is a 401, never a
  * silent fall-back to `X-Api-Key`).
  */
-export function presentedKey(authorization: string | undefined, apiKey: string | undefined): string | undefined {
+export function presentedKey(
+  authorization: string | undefined,
+  apiKey: string | undefined,
+): string | undefined {
   if (authorization !== undefined) return /^Bearer +(\S+) *$/i.exec(authorization)?.[1];
   return apiKey?.trim() || undefined;
 }
@@ -65,7 +68,10 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<AppEnv> {
     refuseBlockedIp(c, options.failures, options.now());
 
     const secret = presentedKey(c.req.header("authorization"), c.req.header("x-api-key"));
-    const key = secret && KEY_PATTERN.test(secret) ? await options.keys.find(c.get("store"), secret) : undefined;
+    const key =
+      secret && KEY_PATTERN.test(secret)
+        ? await options.keys.find(c.get("store"), secret)
+        : undefined;
     const now = options.now();
     if (!key || !isActive(key, now)) throw failedKey(c, options.failures, now);
     c.set("key", key);
@@ -78,7 +84,10 @@ export function requirePlan(): MiddlewareHandler<AppEnv> {
   return function requirePlanMiddleware(c, next) {
     const plan = c.get("store").plan;
     if (!planIncludesApi(plan)) {
-      throw new ApiError("plan_required", `The API is not included in the store's "${plan}" plan; upgrade to growth or higher.`);
+      throw new ApiError(
+        "plan_required",
+        `The API is not included in the store's "${plan}" plan; upgrade to growth or higher.`,
+      );
     }
     return next();
   };

@@ -8,11 +8,17 @@ import type { AppContext, AppEnv } from "../context";
 export function storeByHost(registry: StoreRegistry, pool: StorePool): MiddlewareHandler<AppEnv> {
   return function storeByHostMiddleware(c, next) {
     const store = registry.resolveHost(c.req.header("host"));
-    if (!store) throw new ApiError("not_found", "No store is served at this host name; check the domain in the URL.");
+    if (!store)
+      throw new ApiError(
+        "not_found",
+        "No store is served at this host name; check the domain in the URL.",
+      );
     c.set("store", store);
     // An open database is leased without waiting; only a store's first request waits for it.
     const lease = pool.leaseOpen(store.slug);
-    return lease ? withLease(c, lease, next) : pool.acquire(store.slug).then((opened) => withLease(c, opened, next));
+    return lease
+      ? withLease(c, lease, next)
+      : pool.acquire(store.slug).then((opened) => withLease(c, opened, next));
   };
 }
 

@@ -47,7 +47,9 @@ describe("cidr helpers", () => {
     expect(list.contains("2001:db8:ffff::1")).toBe(true);
     expect(list.contains("2001:db9::1")).toBe(false);
     expect(list.contains("garbage")).toBe(false);
-    expect(() => CidrList.parse("10.0.0.0/33")).toThrow('"10.0.0.0/33" is not an IP address or CIDR range');
+    expect(() => CidrList.parse("10.0.0.0/33")).toThrow(
+      '"10.0.0.0/33" is not an IP address or CIDR range',
+    );
     expect(() => CidrList.parse("nope")).toThrow('"nope" is not an IP address or CIDR range');
   });
 

@@ -30,9 +30,17 @@ const canonical = (address: string) => {
  * Client IP: the peer, or behind a trusted proxy the right-most forwarded address not in
  * the list (addresses left of it were written by the client and prove nothing).
  */
-export function clientIp(peerIp: string, forwardedFor: string | undefined, trustProxy: CidrList | null): string {
+export function clientIp(
+  peerIp: string,
+  forwardedFor: string | undefined,
+  trustProxy: CidrList | null,
+): string {
   if (!trustProxy?.contains(peerIp) || !forwardedFor) return canonical(peerIp);
-  const hops = forwardedFor.slice(-MAX_FORWARDED_LENGTH).split(",").map((s) => s.trim()).filter(Boolean);
+  const hops = forwardedFor
+    .slice(-MAX_FORWARDED_LENGTH)
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     const ip = parseHop(hops[i]);
     if (!ip) return hops[i].slice(0, 64); // unparsable: its own bucket, never a trusted hop
@@ -48,7 +56,11 @@ export function clientIp(peerIp: string, forwardedFor: string | undefined, trust
  * `X-Forwarded-Proto` says `https`. When a proxy appends to a list, the right-most value
  * is the one our trusted peer wrote.
  */
-export function isSecure(tls: boolean, trusted: boolean, forwardedProto: string | undefined): boolean {
+export function isSecure(
+  tls: boolean,
+  trusted: boolean,
+  forwardedProto: string | undefined,
+): boolean {
   if (tls) return true;
   if (!trusted || !forwardedProto) return false;
   const last = forwardedProto.slice(-MAX_FORWARDED_LENGTH).split(",").pop() ?? "";
@@ -66,8 +78,18 @@ export function transport(options: TransportOptions): MiddlewareHandler<AppEnv> 
     const peer = () => c.env?.peerIp ?? "unknown";
     let ip: string | undefined;
     c.set("clientIp", () => (ip ??= clientIp(peer(), c.req.header("x-forwarded-for"), trustProxy)));
-    if (!options.allowHttp && !isSecure(c.env?.tls === true, trustProxy?.contains(peer()) ?? false, c.req.header("x-forwarded-proto"))) {
-      throw new ApiError("https_required", "This API is served over HTTPS only; repeat the request with https://.");
+    if (
+      !options.allowHttp &&
+      !isSecure(
+        c.env?.tls === true,
+        trustProxy?.contains(peer()) ?? false,
+        c.req.header("x-forwarded-proto"),
+      )
+    ) {
+      throw new ApiError(
+        "https_required",
+        "This API is served over HTTPS only; repeat the request with https://.",
+      );
     }
     return next();
   };

@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import MailComposer from "nodemailer/lib/mail-composer";
-import { toMessage, type OutgoingMail, type Transport } from "./transport";
+import { type OutgoingMail, type Transport, toMessage } from "./transport";
 
 /** `{store}-{outbox id}.eml`: one file per outbox row, so a repeated delivery replaces it. */
 const emlFileName = (store: string, id: number) => `${store}-${id}.eml`;
@@ -32,7 +32,10 @@ export class DirTransport implements Transport {
   async send(mail: OutgoingMail): Promise<void> {
     const raw = await new MailComposer(toMessage(mail)).compile().build();
     const target = join(this.dir, emlFileName(mail.store, mail.id));
-    const temp = join(this.dir, `.${emlFileName(mail.store, mail.id)}.${randomBytes(6).toString("hex")}.tmp`);
+    const temp = join(
+      this.dir,
+      `.${emlFileName(mail.store, mail.id)}.${randomBytes(6).toString("hex")}.tmp`,
+    );
     try {
       const file = await open(temp, "wx", 0o600);
       try {

@@ -1,5 +1,5 @@
 import { createTransport, type SMTPPoolOptions, type Transporter } from "nodemailer";
-import { toMessage, type OutgoingMail, type Transport } from "./transport";
+import { type OutgoingMail, type Transport, toMessage } from "./transport";
 
 /**
  * `--smtp URL`:
@@ -18,7 +18,8 @@ export function parseSmtpUrl(text: string): SMTPPoolOptions {
   } catch {
     throw new Error("--smtp must be a URL like smtp://user:pass@host:port or smtps://…");
   }
-  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new Error("--smtp must start with smtp:// or smtps://");
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:")
+    throw new Error("--smtp must start with smtp:// or smtps://");
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (!host) throw new Error("--smtp needs a host, as in smtp://user:pass@host:port");
   if (url.pathname && url.pathname !== "/") throw new Error("--smtp takes no path after host:port");
@@ -27,15 +28,22 @@ export function parseSmtpUrl(text: string): SMTPPoolOptions {
     host,
     port: url.port ? Number(url.port) : secure ? 465 : 587,
     secure,
-    auth: url.username || url.password ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+    auth:
+      url.username || url.password
+        ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+        : undefined,
   };
   for (const [key, value] of url.searchParams) {
     if (key === "starttls" && value === "required") options.requireTLS = true;
     else if (key === "starttls" && value === "off") options.ignoreTLS = true;
     else if (key === "tls" && value === "insecure") options.tls = { rejectUnauthorized: false };
-    else throw new Error(`--smtp: unknown option "${key}=${value}"; use starttls=required, starttls=off or tls=insecure`);
+    else
+      throw new Error(
+        `--smtp: unknown option "${key}=${value}"; use starttls=required, starttls=off or tls=insecure`,
+      );
   }
-  if (secure && options.ignoreTLS) throw new Error("--smtp: starttls=off does not apply to smtps://");
+  if (secure && options.ignoreTLS)
+    throw new Error("--smtp: starttls=off does not apply to smtps://");
   return options;
 }
 

@@ -9,7 +9,10 @@ import { slugParams } from "../stores/schema";
 
 export const originSchema = v.pipe(
   v.string("must be a string."),
-  v.check((s) => parseOrigin(s) !== null, "must be an origin like https://shop.example.com (scheme, host and port only)."),
+  v.check(
+    (s) => parseOrigin(s) !== null,
+    "must be an origin like https://shop.example.com (scheme, host and port only).",
+  ),
   v.transform((s) => parseOrigin(s) as string),
 );
 
@@ -27,7 +30,13 @@ export const createAdminLinkRoute = defineManageRoute({
     const store = storeOr404(c, params.slug);
     const origin = body.origin ?? `https://${store.domain}`;
     const now = c.get("deps").now();
-    const link = await c.get("deps").pool.use(store.slug, (db) => createSignInLink(db, origin, now));
-    return ok(c, { url: link.url, token: link.token, expiresAt: formatIsrael(link.expiresAt) }, 201);
+    const link = await c
+      .get("deps")
+      .pool.use(store.slug, (db) => createSignInLink(db, origin, now));
+    return ok(
+      c,
+      { url: link.url, token: link.token, expiresAt: formatIsrael(link.expiresAt) },
+      201,
+    );
   },
 });

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { ApiError } from "../../errors";
-import { fixtureDateTime } from "../../load/section";
 import { ok } from "../../http/respond";
+import { fixtureDateTime } from "../../load/section";
 import { getCustomer, toCustomer } from "../../routes/customers/row";
 import { customerOut } from "../../routes/customers/schema";
 import { optionalJsonBody } from "../body";
@@ -25,8 +25,15 @@ export const recordSignIn = defineManageRoute({
     const customer = await pool.use(store.slug, (db) =>
       db.transaction(async (tx) => {
         const row = await getCustomer(tx, params.id);
-        if (row.status === "locked") throw new ApiError("customer_locked", `Customer ${params.id} is locked; a locked customer cannot sign in.`);
-        await tx.run("UPDATE customers SET last_visit_at = ? WHERE id = ?", [body.at ?? now(), params.id]);
+        if (row.status === "locked")
+          throw new ApiError(
+            "customer_locked",
+            `Customer ${params.id} is locked; a locked customer cannot sign in.`,
+          );
+        await tx.run("UPDATE customers SET last_visit_at = ? WHERE id = ?", [
+          body.at ?? now(),
+          params.id,
+        ]);
         return getCustomer(tx, params.id);
       }),
     );

@@ -2,7 +2,8 @@ import type { AppContext } from "../../http/context";
 import { manageDeps, reloadRegistry } from "../context";
 
 /** Who changed a key, for the owner's email. */
-export const byHost = (c: AppContext) => `the host's platform (management API key "${c.get("hostKey").name}")`;
+export const byHost = (c: AppContext) =>
+  `the host's platform (management API key "${c.get("hostKey").name}")`;
 
 /** After a key change: the server reloads the store's keys now and delivers the owner's notice. */
 export async function keysChanged(c: AppContext, slug: string): Promise<void> {

@@ -15,21 +15,27 @@ const withoutSecret = (data: unknown) => ({ ...(data as object), key: null });
 export const createStoreKey = defineManageRoute({
   method: "POST",
   path: "/stores/:slug/keys",
-  summary: "Create an API key for a store (the full key is in this answer only); the owner is emailed.",
+  summary:
+    "Create an API key for a store (the full key is in this answer only); the owner is emailed.",
   params: slugParams,
   body: createKeyBody,
   response: createdKeyOut,
   status: 201,
   errors: ["plan_limit"],
   idempotent: true,
-  handler: (c, { params, body }) => idempotentAcross(c, () => create(c, params.slug, body), withoutSecret),
+  handler: (c, { params, body }) =>
+    idempotentAcross(c, () => create(c, params.slug, body), withoutSecret),
 });
 
 async function create(c: AppContext, slug: string, body: v.InferOutput<typeof createKeyBody>) {
   const store = storeOr404(c, slug);
   const { pool, now } = c.get("deps");
   const at = now();
-  const input = { name: body.name, permissions: body.permissions, expiresAt: expiresAtFor(body.expires, at) };
+  const input = {
+    name: body.name,
+    permissions: body.permissions,
+    expiresAt: expiresAtFor(body.expires, at),
+  };
   const created = await pool
     .use(store.slug, (db) => createKey(db, store, input, byHost(c), at))
     .catch((error) => {

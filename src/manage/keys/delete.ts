@@ -19,7 +19,8 @@ export const deleteStoreKey = defineManageRoute({
     const key = await pool
       .use(store.slug, (db) => deleteKey(db, store, params.id, byHost(c), at))
       .catch((error) => {
-        if (error instanceof KeyNotFoundError) throw notFound(`API key ${params.id} of store "${store.slug}"`);
+        if (error instanceof KeyNotFoundError)
+          throw notFound(`API key ${params.id} of store "${store.slug}"`);
         throw error;
       });
     await keysChanged(c, store.slug);

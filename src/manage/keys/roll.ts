@@ -1,15 +1,22 @@
 import { ApiError, notFound } from "../../errors";
 import { ok } from "../../http/respond";
-import { KeyInactiveError, KeyLimitError, KeyNotFoundError, listKeys, rollKey } from "../../keys/repository";
+import {
+  KeyInactiveError,
+  KeyLimitError,
+  KeyNotFoundError,
+  listKeys,
+  rollKey,
+} from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { byHost, keysChanged } from "./changed";
-import { rolledKeyOut, expiresAtFor, GRACE_MS, keyParams, rollKeyBody, toKeyJson } from "./schema";
+import { expiresAtFor, GRACE_MS, keyParams, rolledKeyOut, rollKeyBody, toKeyJson } from "./schema";
 
 export const rollStoreKey = defineManageRoute({
   method: "POST",
   path: "/stores/:slug/keys/:id/roll",
-  summary: "Replace a key: a new one with the same name and permissions; the old one works until the grace ends.",
+  summary:
+    "Replace a key: a new one with the same name and permissions; the old one works until the grace ends.",
   params: keyParams,
   body: rollKeyBody,
   response: rolledKeyOut,
@@ -20,9 +27,20 @@ export const rollStoreKey = defineManageRoute({
     const { pool, now } = c.get("deps");
     const at = now();
     const rolled = await pool
-      .use(store.slug, (db) => rollKey(db, store, params.id, GRACE_MS[body.grace], expiresAtFor(body.expires, at), byHost(c), at))
+      .use(store.slug, (db) =>
+        rollKey(
+          db,
+          store,
+          params.id,
+          GRACE_MS[body.grace],
+          expiresAtFor(body.expires, at),
+          byHost(c),
+          at,
+        ),
+      )
       .catch((error) => {
-        if (error instanceof KeyNotFoundError) throw notFound(`API key ${params.id} of store "${store.slug}"`);
+        if (error instanceof KeyNotFoundError)
+          throw notFound(`API key ${params.id} of store "${store.slug}"`);
         if (error instanceof KeyInactiveError) throw new ApiError("key_inactive", error.message);
         if (error instanceof KeyLimitError) throw new ApiError("plan_limit", error.message);
         throw error;

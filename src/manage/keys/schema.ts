@@ -8,14 +8,25 @@ import { slugParam } from "../stores/schema";
 export const keyParams = v.strictObject({ slug: slugParam, id: idParam() });
 
 const EXPIRY_NAMES = Object.keys(EXPIRY_CHOICES) as Array<keyof typeof EXPIRY_CHOICES>;
-export const expiresSchema = v.optional(v.picklist(EXPIRY_NAMES, `must be one of ${EXPIRY_NAMES.join(", ")}.`), "never");
+export const expiresSchema = v.optional(
+  v.picklist(EXPIRY_NAMES, `must be one of ${EXPIRY_NAMES.join(", ")}.`),
+  "never",
+);
 
 const access = v.picklist(ACCESS_LEVELS, "must be none, read or write.");
 
 export const permissionsSchema = v.pipe(
-  v.strictObject(Object.fromEntries(AREAS.map((area) => [area, v.optional(access)])) as Record<Area, v.OptionalSchema<typeof access, undefined>>),
+  v.strictObject(
+    Object.fromEntries(AREAS.map((area) => [area, v.optional(access)])) as Record<
+      Area,
+      v.OptionalSchema<typeof access, undefined>
+    >,
+  ),
   v.transform((given) => normalizePermissions(given)),
-  v.check((p) => AREAS.some((area) => p[area] !== "none"), "must grant read or write on at least one area."),
+  v.check(
+    (p) => AREAS.some((area) => p[area] !== "none"),
+    "must grant read or write on at least one area.",
+  ),
 );
 
 export const createKeyBody = v.strictObject({
@@ -24,7 +35,12 @@ export const createKeyBody = v.strictObject({
   expires: expiresSchema,
 });
 
-export const GRACE_MS = { now: 0, "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000 } as const;
+export const GRACE_MS = {
+  now: 0,
+  "1h": 3_600_000,
+  "24h": 86_400_000,
+  "7d": 7 * 86_400_000,
+} as const;
 const GRACE_NAMES = Object.keys(GRACE_MS) as Array<keyof typeof GRACE_MS>;
 
 export const rollKeyBody = v.strictObject({
@@ -37,7 +53,9 @@ export const expiresAtFor = (choice: keyof typeof EXPIRY_CHOICES, now: number) =
   return duration === null ? null : now + duration;
 };
 
-const permissionsOut = v.object(Object.fromEntries(AREAS.map((area) => [area, v.picklist(["none", "read", "write"])])));
+const permissionsOut = v.object(
+  Object.fromEntries(AREAS.map((area) => [area, v.picklist(["none", "read", "write"])])),
+);
 
 export const keyOut = v.object({
   id: positiveInteger(),
@@ -51,12 +69,18 @@ export const keyOut = v.object({
 });
 
 /** A rolled key: the full secret, shown this once. */
-export const rolledKeyOut = v.object({ ...keyOut.entries, key: v.pipe(v.string(), v.description("The full key, shown this once.")) });
+export const rolledKeyOut = v.object({
+  ...keyOut.entries,
+  key: v.pipe(v.string(), v.description("The full key, shown this once.")),
+});
 
 /** A created key: as rolled, but a replayed answer (Idempotent-Replayed) has `key: null` (the secret is never stored). */
 export const createdKeyOut = v.object({
   ...keyOut.entries,
-  key: v.pipe(v.nullable(v.string()), v.description("The full key, shown this once; null in a replayed answer.")),
+  key: v.pipe(
+    v.nullable(v.string()),
+    v.description("The full key, shown this once; null in a replayed answer."),
+  ),
 });
 
 export const keyStatus = (key: ApiKey, now: number): "active" | "expired" | "deleted" =>

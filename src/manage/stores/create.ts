@@ -1,26 +1,32 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeStore } from "../../db/platform";
+import type * as v from "valibot";
 import { FileLocation, LibsqlAdminError, storeDbPath } from "../../db/location";
-import { ApiError } from "../../errors";
+import { writeStore } from "../../db/platform";
 import { moveIntoPlace } from "../../db/staging";
-import { buildStoreDb, buildStoreNamespace, validateFixture } from "../../load/load";
+import { ApiError } from "../../errors";
 import type { AppContext } from "../../http/context";
 import { idempotentAcross } from "../../http/idempotency";
+import { buildStoreDb, buildStoreNamespace, validateFixture } from "../../load/load";
 import { manageDeps, reloadRegistry } from "../context";
 import { defineManageRoute } from "../define";
 import { storeJson } from "./json";
 import { checkDomainFree, createStoreBody, domainTaken, storeOut } from "./schema";
-import type * as v from "valibot";
 
 type NewStoreBody = v.InferOutput<typeof createStoreBody>;
 
 const slugTaken = (slug: string) =>
-  new ApiError("slug_taken", `A store with slug "${slug}" already exists; choose another slug.`, { field: "slug" });
+  new ApiError("slug_taken", `A store with slug "${slug}" already exists; choose another slug.`, {
+    field: "slug",
+  });
 
 /** A server started without `--libsql-admin-url` cannot make namespaces: 503 naming why. */
 function refuseWithoutAdmin(error: unknown): never {
-  if (error instanceof LibsqlAdminError) throw new ApiError("service_unavailable", `This server cannot create stores: ${error.message}.`);
+  if (error instanceof LibsqlAdminError)
+    throw new ApiError(
+      "service_unavailable",
+      `This server cannot create stores: ${error.message}.`,
+    );
   throw error;
 }
 
@@ -38,7 +44,10 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
   if (await platform.domainTaken(body.domain)) throw domainTaken(body.domain); // the CLI may have added it a moment ago
   // The loader's rules and code build the file (operations.md fixture format); the body
   // already passed the same rules, so this cannot refuse it.
-  const [valid] = validateFixture({ stores: [body] }, { now, platformDomain: registry.platformDomain });
+  const [valid] = validateFixture(
+    { stores: [body] },
+    { now, platformDomain: registry.platformDomain },
+  );
   // A leftover database may still be open here (the mail worker or key usage touched it): a
   // connection to the replaced one would keep reading the old one.
   if (pool.location instanceof FileLocation) {

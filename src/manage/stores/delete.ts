@@ -9,7 +9,11 @@ import { storeJson } from "./json";
 import { slugParams, storeOut } from "./schema";
 
 /** `20991231T235959Z`: when the store was deleted, in its archived file's name. */
-export const archiveStamp = (now: number) => new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+export const archiveStamp = (now: number) =>
+  new Date(now)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
 
 /**
  * Stops serving the store at once (unregistered, registry reloaded), then moves its
@@ -20,7 +24,8 @@ export const archiveStamp = (now: number) => new Date(now).toISOString().replace
 async function archive(c: AppContext, slug: string): Promise<void> {
   const { pool, now } = c.get("deps");
   const { location } = pool;
-  if (location instanceof FileLocation) await pool.use(slug, (db) => db.run("PRAGMA wal_checkpoint(TRUNCATE)"));
+  if (location instanceof FileLocation)
+    await pool.use(slug, (db) => db.run("PRAGMA wal_checkpoint(TRUNCATE)"));
   await manageDeps(c).platform.removeStore(slug);
   await reloadRegistry(c);
   await pool.closeStore(slug);

@@ -5,4 +5,11 @@ import { listStores } from "./list";
 import { replaceOrderStatuses } from "./order-statuses";
 import { updateStore } from "./update";
 
-export const storeRoutes = [listStores, createStore, getStore, updateStore, replaceOrderStatuses, deleteStore];
+export const storeRoutes = [
+  listStores,
+  createStore,
+  getStore,
+  updateStore,
+  replaceOrderStatuses,
+  deleteStore,
+];

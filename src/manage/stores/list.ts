@@ -10,7 +10,8 @@ import { storeOut } from "./schema";
 const SCOPE = { list: "stores", store: "", filters: "" };
 
 /** Newest first: `createdAt`, then `slug`, descending. */
-const newestFirst = (a: Store, b: Store) => b.createdAt - a.createdAt || (a.slug < b.slug ? 1 : a.slug > b.slug ? -1 : 0);
+const newestFirst = (a: Store, b: Store) =>
+  b.createdAt - a.createdAt || (a.slug < b.slug ? 1 : a.slug > b.slug ? -1 : 0);
 
 /**
  * The registry holds every store in memory, so a page is a slice of its sorted list. The
@@ -37,8 +38,12 @@ export const listStores = defineManageRoute({
     const page = stores.slice(0, query.limit);
     const hasMore = stores.length > query.limit;
     const last = page.at(-1);
-    const rank = (store: Store) => registry.all().filter((s) => s.createdAt === store.createdAt && s.slug >= store.slug).length;
-    const nextCursor = hasMore && last ? encodeCursor(cursorSecret, SCOPE, { sort: last.createdAt, id: rank(last) }) : null;
+    const rank = (store: Store) =>
+      registry.all().filter((s) => s.createdAt === store.createdAt && s.slug >= store.slug).length;
+    const nextCursor =
+      hasMore && last
+        ? encodeCursor(cursorSecret, SCOPE, { sort: last.createdAt, id: rank(last) })
+        : null;
     const data = await Promise.all(page.map((store) => storeJson(c, store)));
     return okList(c, { data, hasMore, nextCursor });
   },

@@ -1,10 +1,10 @@
+import * as v from "valibot";
 import { ApiError } from "../../errors";
 import { readJsonArrayBody } from "../../http/json-body";
 import { ok } from "../../http/respond";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { orderStatusesBody, readOrderStatuses, slugParams } from "./schema";
-import * as v from "valibot";
 
 export const replaceOrderStatuses = defineManageRoute({
   method: "PUT",
@@ -27,10 +27,17 @@ export const replaceOrderStatuses = defineManageRoute({
         );
         if (inUse.length) {
           const ids = inUse.map((r) => r.status_id);
-          throw new ApiError("status_in_use", `Orders still use status ids ${ids.join(", ")}; keep them in the set.`);
+          throw new ApiError(
+            "status_in_use",
+            `Orders still use status ids ${ids.join(", ")}; keep them in the set.`,
+          );
         }
         await tx.run("DELETE FROM order_statuses");
-        for (const status of body) await tx.run("INSERT INTO order_statuses (id, name) VALUES (?, ?)", [status.id, status.name]);
+        for (const status of body)
+          await tx.run("INSERT INTO order_statuses (id, name) VALUES (?, ?)", [
+            status.id,
+            status.name,
+          ]);
         return readOrderStatuses(tx);
       }),
     );

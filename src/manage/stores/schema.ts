@@ -5,7 +5,15 @@ import { ApiError } from "../../errors";
 import { formatIsrael } from "../../format/time";
 import { bool, positiveInteger, text } from "../../http/schemas";
 import type { StoreRegistry } from "../../registry";
-import { DEFAULT_ORDER_STATUSES, domainSchema, domainUnderPlatform, ownerEmailSchema, planSchema, slugSchema, storeNameSchema } from "../../stores/rules";
+import {
+  DEFAULT_ORDER_STATUSES,
+  domainSchema,
+  domainUnderPlatform,
+  ownerEmailSchema,
+  planSchema,
+  slugSchema,
+  storeNameSchema,
+} from "../../stores/rules";
 
 /** A `{slug}` path parameter (with an example for tools that call the API from its document). */
 export const slugParam = v.pipe(slugSchema, v.examples(["shop1"]));
@@ -17,10 +25,14 @@ export const settingsBody = v.strictObject({
   registration: v.optional(bool()),
 });
 
-const statusIdsUnique = (statuses: Array<{ id: number; name: string }>) => new Set(statuses.map((s) => s.id)).size === statuses.length;
+const statusIdsUnique = (statuses: Array<{ id: number; name: string }>) =>
+  new Set(statuses.map((s) => s.id)).size === statuses.length;
 
 export const orderStatusesBody = v.pipe(
-  v.array(v.strictObject({ id: positiveInteger(), name: text(100) }), "must be an array of { id, name }."),
+  v.array(
+    v.strictObject({ id: positiveInteger(), name: text(100) }),
+    "must be an array of { id, name }.",
+  ),
   v.minLength(1, "must list at least one status."),
   v.maxLength(100, "must list at most 100 statuses."),
   v.check(statusIdsUnique, "must not list an id twice."),
@@ -51,7 +63,11 @@ export const storeOut = v.object({
   alternativeDomain: v.string(),
   plan: planSchema,
   ownerEmail: v.string(),
-  settings: v.object({ manualCustomerApproval: v.boolean(), notifyStatusChange: v.boolean(), registration: v.boolean() }),
+  settings: v.object({
+    manualCustomerApproval: v.boolean(),
+    notifyStatusChange: v.boolean(),
+    registration: v.boolean(),
+  }),
   orderStatuses: v.array(v.object({ id: v.number(), name: v.string() })),
   createdAt: v.string(),
 });
@@ -61,9 +77,14 @@ export interface OrderStatus {
   name: string;
 }
 
-export const readOrderStatuses = (db: Queryable) => db.all<OrderStatus>("SELECT id, name FROM order_statuses ORDER BY id");
+export const readOrderStatuses = (db: Queryable) =>
+  db.all<OrderStatus>("SELECT id, name FROM order_statuses ORDER BY id");
 
-export const toStoreJson = (store: Store, platformDomain: string, orderStatuses: OrderStatus[]) => ({
+export const toStoreJson = (
+  store: Store,
+  platformDomain: string,
+  orderStatuses: OrderStatus[],
+) => ({
   slug: store.slug,
   name: store.name,
   domain: store.domain,
@@ -81,10 +102,15 @@ export const toStoreJson = (store: Store, platformDomain: string, orderStatuses:
  */
 export function checkDomainFree(registry: StoreRegistry, domain: string, slug: string): void {
   const owner = registry.resolveHost(domain);
-  if (domainUnderPlatform(domain, registry.platformDomain) || (owner && owner.slug !== slug)) throw domainTaken(domain);
+  if (domainUnderPlatform(domain, registry.platformDomain) || (owner && owner.slug !== slug))
+    throw domainTaken(domain);
 }
 
 export const domainTaken = (domain: string) =>
-  new ApiError("domain_taken", `The domain "${domain}" is already used by another store or is under the platform domain.`, {
-    field: "domain",
-  });
+  new ApiError(
+    "domain_taken",
+    `The domain "${domain}" is already used by another store or is under the platform domain.`,
+    {
+      field: "domain",
+    },
+  );

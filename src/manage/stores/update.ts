@@ -23,7 +23,11 @@ export const updateStore = defineManageRoute({
       if (await platform.domainTaken(body.domain, store.slug)) throw domainTaken(body.domain);
     }
     const { settings, ...fields } = body;
-    await platform.updateStore(store.slug, { ...store, ...fields, settings: { ...store.settings, ...settings } });
+    await platform.updateStore(store.slug, {
+      ...store,
+      ...fields,
+      settings: { ...store.settings, ...settings },
+    });
     await reloadRegistry(c);
     return ok(c, await storeJson(c, storeOr404(c, store.slug)));
   },

@@ -1,11 +1,21 @@
 import { ApiError } from "../../errors";
 import { idempotentCreate } from "../../http/idempotency";
 import { defineRoute } from "../define";
-import { emailOwner, emailTaken, findCustomer, INSERT_CUSTOMER, insertArgs, toCustomer } from "./row";
+import {
+  emailOwner,
+  emailTaken,
+  findCustomer,
+  INSERT_CUSTOMER,
+  insertArgs,
+  toCustomer,
+} from "./row";
 import { customerCreateBody, customerOut } from "./schema";
 
 const registrationDisabled = () =>
-  new ApiError("registration_disabled", "This store does not accept new customer registrations; the store owner has turned registration off.");
+  new ApiError(
+    "registration_disabled",
+    "This store does not accept new customer registrations; the store owner has turned registration off.",
+  );
 
 export const createCustomer = defineRoute({
   method: "POST",

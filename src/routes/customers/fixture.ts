@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./row";
 
 /**
@@ -53,13 +53,18 @@ export const customerFixture: FixtureSection<CustomerRecord> = {
     const repeated = repeatedId(seen, "customer", customer.id);
     if (repeated) return repeated;
     const key = `email:${emailKey(customer.email)}`;
-    if (seen.has(key)) return ["email", `email "${customer.email}" is also used by customers[${seen.get(key)}] (emails are unique regardless of case).`];
+    if (seen.has(key))
+      return [
+        "email",
+        `email "${customer.email}" is also used by customers[${seen.get(key)}] (emails are unique regardless of case).`,
+      ];
     seen.set(key, index);
     customer.createdAt ??= context.now; // "now when missing" means the load's time
     return null;
   },
   /** One statement text: the driver prepares it once and reuses it for every row. */
   async insert(tx: Queryable, customers: CustomerRecord[]) {
-    for (const customer of idsFirst(customers, (c) => c.id !== undefined)) await tx.run(INSERT_CUSTOMER, argsOf(customer));
+    for (const customer of idsFirst(customers, (c) => c.id !== undefined))
+      await tx.run(INSERT_CUSTOMER, argsOf(customer));
   },
 };

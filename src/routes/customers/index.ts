@@ -4,4 +4,9 @@ import { getCustomerRoute } from "./get";
 import { listCustomers } from "./list";
 import { updateCustomer } from "./update";
 
-export const customerRoutes: RouteDef[] = [listCustomers, getCustomerRoute, createCustomer, updateCustomer];
+export const customerRoutes: RouteDef[] = [
+  listCustomers,
+  getCustomerRoute,
+  createCustomer,
+  updateCustomer,
+];

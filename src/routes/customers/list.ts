@@ -1,11 +1,16 @@
-import type { SqlValue } from "../../db/driver";
 import * as v from "valibot";
-import { listAnswer, type ListSource } from "../../http/pagination";
+import type { SqlValue } from "../../db/driver";
+import { type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
 import { CUSTOMER_COLUMNS, type CustomerRow, emailKey, toCustomer } from "./row";
 import { customerListQuery, customerOut } from "./schema";
 
-const source: ListSource = { list: "customers", table: "customers", sortColumn: "created_at", columns: CUSTOMER_COLUMNS };
+const source: ListSource = {
+  list: "customers",
+  table: "customers",
+  sortColumn: "created_at",
+  columns: CUSTOMER_COLUMNS,
+};
 
 export const listCustomers = defineRoute({
   method: "GET",

@@ -93,7 +93,9 @@ export async function getCustomer(db: Queryable, id: number): Promise<CustomerRo
 
 /** The id of the customer using this email (any case), if one does. */
 export async function emailOwner(db: Queryable, email: string): Promise<number | undefined> {
-  const row = await db.get<{ id: number }>("SELECT id FROM customers WHERE email_lower = ?", [emailKey(email)]);
+  const row = await db.get<{ id: number }>("SELECT id FROM customers WHERE email_lower = ?", [
+    emailKey(email),
+  ]);
   return row?.id;
 }
 

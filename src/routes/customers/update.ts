@@ -1,11 +1,12 @@
+import type * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { queueMail } from "../../mail/outbox";
-import { customerApproved } from "../../mail/templates";
 import type { AppContext } from "../../http/context";
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
-import { changedColumns, type Columns, sendsAnyOf } from "../changes";
+import { queueMail } from "../../mail/outbox";
+import { customerApproved } from "../../mail/templates";
+import { type Columns, changedColumns, sendsAnyOf } from "../changes";
 import { defineRoute } from "../define";
 import {
   type CustomerRow,
@@ -17,7 +18,6 @@ import {
   toCustomer,
 } from "./row";
 import { customerOut, customerUpdateBody } from "./schema";
-import type * as v from "valibot";
 
 type CustomerUpdate = v.InferOutput<typeof customerUpdateBody>;
 
@@ -51,10 +51,25 @@ const UPDATE_SQL = `UPDATE customers SET email = ?, email_lower = ?, first_name 
   newsletter = ?, notes = ?, status = ? WHERE id = ?`;
 
 const saveRow = (tx: Queryable, r: CustomerRow) =>
-  tx.run(UPDATE_SQL, [r.email, r.email_lower, r.first_name, r.last_name, r.phone, r.newsletter, r.notes, r.status, r.id]);
+  tx.run(UPDATE_SQL, [
+    r.email,
+    r.email_lower,
+    r.first_name,
+    r.last_name,
+    r.phone,
+    r.newsletter,
+    r.notes,
+    r.status,
+    r.id,
+  ]);
 
 /** Updates the row and, on approval, queues the "you can log in" email in the same transaction. */
-async function updateInTransaction(c: AppContext, tx: Queryable, id: number, update: CustomerUpdate) {
+async function updateInTransaction(
+  c: AppContext,
+  tx: Queryable,
+  id: number,
+  update: CustomerUpdate,
+) {
   const row = await getCustomer(tx, id);
   if (update.email !== undefined) {
     const owner = await emailOwner(tx, update.email);
@@ -65,7 +80,10 @@ async function updateInTransaction(c: AppContext, tx: Queryable, id: number, upd
   const approved = row.status === "pending" && updated.status === "active";
   if (approved) {
     await c.get("deps").beforeMailQueued(c.get("store").slug);
-    const mail = customerApproved({ storeName: c.get("store").name, firstName: updated.first_name });
+    const mail = customerApproved({
+      storeName: c.get("store").name,
+      firstName: updated.first_name,
+    });
     await queueMail(tx, { ...mail, to: updated.email }, c.get("deps").now());
   }
   return { customer: toCustomer(updated), approved };
@@ -82,7 +100,9 @@ export const updateCustomer = defineRoute({
   errors: ["nothing_to_update", "email_taken"],
   async handler(c, { params, body }) {
     if (!sendsAnyOf(body, { ...COLUMN_OF, active: "status" })) throw nothingToUpdate();
-    const result = await c.get("db").transaction((tx) => updateInTransaction(c, tx, params.id, body));
+    const result = await c
+      .get("db")
+      .transaction((tx) => updateInTransaction(c, tx, params.id, body));
     if (result.approved) c.get("deps").onMailQueued(c.get("store").slug);
     return ok(c, result.customer);
   },

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { LEAD_COLUMNS, type LeadRow, SOURCE_MAX } from "./schema";
 
 /** A fixture lead: the API's field names and formats; `id` and `createdAt` optional. */
@@ -18,7 +18,9 @@ export const leadRecord = v.strictObject({
 });
 
 /** A validated lead record as the row to insert. */
-export const toLeadRow = (r: Omit<v.InferOutput<typeof leadRecord>, "id"> & { id?: number }): FixtureLead => ({
+export const toLeadRow = (
+  r: Omit<v.InferOutput<typeof leadRecord>, "id"> & { id?: number },
+): FixtureLead => ({
   id: r.id ?? null,
   name: r.name,
   email: r.email,
@@ -33,13 +35,26 @@ export const toLeadRow = (r: Omit<v.InferOutput<typeof leadRecord>, "id"> & { id
 
 const recordSchema = v.pipe(leadRecord, v.transform(toLeadRow));
 
-export type FixtureLead = Omit<LeadRow, "id" | "created_at"> & { id: number | null; created_at: number | null };
+export type FixtureLead = Omit<LeadRow, "id" | "created_at"> & {
+  id: number | null;
+  created_at: number | null;
+};
 
 const INSERT = `INSERT INTO leads (${LEAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 async function insertLeads(tx: Queryable, rows: FixtureLead[]): Promise<void> {
   for (const r of idsFirst(rows, (r) => r.id !== null)) {
-    await tx.run(INSERT, [r.id, r.name, r.email, r.phone, r.message, r.source, r.handled, r.notes, r.created_at]);
+    await tx.run(INSERT, [
+      r.id,
+      r.name,
+      r.email,
+      r.phone,
+      r.message,
+      r.source,
+      r.handled,
+      r.notes,
+      r.created_at,
+    ]);
   }
 }
 

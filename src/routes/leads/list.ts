@@ -1,9 +1,14 @@
 import * as v from "valibot";
-import { listAnswer, type ListSource } from "../../http/pagination";
+import { type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
-import { LEAD_COLUMNS, leadOut, type LeadRow, listQuery, toLead } from "./schema";
+import { LEAD_COLUMNS, type LeadRow, leadOut, listQuery, toLead } from "./schema";
 
-const source: ListSource = { list: "leads", table: "leads", sortColumn: "created_at", columns: LEAD_COLUMNS };
+const source: ListSource = {
+  list: "leads",
+  table: "leads",
+  sortColumn: "created_at",
+  columns: LEAD_COLUMNS,
+};
 
 export const listLeads = defineRoute({
   method: "GET",
@@ -17,7 +22,12 @@ export const listLeads = defineRoute({
     listAnswer<LeadRow>(
       c,
       source,
-      { limit: query.limit, cursor: query.cursor, since: query.created_since, filters: { created_since: query.created_since } },
+      {
+        limit: query.limit,
+        cursor: query.cursor,
+        since: query.created_since,
+        filters: { created_since: query.created_since },
+      },
       toLead,
     ),
 });

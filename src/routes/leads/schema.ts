@@ -1,6 +1,14 @@
 import * as v from "valibot";
 import { formatIsrael } from "../../format/time";
-import { bool, cursorParam, dateTimeOut, dateTimeParam, idOut, limitParam, nullableText } from "../../http/schemas";
+import {
+  bool,
+  cursorParam,
+  dateTimeOut,
+  dateTimeParam,
+  idOut,
+  limitParam,
+  nullableText,
+} from "../../http/schemas";
 
 /** A lead as stored. */
 export interface LeadRow {

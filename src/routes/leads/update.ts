@@ -2,13 +2,16 @@ import type * as v from "valibot";
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
-import { changedColumns, type Columns, sendsAnyOf } from "../changes";
+import { type Columns, changedColumns, sendsAnyOf } from "../changes";
 import { defineRoute } from "../define";
 import { getLead } from "./queries";
 import { type LeadRow, leadOut, toLead, updateBody } from "./schema";
 
 /** The fields a PATCH may change, and their columns. */
-const COLUMN_OF: Columns<v.InferOutput<typeof updateBody>, LeadRow> = { handled: "handled", notes: "notes" };
+const COLUMN_OF: Columns<v.InferOutput<typeof updateBody>, LeadRow> = {
+  handled: "handled",
+  notes: "notes",
+};
 
 export const updateLead = defineRoute({
   method: "PATCH",
@@ -26,7 +29,11 @@ export const updateLead = defineRoute({
       const changed = changedColumns(current, body, COLUMN_OF);
       const next = { ...current, ...changed };
       if (Object.keys(changed).length > 0) {
-        await tx.run("UPDATE leads SET handled = ?, notes = ? WHERE id = ?", [next.handled, next.notes, current.id]);
+        await tx.run("UPDATE leads SET handled = ?, notes = ? WHERE id = ?", [
+          next.handled,
+          next.notes,
+          current.id,
+        ]);
       }
       return next;
     });

@@ -1,10 +1,10 @@
 import * as v from "valibot";
 import type { Queryable, SqlValue } from "../../db/driver";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { toSignedMinor } from "../../format/money";
 import { bool, email, money, nullableText, text } from "../../http/schemas";
-import { PAY_TYPES } from "./schema";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import type { StoredCoupon, StoredField, StoredInvoice, StoredItem, StoredPromotion } from "./row";
+import { PAY_TYPES } from "./schema";
 
 /**
  * Orders in a fixture (operations.md): the API's field names and formats, `status` as
@@ -70,7 +70,9 @@ const promotionRecord = v.pipe(
 
 const couponRecord = v.pipe(
   v.strictObject({ code: text(64), description: v.optional(text(500), ""), amount: signedMoney() }),
-  v.transform((c): StoredCoupon => ({ code: c.code, description: c.description, amount: c.amount })),
+  v.transform(
+    (c): StoredCoupon => ({ code: c.code, description: c.description, amount: c.amount }),
+  ),
 );
 
 const fieldRecord = v.pipe(
@@ -107,7 +109,10 @@ export const orderRecord = v.strictObject({
   customerNotes: v.optional(text(5000), ""),
   newsletter: v.optional(bool(), false),
   customer: v.optional(customerRecord, {}),
-  delivery: v.optional(v.strictObject({ name: v.optional(text(100), ""), price: v.optional(money(), 0) }), {}),
+  delivery: v.optional(
+    v.strictObject({ name: v.optional(text(100), ""), price: v.optional(money(), 0) }),
+    {},
+  ),
   coupon: v.optional(v.nullable(couponRecord), null),
   fields: v.optional(v.array(fieldRecord), []),
   invoice: v.optional(v.nullable(invoiceRecord), null),
@@ -163,19 +168,24 @@ export const orderFixture: FixtureSection<OrderRecord> = {
   check(order, context, seen) {
     if (!context.statusIds.has(order.status)) {
       const ids = [...context.statusIds].sort((a, b) => a - b);
-      const known = ids.length ? `one of the store's orderStatuses ids (${ids.join(", ")})` : "an id in the store's orderStatuses (it has none)";
+      const known = ids.length
+        ? `one of the store's orderStatuses ids (${ids.join(", ")})`
+        : "an id in the store's orderStatuses (it has none)";
       return ["status", `status ${order.status} must be ${known}.`];
     }
     const repeated = repeatedId(seen, "order", order.id);
     if (repeated) return repeated;
-    if (seen.has(`number:${order.number}`)) return ["number", `order number ${order.number} appears twice.`];
+    if (seen.has(`number:${order.number}`))
+      return ["number", `order number ${order.number} appears twice.`];
     seen.set(`number:${order.number}`, true);
     order.createdAt ??= context.now; // "now when missing" means the load's time
-    if (order.updatedAt !== null && order.updatedAt < order.createdAt) return ["updatedAt", "must not be before createdAt."];
+    if (order.updatedAt !== null && order.updatedAt < order.createdAt)
+      return ["updatedAt", "must not be before createdAt."];
     return null;
   },
   /** One statement text: the driver prepares it once and reuses it for every row. */
   async insert(tx: Queryable, orders: OrderRecord[]) {
-    for (const order of idsFirst(orders, (o) => o.id !== undefined)) await tx.run(INSERT_SQL, argsOf(order));
+    for (const order of idsFirst(orders, (o) => o.id !== undefined))
+      await tx.run(INSERT_SQL, argsOf(order));
   },
 };

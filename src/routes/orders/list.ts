@@ -1,10 +1,15 @@
 import * as v from "valibot";
-import { listAnswer, type ListQuery, type ListSource } from "../../http/pagination";
+import { type ListQuery, type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
-import { ORDER_COLUMNS, toOrder, type OrderRow } from "./row";
+import { ORDER_COLUMNS, type OrderRow, toOrder } from "./row";
 import { listQuery, orderOut } from "./schema";
 
-export const orderListSource: ListSource = { list: "orders", table: "orders", sortColumn: "created_at", columns: ORDER_COLUMNS };
+export const orderListSource: ListSource = {
+  list: "orders",
+  table: "orders",
+  sortColumn: "created_at",
+  columns: ORDER_COLUMNS,
+};
 
 /**
  * The keyset query for the client's parameters. Each filter combination has an index
@@ -37,5 +42,6 @@ export const listOrders = defineRoute({
   query: listQuery,
   response: v.array(orderOut),
   list: true,
-  handler: (c, { query }) => listAnswer<OrderRow>(c, orderListSource, orderListQuery(query), toOrder),
+  handler: (c, { query }) =>
+    listAnswer<OrderRow>(c, orderListSource, orderListQuery(query), toOrder),
 });

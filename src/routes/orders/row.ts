@@ -88,7 +88,13 @@ export interface StoredInvoice {
   url: string;
 }
 
-type Nested = [StoredItem[], StoredPromotion[], StoredField[], StoredCoupon | null, StoredInvoice | null];
+type Nested = [
+  StoredItem[],
+  StoredPromotion[],
+  StoredField[],
+  StoredCoupon | null,
+  StoredInvoice | null,
+];
 
 /** Parses the five nested columns with one JSON.parse and converts their money to API numbers in place. */
 function nestedParts(row: OrderRow): Nested {

@@ -16,7 +16,14 @@ import {
 } from "../../http/schemas";
 
 /** How an order was paid (api-contract.md §7). */
-export const PAY_TYPES = ["credit_card", "paypal", "bank_transfer", "cash", "bit", "other"] as const;
+export const PAY_TYPES = [
+  "credit_card",
+  "paypal",
+  "bank_transfer",
+  "cash",
+  "bit",
+  "other",
+] as const;
 export type PayType = (typeof PAY_TYPES)[number];
 
 /** Statuses that never cause a status email (original-spec.md §3). */
@@ -50,7 +57,13 @@ export type UpdateBody = v.InferOutput<typeof updateBody>;
 
 /** Money out that may be negative (discounts). */
 const signedMoneyOut = () =>
-  v.pipe(v.number(), v.metadata({ ...SIGNED_MONEY_KEYWORDS, description: "An amount with at most 2 decimals; negative for a discount." }));
+  v.pipe(
+    v.number(),
+    v.metadata({
+      ...SIGNED_MONEY_KEYWORDS,
+      description: "An amount with at most 2 decimals; negative for a discount.",
+    }),
+  );
 
 const optionOut = v.object({ name: v.string(), price: moneyOut() });
 
@@ -83,14 +96,20 @@ const orderFields = {
   paypalFee: nullableMoneyOut(),
   trackingNumber: v.nullable(v.string()),
   adminNotes: v.nullable(v.string()),
-  customerNotes: v.pipe(v.string(), v.metadata({ description: 'The customer\'s notes; "" when none.' })),
+  customerNotes: v.pipe(
+    v.string(),
+    v.metadata({ description: 'The customer\'s notes; "" when none.' }),
+  ),
   newsletter: v.boolean(),
   createdAt: dateTimeOut(),
   updatedAt: nullableDateTimeOut(),
   customer: v.object({
     id: v.nullable(idOut()),
     name: v.string(),
-    email: v.pipe(v.string(), v.metadata({ description: 'The order\'s email address; "" when it has none.' })),
+    email: v.pipe(
+      v.string(),
+      v.metadata({ description: 'The order\'s email address; "" when it has none.' }),
+    ),
     phone: v.string(),
     address: v.string(),
   }),
@@ -120,5 +139,8 @@ export const orderOut = v.object(orderFields);
 /** The PATCH answer: the Order plus whether the status email was queued. */
 export const updatedOrderOut = v.object({
   ...orderFields,
-  customerNotified: v.pipe(v.boolean(), v.metadata({ description: "True when the status email was queued." })),
+  customerNotified: v.pipe(
+    v.boolean(),
+    v.metadata({ description: "True when the status email was queued." }),
+  ),
 });

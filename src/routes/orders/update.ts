@@ -1,15 +1,15 @@
 import type { Queryable } from "../../db/driver";
+import type { Store } from "../../db/platform";
 import { ApiError } from "../../errors";
-import { queueMail } from "../../mail/outbox";
-import { orderStatusChanged } from "../../mail/templates";
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
-import type { Store } from "../../db/platform";
-import { changedColumns, type Columns, sendsAnyOf } from "../changes";
+import { queueMail } from "../../mail/outbox";
+import { orderStatusChanged } from "../../mail/templates";
+import { type Columns, changedColumns, sendsAnyOf } from "../changes";
 import { defineRoute } from "../define";
-import { getOrder, toOrder, type OrderRow } from "./row";
-import { SILENT_STATUSES, updateBody, updatedOrderOut, type UpdateBody } from "./schema";
+import { getOrder, type OrderRow, toOrder } from "./row";
+import { SILENT_STATUSES, type UpdateBody, updateBody, updatedOrderOut } from "./schema";
 
 interface Status {
   id: number;
@@ -30,12 +30,22 @@ async function requireStatus(db: Queryable, id: number): Promise<Status> {
   if (status) return status;
   const statuses = await db.all<Status>("SELECT id FROM order_statuses ORDER BY id");
   const validIds = statuses.map((s) => s.id);
-  const allowed = validIds.length ? `one of this store's status ids: ${validIds.join(", ")}` : "a status id, but this store has none";
-  throw new ApiError("invalid_field", `Field "status" must be ${allowed}.`, { field: "status", validIds });
+  const allowed = validIds.length
+    ? `one of this store's status ids: ${validIds.join(", ")}`
+    : "a status id, but this store has none";
+  throw new ApiError("invalid_field", `Field "status" must be ${allowed}.`, {
+    field: "status",
+    validIds,
+  });
 }
 
 /** All four conditions of api-contract.md §7 for the status email. */
-function shouldNotify(store: Store, body: UpdateBody, row: OrderRow, statusChanged: boolean): boolean {
+function shouldNotify(
+  store: Store,
+  body: UpdateBody,
+  row: OrderRow,
+  statusChanged: boolean,
+): boolean {
   return (
     body.notifyCustomer &&
     statusChanged &&
@@ -45,7 +55,12 @@ function shouldNotify(store: Store, body: UpdateBody, row: OrderRow, statusChang
   );
 }
 
-async function queueStatusEmail(tx: Queryable, store: Store, row: OrderRow, now: number): Promise<void> {
+async function queueStatusEmail(
+  tx: Queryable,
+  store: Store,
+  row: OrderRow,
+  now: number,
+): Promise<void> {
   const mail = orderStatusChanged({
     storeName: store.name,
     customerName: row.customer_name,
@@ -84,7 +99,10 @@ export const updateOrder = defineRoute({
       if (Object.keys(changed).length === 0) return { row, notified: false };
       const assignments = Object.entries({ ...changed, updated_at: now });
       const columns = assignments.map(([column]) => `${column} = ?`).join(", ");
-      await tx.run(`UPDATE orders SET ${columns} WHERE id = ?`, [...assignments.map(([, value]) => value), row.id]);
+      await tx.run(`UPDATE orders SET ${columns} WHERE id = ?`, [
+        ...assignments.map(([, value]) => value),
+        row.id,
+      ]);
       const statusChanged = changed.status_id !== undefined;
       const updated: OrderRow = { ...row, ...changed, updated_at: now };
       if (status && statusChanged) updated.status_name = status.name;

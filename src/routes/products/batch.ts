@@ -6,7 +6,14 @@ import { documentedAs, idOut, positiveInteger, text } from "../../http/schemas";
 import { parseBody } from "../../http/validate";
 import { defineRoute } from "../define";
 import { changeStamp, saveProduct } from "./queries";
-import { applyChanges, hasChanges, PRODUCT_COLUMNS, type ProductChanges, productFields, type ProductRow } from "./schema";
+import {
+  applyChanges,
+  hasChanges,
+  PRODUCT_COLUMNS,
+  type ProductChanges,
+  type ProductRow,
+  productFields,
+} from "./schema";
 
 const MAX_BATCH_ITEMS = 500;
 
@@ -37,7 +44,9 @@ const batchBody = v.strictObject({
     v.array(v.unknown(), "must be an array of items."),
     v.minLength(1, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
     v.maxLength(MAX_BATCH_ITEMS, `must hold 1 to ${MAX_BATCH_ITEMS} items.`),
-    documentedAs<unknown[]>(v.pipe(v.array(documentedItem), v.minLength(1), v.maxLength(MAX_BATCH_ITEMS))),
+    documentedAs<unknown[]>(
+      v.pipe(v.array(documentedItem), v.minLength(1), v.maxLength(MAX_BATCH_ITEMS)),
+    ),
     v.metadata({
       description:
         "1 to 500 objects, each naming its product by exactly one of `id`, `internalSku`, `sku`, plus fields to change: " +
@@ -47,7 +56,11 @@ const batchBody = v.strictObject({
 });
 
 /** The codes an item can fail with (the batch itself answers the rest). */
-const ITEM_ERROR_CODES = ["invalid_field", "nothing_to_update", "not_found"] as const satisfies readonly ErrorCode[];
+const ITEM_ERROR_CODES = [
+  "invalid_field",
+  "nothing_to_update",
+  "not_found",
+] as const satisfies readonly ErrorCode[];
 
 const itemError = v.object({ code: v.picklist(ITEM_ERROR_CODES), message: v.string() });
 
@@ -62,7 +75,9 @@ const batchResult = v.object({
   ),
 });
 
-type Result = { index: number; ok: true; id: number } | { index: number; ok: false; error: { code: ErrorCode; message: string } };
+type Result =
+  | { index: number; ok: true; id: number }
+  | { index: number; ok: false; error: { code: ErrorCode; message: string } };
 
 interface ParsedItem {
   index: number;
@@ -71,7 +86,11 @@ interface ParsedItem {
   changes: ProductChanges;
 }
 
-const failure = (index: number, error: ApiError): Result => ({ index, ok: false, error: { code: error.code, message: error.message } });
+const failure = (index: number, error: ApiError): Result => ({
+  index,
+  ok: false,
+  error: { code: error.code, message: error.message },
+});
 
 /** Checks one item alone: an object, exactly one identifier, valid fields, something to change. */
 function parseItem(raw: unknown, index: number): ParsedItem | Result {
@@ -80,15 +99,29 @@ function parseItem(raw: unknown, index: number): ParsedItem | Result {
   }
   const named = IDENTIFIERS.filter((key) => (raw as Record<string, unknown>)[key] !== undefined);
   if (named.length !== 1) {
-    return failure(index, invalidField(`items[${index}]`, 'Name the product by exactly one of "id", "internalSku" or "sku".'));
+    return failure(
+      index,
+      invalidField(
+        `items[${index}]`,
+        'Name the product by exactly one of "id", "internalSku" or "sku".',
+      ),
+    );
   }
   try {
     const { id, internalSku, sku, ...changes } = parseBody(batchItem, raw);
     if (!hasChanges(changes)) {
-      throw new ApiError("nothing_to_update", "The item changes nothing; send at least one field to change beside its id, internalSku or sku.");
+      throw new ApiError(
+        "nothing_to_update",
+        "The item changes nothing; send at least one field to change beside its id, internalSku or sku.",
+      );
     }
     const by = named[0];
-    return { index, by, name: (by === "id" ? id : by === "sku" ? sku : internalSku) as number | string, changes };
+    return {
+      index,
+      by,
+      name: (by === "id" ? id : by === "sku" ? sku : internalSku) as number | string,
+      changes,
+    };
   } catch (error) {
     if (error instanceof ApiError) return failure(index, error);
     throw error;
@@ -103,7 +136,9 @@ const IN_LIST = "IN (SELECT value FROM json_each(?))";
  * products is counted, not loaded).
  */
 async function loadNamed(tx: Queryable, items: ParsedItem[]) {
-  const values = (by: Identifier) => [...new Set(items.filter((i) => i.by === by).map((i) => i.name))];
+  const values = (by: Identifier) => [
+    ...new Set(items.filter((i) => i.by === by).map((i) => i.name)),
+  ];
   const internalSkus = values("internalSku");
   const skus = values("sku");
   const byInternalSku = new Map<string, number>();
@@ -122,10 +157,17 @@ async function loadNamed(tx: Queryable, items: ParsedItem[]) {
     );
     for (const row of found) bySku.set(row.sku, { n: row.n, id: row.id });
   }
-  const ids = new Set([...values("id"), ...byInternalSku.values(), ...[...bySku.values()].filter((s) => s.n === 1).map((s) => s.id)]);
+  const ids = new Set([
+    ...values("id"),
+    ...byInternalSku.values(),
+    ...[...bySku.values()].filter((s) => s.n === 1).map((s) => s.id),
+  ]);
   const rows = new Map<number, ProductRow>();
   if (ids.size) {
-    const found = await tx.all<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE id ${IN_LIST}`, [JSON.stringify([...ids])]);
+    const found = await tx.all<ProductRow>(
+      `SELECT ${PRODUCT_COLUMNS} FROM products WHERE id ${IN_LIST}`,
+      [JSON.stringify([...ids])],
+    );
     for (const row of found) rows.set(row.id, row);
   }
   return { rows, byInternalSku, bySku };
@@ -146,7 +188,10 @@ function resolve(item: ParsedItem, named: Named): number {
   const match = named.bySku.get(item.name as string);
   if (!match) throw new ApiError("not_found", `No product has sku "${item.name}".`);
   if (match.n > 1) {
-    throw invalidField("sku", `sku "${item.name}" matches ${match.n} products; name the product by id or internalSku instead.`);
+    throw invalidField(
+      "sku",
+      `sku "${item.name}" matches ${match.n} products; name the product by id or internalSku instead.`,
+    );
   }
   return match.id;
 }
@@ -177,7 +222,8 @@ async function applyBatch(tx: Queryable, items: ParsedItem[], now: number): Prom
   if (changed.size > 0) {
     const stamp = await changeStamp(tx, now);
     // One prepared statement, reused for every row (values bound, never spliced into SQL or JSON).
-    for (const id of changed) await saveProduct(tx, { ...(named.rows.get(id) as ProductRow), updated_at: stamp });
+    for (const id of changed)
+      await saveProduct(tx, { ...(named.rows.get(id) as ProductRow), updated_at: stamp });
   }
   return results;
 }
@@ -192,8 +238,12 @@ export const batchUpdateProducts = defineRoute({
   async handler(c, { body }) {
     const parsed = body.items.map(parseItem);
     const valid = parsed.filter((p): p is ParsedItem => "by" in p);
-    const applied = valid.length ? await c.get("db").transaction((tx) => applyBatch(tx, valid, c.get("deps").now())) : [];
-    const results = [...parsed.filter((p): p is Result => "ok" in p), ...applied].sort((a, b) => a.index - b.index);
+    const applied = valid.length
+      ? await c.get("db").transaction((tx) => applyBatch(tx, valid, c.get("deps").now()))
+      : [];
+    const results = [...parsed.filter((p): p is Result => "ok" in p), ...applied].sort(
+      (a, b) => a.index - b.index,
+    );
     const updated = results.filter((r) => r.ok).length;
     return ok(c, { updated, failed: results.length - updated, results });
   },

@@ -1,10 +1,10 @@
+import type * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { ApiError } from "../../errors";
 import { idempotentCreate } from "../../http/idempotency";
-import { PRODUCT_LIMIT, type Plan } from "../../plans";
+import { type Plan, PRODUCT_LIMIT } from "../../plans";
 import { defineRoute } from "../define";
 import { assertInternalSkuFree, changeStamp, getProduct } from "./queries";
-import type * as v from "valibot";
 import { createBody, PRODUCT_COLUMNS, productOut, toProduct } from "./schema";
 
 type NewProduct = v.InferOutput<typeof createBody>;

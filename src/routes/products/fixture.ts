@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
 import { bool, positiveInteger } from "../../http/schemas";
-import { PRODUCT_COLUMNS, productFields, type ProductRow } from "./schema";
+import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
+import { PRODUCT_COLUMNS, type ProductRow, productFields } from "./schema";
 
 const nullable = <T>(value: T | undefined) => (value === undefined ? null : value);
 
@@ -76,7 +76,11 @@ export const productFixture: FixtureSection<FixtureProduct> = {
     if (repeated) return repeated;
     if (row.internal_sku !== null) {
       const key = `internalSku:${row.internal_sku}`;
-      if (seen.has(key)) return ["internalSku", `internalSku "${row.internal_sku}" is also used by another product; it must be unique in the store.`];
+      if (seen.has(key))
+        return [
+          "internalSku",
+          `internalSku "${row.internal_sku}" is also used by another product; it must be unique in the store.`,
+        ];
       seen.set(key, true);
     }
     return null;

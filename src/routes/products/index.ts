@@ -5,4 +5,10 @@ import { getProductRoute } from "./get";
 import { listProducts } from "./list";
 import { updateProduct } from "./update";
 
-export const productRoutes: RouteDef[] = [listProducts, getProductRoute, createProduct, updateProduct, batchUpdateProducts];
+export const productRoutes: RouteDef[] = [
+  listProducts,
+  getProductRoute,
+  createProduct,
+  updateProduct,
+  batchUpdateProducts,
+];

@@ -1,9 +1,14 @@
 import * as v from "valibot";
-import { listAnswer, type ListSource } from "../../http/pagination";
+import { type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
-import { listQuery, PRODUCT_COLUMNS, productOut, type ProductRow, toProduct } from "./schema";
+import { listQuery, PRODUCT_COLUMNS, type ProductRow, productOut, toProduct } from "./schema";
 
-const source: ListSource = { list: "products", table: "products", sortColumn: "updated_at", columns: PRODUCT_COLUMNS };
+const source: ListSource = {
+  list: "products",
+  table: "products",
+  sortColumn: "updated_at",
+  columns: PRODUCT_COLUMNS,
+};
 
 export const listProducts = defineRoute({
   method: "GET",
@@ -17,7 +22,12 @@ export const listProducts = defineRoute({
     listAnswer<ProductRow>(
       c,
       source,
-      { limit: query.limit, cursor: query.cursor, since: query.updated_since, filters: { updated_since: query.updated_since } },
+      {
+        limit: query.limit,
+        cursor: query.cursor,
+        since: query.updated_since,
+        filters: { updated_since: query.updated_since },
+      },
       toProduct,
     ),
 });

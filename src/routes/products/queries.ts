@@ -4,17 +4,28 @@ import { PRODUCT_COLUMNS, type ProductRow } from "./schema";
 
 /** One product row of this store, or 404 `not_found`. */
 export async function getProduct(db: Queryable, id: number): Promise<ProductRow> {
-  const row = await db.get<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = ?`, [id]);
+  const row = await db.get<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = ?`, [
+    id,
+  ]);
   if (!row) throw notFound(`Product ${id}`);
   return row;
 }
 
 /** 400 when another product of the store already has this internalSku (it is unique). */
-export async function assertInternalSkuFree(db: Queryable, internalSku: string | null | undefined, ownId: number | null): Promise<void> {
+export async function assertInternalSkuFree(
+  db: Queryable,
+  internalSku: string | null | undefined,
+  ownId: number | null,
+): Promise<void> {
   if (internalSku === null || internalSku === undefined) return;
-  const owner = await db.get<{ id: number }>("SELECT id FROM products WHERE internal_sku = ?", [internalSku]);
+  const owner = await db.get<{ id: number }>("SELECT id FROM products WHERE internal_sku = ?", [
+    internalSku,
+  ]);
   if (owner && owner.id !== ownId) {
-    throw invalidField("internalSku", `Field "internalSku" must be unique in the store; product ${owner.id} already uses "${internalSku}".`);
+    throw invalidField(
+      "internalSku",
+      `Field "internalSku" must be unique in the store; product ${owner.id} already uses "${internalSku}".`,
+    );
   }
 }
 
@@ -47,6 +58,7 @@ export async function saveProduct(db: Queryable, row: ProductRow): Promise<void>
  * high-water mark never passes a change it has not seen. One index lookup.
  */
 export async function changeStamp(tx: Queryable, now: number): Promise<number> {
-  const newest = (await tx.get<{ t: number | null }>("SELECT MAX(updated_at) AS t FROM products"))?.t ?? null;
+  const newest =
+    (await tx.get<{ t: number | null }>("SELECT MAX(updated_at) AS t FROM products"))?.t ?? null;
   return newest === null ? now : Math.max(now, newest);
 }

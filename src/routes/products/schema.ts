@@ -1,7 +1,6 @@
 import * as v from "valibot";
 import { fromMinor, fromMinorOrNull } from "../../format/money";
 import { formatIsrael } from "../../format/time";
-import { changedColumns, sendsAnyOf } from "../changes";
 import {
   bool,
   cursorParam,
@@ -16,6 +15,7 @@ import {
   nullableText,
   text,
 } from "../../http/schemas";
+import { changedColumns, sendsAnyOf } from "../changes";
 
 /** Highest `stock` accepted: far above any real stock, and always a safe integer. */
 const MAX_STOCK = 1_000_000_000;
@@ -41,14 +41,25 @@ export const PRODUCT_COLUMNS =
   "id, name, sku, internal_sku, price, sale_price, stock, visible, description, vat_free, unit_name, created_at, updated_at";
 
 /** Field pieces shared by create, update, batch items and fixture records. */
-const name = () => v.pipe(text(100), v.minLength(1, "must not be empty."), v.metadata({ minLength: 1 }));
+const name = () =>
+  v.pipe(text(100), v.minLength(1, "must not be empty."), v.metadata({ minLength: 1 }));
 /** A SKU names a product (batch items use it), so it is null or non-empty. */
-const skuText = () => v.nullable(v.pipe(text(64), v.minLength(1, "must not be empty; send null for none."), v.metadata({ minLength: 1 })));
+const skuText = () =>
+  v.nullable(
+    v.pipe(
+      text(64),
+      v.minLength(1, "must not be empty; send null for none."),
+      v.metadata({ minLength: 1 }),
+    ),
+  );
 const stock = () =>
   v.nullable(
     v.pipe(
       v.number("must be a whole number of at least 0, or null."),
-      v.check((n) => Number.isInteger(n) && n >= 0 && n <= MAX_STOCK, `must be a whole number from 0 to ${MAX_STOCK}, or null.`),
+      v.check(
+        (n) => Number.isInteger(n) && n >= 0 && n <= MAX_STOCK,
+        `must be a whole number from 0 to ${MAX_STOCK}, or null.`,
+      ),
       v.metadata({ type: "integer", minimum: 0, maximum: MAX_STOCK }),
     ),
   );
@@ -141,7 +152,10 @@ const COLUMN_OF: Record<keyof ProductChanges, keyof ProductRow> = {
  * Applies the sent fields to a row; returns the new row and whether anything really
  * changed (a field sent with its present value is not a change).
  */
-export function applyChanges(row: ProductRow, changes: ProductChanges): { row: ProductRow; changed: boolean } {
+export function applyChanges(
+  row: ProductRow,
+  changes: ProductChanges,
+): { row: ProductRow; changed: boolean } {
   const changed = changedColumns(row, changes, COLUMN_OF);
   return { row: { ...row, ...changed }, changed: Object.keys(changed).length > 0 };
 }
