@@ -64,7 +64,7 @@ export class HealthProbe {
   }
 
   private checks(): [string, () => unknown][] {
-    const { platform } = this;
+    const platform = this.platform;
     if (platform)
       return [
         ["the libSQL server cannot be read", () => platform.get("SELECT count(*) FROM stores")],
