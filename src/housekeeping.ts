@@ -1,5 +1,6 @@
 import type { Queryable } from "./db/driver";
 import { IDEMPOTENCY_TTL_MS } from "./db/idempotency";
+import type { Platform } from "./db/platform";
 import type { StorePool } from "./db/pool";
 import type { Logger } from "./log";
 import { errorFields } from "./log";
@@ -87,7 +88,32 @@ export async function purgeStore(
   };
 }
 
-/** Sweeps every store on a timer, one store at a time, so the outbox and idempotency tables stay bounded. */
+/** When the store next has rows to purge under `policy`; null when it has none to wait for. */
+export async function nextPurgeAt(
+  db: Queryable,
+  policy: HousekeepingPolicy,
+): Promise<number | null> {
+  const oldest = await db.get<{ record: number | null; sent: number | null }>(
+    `SELECT (SELECT min(created_at) FROM idempotency) AS record,
+            (SELECT min(sent_at) FROM outbox WHERE status = 'sent') AS sent`,
+  );
+  const due = [
+    oldest?.record == null ? null : oldest.record + IDEMPOTENCY_TTL_MS,
+    oldest?.sent == null ? null : oldest.sent + policy.keepSentMailDays * DAY_MS,
+  ].filter((at): at is number => at !== null);
+  return due.length ? Math.min(...due) : null;
+}
+
+/** Where the sweep keeps which stores are due (platform.db `purge_due`). */
+export type PurgeDueStore = Pick<Platform, "storesDueForPurge" | "setPurgeDue">;
+
+/**
+ * Sweeps on a timer, one store at a time, so the outbox and idempotency tables stay
+ * bounded. A sweep visits only the stores that can have something to purge: those used
+ * since the last sweep and those whose kept rows have expired since (recorded in
+ * platform.db), so with 10,000 stores it opens none of the idle ones. Rows written after
+ * the last sweep before a stop wait for their store's next use: they cannot grow meanwhile.
+ */
 export class Housekeeper {
   private timer: ReturnType<typeof setInterval> | undefined;
   private sweeping: Promise<void> | null = null;
@@ -97,6 +123,7 @@ export class Housekeeper {
     private readonly deps: {
       pool: StorePool;
       registry: StoreRegistry;
+      dues: PurgeDueStore;
       logger: Logger;
       now: () => number;
     },
@@ -111,27 +138,43 @@ export class Housekeeper {
   }
 
   private kick(): void {
-    this.sweeping ??= this.sweep().finally(() => (this.sweeping = null));
+    this.sweeping ??= this.sweep()
+      .catch((error) => this.deps.logger.error("housekeeping: sweep failed", errorFields(error)))
+      .finally(() => (this.sweeping = null));
   }
 
   private async sweep(): Promise<void> {
+    const due = await this.deps.dues.storesDueForPurge(this.deps.now());
+    const stores = new Set([...due, ...this.deps.pool.takeUsed()]);
     const total: Purged = { sentMail: 0, idempotency: 0 };
-    for (const store of this.deps.registry.all()) {
-      if (this.stopped) return;
+    const nextDue = new Map<string, number | null>();
+    for (const slug of stores) {
+      if (this.stopped) break;
+      if (!this.deps.registry.get(slug)) {
+        nextDue.set(slug, null);
+        continue;
+      }
       try {
-        const purged = await this.deps.pool.use(store.slug, (db) =>
-          purgeStore(db, this.policy, this.deps.now()),
+        const { purged, next } = await this.deps.pool.use(
+          slug,
+          async (db) => ({
+            purged: await purgeStore(db, this.policy, this.deps.now()),
+            next: await nextPurgeAt(db, this.policy),
+          }),
+          { background: true },
         );
         total.sentMail += purged.sentMail;
         total.idempotency += purged.idempotency;
+        nextDue.set(slug, next);
       } catch (error) {
         this.deps.logger.error("housekeeping: cannot purge a store", {
-          store: store.slug,
+          store: slug,
           ...errorFields(error),
         });
       }
       await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_STORES_MS));
     }
+    await this.deps.dues.setPurgeDue(nextDue);
     if (total.sentMail + total.idempotency > 0)
       this.deps.logger.info("housekeeping: purged", { ...total });
   }

@@ -148,7 +148,7 @@ export class Metrics {
   private async openStoreStats(): Promise<OpenStoreStats> {
     const total: OpenStoreStats = { queued: 0, failed: 0, oldest: null, idempotency: 0 };
     for (const slug of this.sources.pool.openSlugs()) {
-      const lease = this.sources.pool.leaseOpen(slug);
+      const lease = this.sources.pool.leaseOpen(slug, { background: true });
       if (!lease) continue;
       try {
         const row = await lease.db.get<OpenStoreStats>(STORE_STATS_SQL);

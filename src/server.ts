@@ -183,7 +183,7 @@ async function serveFrom(
       : null;
   const mailScanned = mail.start();
   const housekeeper = new Housekeeper(
-    { pool, registry, logger, now: Date.now },
+    { pool, registry, dues: platform, logger, now: Date.now },
     config.housekeeping,
   );
   // After the mail scan, so start-up opens only the stores with queued mail first.

@@ -3,11 +3,14 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
 import type { Queryable } from "../src/db/driver";
+import { IDEMPOTENCY_TTL_MS } from "../src/db/idempotency";
 import { NativeDb } from "../src/db/native";
-import { storeDbPath } from "../src/db/pool";
-import { purgeStore } from "../src/housekeeping";
+import { StorePool, storeDbPath } from "../src/db/pool";
+import { Housekeeper, purgeStore } from "../src/housekeeping";
 import { loadFixture } from "../src/load/load";
-import { tempDir, testStore } from "./helpers";
+import { Logger } from "../src/log";
+import type { StoreRegistry } from "../src/registry";
+import { otherStore, tempDir, testStore } from "./helpers";
 import { runCli, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
@@ -83,31 +86,83 @@ test.skipIf(TEST_LIBSQL)(
   },
 );
 
-// Seeds rows by writing the store file directly.
-test.skipIf(TEST_LIBSQL)("a running server purges them at start, and logs how many", async () => {
-  const data = join(dir, "served");
-  await loadFixture(data, { stores: [testStore()] });
-  const path = storeDbPath(data, "shop1");
-  seed(path, Date.now());
-  const server = await spawnServer(data, ["--purge-batch", "2", "--keep-sent-mail-days", "30"]);
+/** Starts a server on `data` and stops it once its log has a line with `msg` (or after ~10 s). */
+async function serveUntil(data: string, msg: string, flags: string[] = []): Promise<string> {
+  const server = await spawnServer(data, [
+    "--purge-batch",
+    "2",
+    "--keep-sent-mail-days",
+    "30",
+    ...flags,
+  ]);
   try {
-    for (let i = 0; i < 100 && !server.stdout().includes("housekeeping: purged"); i++)
-      await Bun.sleep(100);
+    for (let i = 0; i < 100 && !server.stdout().includes(msg); i++) await Bun.sleep(100);
   } finally {
     expect(await server.signal("SIGTERM")).toBe(0);
   }
-  const line =
-    server
-      .stdout()
-      .split("\n")
-      .find((l) => l.includes("housekeeping: purged")) ?? "{}";
-  expect(JSON.parse(line)).toMatchObject({
-    msg: "housekeeping: purged",
-    sentMail: 1,
-    idempotency: 5,
-  });
-  expect(remaining(path)).toEqual(KEPT);
-});
+  return server.stdout();
+}
+
+// Seeds rows and markers by writing the files directly.
+test.skipIf(TEST_LIBSQL)(
+  "a server's first sweep purges the stores due, opens no other, and says how many",
+  async () => {
+    const data = join(dir, "served");
+    await loadFixture(data, { stores: [testStore(), otherStore()] });
+    seed(storeDbPath(data, "shop1"), Date.now());
+    seed(storeDbPath(data, "shop2"), Date.now());
+    const platform = new Database(join(data, "platform.db"));
+    platform.exec(
+      "DELETE FROM purge_due; INSERT INTO purge_due (slug, due_at) VALUES ('shop1', 0)",
+    );
+    platform.close();
+    const log = await serveUntil(data, "housekeeping: purged");
+    const line = log.split("\n").find((l) => l.includes("housekeeping: purged")) ?? "{}";
+    expect(JSON.parse(line)).toMatchObject({
+      msg: "housekeeping: purged",
+      sentMail: 1,
+      idempotency: 5,
+    });
+    expect(remaining(storeDbPath(data, "shop1"))).toEqual(KEPT);
+    // shop2 was not due: its rows wait for its next use or due time.
+    expect(remaining(storeDbPath(data, "shop2")).keys).toHaveLength(6);
+  },
+);
+
+test.skipIf(TEST_LIBSQL)(
+  "a sweep records when a store's kept rows expire and opens no idle store",
+  async () => {
+    const data = join(dir, "due");
+    await loadFixture(data, { stores: [testStore(), otherStore()] });
+    const now = Date.now();
+    const pool = new StorePool(data, 16);
+    const dues = new Map<string, number | null>();
+    const housekeeper = new Housekeeper(
+      {
+        pool,
+        registry: { get: (slug: string) => ({ slug }) } as unknown as StoreRegistry,
+        dues: {
+          storesDueForPurge: async () => [],
+          setPurgeDue: async (next) => {
+            for (const [slug, at] of next) dues.set(slug, at);
+          },
+        },
+        logger: new Logger("silent"),
+        now: () => now,
+      },
+      { keepSentMailDays: 30, batch: 500, everyMinutes: 60 },
+    );
+    seed(storeDbPath(data, "shop1"), now);
+    await pool.use("shop1", async () => {});
+    housekeeper.start();
+    for (let i = 0; i < 500 && dues.size === 0; i++) await Bun.sleep(20);
+    await housekeeper.stop();
+    await pool.close();
+    expect(pool.misses).toBe(1); // the request's open of shop1; shop2 was never opened
+    // What is left on shop1 expires first with the "keep" record, created an hour ago.
+    expect(dues).toEqual(new Map([["shop1", now - 60 * 60 * 1000 + IDEMPOTENCY_TTL_MS]]));
+  },
+);
 
 test("the housekeeping flags take positive whole numbers", async () => {
   const run = await runCli([

@@ -10,7 +10,7 @@ const dir = tempDir("storeapi-native-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test.skipIf(process.env.STOREAPI_DRIVER === "client")(
-  "a store only read and updated statement by statement holds one connection; a transaction opens the second",
+  "a store read, updated and written in transactions holds one connection",
   async () => {
     const db = (await openDb(`file:${join(dir, "s.db")}`, storeMigrations)) as NativeDb;
     await db.close();
@@ -19,13 +19,35 @@ test.skipIf(process.env.STOREAPI_DRIVER === "client")(
       await reopened.get("SELECT count(*) AS n FROM orders");
       await reopened.run("UPDATE api_keys SET last_used_at = ? WHERE id = ?", [1, 1]);
       await reopened.exec("UPDATE api_keys SET last_used_at = 2 WHERE id = 1");
-      expect(reopened.connections).toBe(1);
       await reopened.transaction((tx) =>
         tx.run("UPDATE api_keys SET last_used_at = 3 WHERE id = 1"),
       );
-      expect(reopened.connections).toBe(2);
+      expect(reopened.connections).toBe(1);
     } finally {
       await reopened.close();
+    }
+  },
+);
+
+test.skipIf(process.env.STOREAPI_DRIVER === "client")(
+  "a read while a transaction is open takes a second connection and sees only committed rows",
+  async () => {
+    const db = (await openDb(`file:${join(dir, "t.db")}`, storeMigrations)) as NativeDb;
+    try {
+      const count = async () =>
+        (await db.get<{ n: number }>("SELECT count(*) AS n FROM order_statuses"))?.n;
+      const before = await count();
+      const seen: (number | undefined)[] = [];
+      await db.transaction(async (tx) => {
+        await tx.run("INSERT INTO order_statuses (id, name) VALUES (900, 'Held')");
+        seen.push(await count());
+        seen.push((await tx.get<{ n: number }>("SELECT count(*) AS n FROM order_statuses"))?.n);
+      });
+      expect(seen).toEqual([before, (before ?? 0) + 1]);
+      expect(db.connections).toBe(2);
+      expect(await count()).toBe((before ?? 0) + 1);
+    } finally {
+      await db.close();
     }
   },
 );

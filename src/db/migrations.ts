@@ -64,6 +64,16 @@ ${IDEMPOTENCY_TABLE}
       INSERT INTO mail_queued (slug) SELECT slug FROM stores;
     `,
   },
+  {
+    // When each store next has rows for the housekeeping sweep to purge (src/housekeeping.ts),
+    // so a sweep opens no other store. Existing stores start due: the first sweep after the
+    // upgrade looks at all.
+    version: 4,
+    sql: `
+      CREATE TABLE purge_due (slug TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
+      INSERT INTO purge_due (slug, due_at) SELECT slug, 0 FROM stores;
+    `,
+  },
 ];
 
 /**

@@ -165,6 +165,27 @@ export class Platform {
     });
   }
 
+  /** Stores whose housekeeping is due by `now` (see `purge_due`). */
+  async storesDueForPurge(now: number): Promise<string[]> {
+    const rows = await this.db.all<{ slug: string }>(
+      "SELECT slug FROM purge_due WHERE due_at <= ? ORDER BY slug",
+      [now],
+    );
+    return rows.map((row) => row.slug);
+  }
+
+  /** Records when each store is next due for housekeeping; null: nothing left to purge. */
+  async setPurgeDue(dueAt: Map<string, number | null>): Promise<void> {
+    if (dueAt.size === 0) return;
+    await this.db.transaction(async (tx) => {
+      for (const [slug, at] of dueAt) {
+        if (at === null) await tx.run("DELETE FROM purge_due WHERE slug = ?", [slug]);
+        else
+          await tx.run("INSERT OR REPLACE INTO purge_due (slug, due_at) VALUES (?, ?)", [slug, at]);
+      }
+    });
+  }
+
   /**
    * Changes whenever any connection (another process included) commits to platform.db.
    * A libSQL server gives each request its own connection, so there `data_version` never

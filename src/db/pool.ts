@@ -14,25 +14,33 @@ interface Entry {
   leases: number;
 }
 
+/** `background`: housekeeping or a scrape, neither a use of the store nor a reason to keep it open. */
+interface Use {
+  background?: boolean;
+}
+
 export interface Lease {
   db: Db;
   release(): void;
 }
 
 /**
- * Descriptors an open store may hold: two connections (reads, writes) of three files each
- * (database, WAL, shm). `defaultMaxOpenStores` gives half the open-files limit to open
- * stores and leaves the other half to closed connections waiting for the collector.
+ * Descriptors an open store holds, measured: one connection's three files (database, WAL,
+ * shm), and now and then a second reader or the checkpoint thread's (8,088 open with 2,000
+ * stores open). `defaultMaxOpenStores` gives half the open-files limit to open stores and
+ * leaves the other half to closed connections waiting for the collector.
  */
-const DESCRIPTORS_PER_STORE = 6;
+const DESCRIPTORS_PER_STORE = 4;
 /** Descriptors kept for everything else: sockets, platform.db, the checkpoint thread. */
 const RESERVED_DESCRIPTORS = 1024;
 
 /**
  * Past this, open stores cost more memory than reopening them costs time: an open store
- * read and written holds ~280 KB (measured: 862 MB RSS with 1,581 such stores open).
+ * holds ~250 KB, mostly SQLite's own per connection (lookaside, the page cache's first
+ * pages, the WAL index; measured: 611 MB RSS with 2,000 stores open). A host rotating
+ * over 2,000 stores then finds every one open; `--max-open-stores` trades that for memory.
  */
-const MAX_DEFAULT_OPEN_STORES = 1_024;
+const MAX_DEFAULT_OPEN_STORES = 2_048;
 /** Closed connections left to the collector at most (memory, like descriptors, is invisible to it). */
 const MAX_UNCOLLECTED = 512;
 
@@ -80,6 +88,8 @@ export class StorePool {
   /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
   private mostRecent: string | undefined;
   private missCount = 0;
+  /** Stores leased since the last `takeUsed`. */
+  private usedSince = new Set<string>();
   /**
    * Whether a store's first use creates its database file. A server turns this off: a
    * registered store whose file is missing is unavailable (503), never silently empty.
@@ -116,17 +126,17 @@ export class StorePool {
    * A lease on the store's database when it is already open (the common case), without
    * waiting; undefined when it has yet to be opened (then `acquire`).
    */
-  leaseOpen(slug: string): Lease | undefined {
+  leaseOpen(slug: string, use: Use = {}): Lease | undefined {
     const entry = this.entries.get(slug);
     if (!entry?.open) return undefined;
-    this.markUsed(slug, entry);
+    this.markUsed(slug, entry, use);
     entry.leases++;
     this.evictIdle();
     return leaseOf(entry, entry.open);
   }
 
-  async acquire(slug: string): Promise<Lease> {
-    const open = this.leaseOpen(slug);
+  async acquire(slug: string, use: Use = {}): Promise<Lease> {
+    const open = this.leaseOpen(slug, use);
     if (open) return open;
     let entry = this.entries.get(slug);
     if (!entry) {
@@ -143,7 +153,7 @@ export class StorePool {
       );
       entry = created;
     }
-    this.markUsed(slug, entry);
+    this.markUsed(slug, entry, use);
     entry.leases++;
     const current = entry;
     try {
@@ -156,22 +166,37 @@ export class StorePool {
     }
   }
 
-  /** Runs `fn` with the store's database leased for its duration. */
-  async use<T>(slug: string, fn: (db: Db) => Promise<T>): Promise<T> {
-    const lease = await this.acquire(slug);
+  /**
+   * Runs `fn` with the store's database leased for its duration. Background work on a
+   * store that was closed closes it again after, so it displaces no store requests use.
+   */
+  async use<T>(slug: string, fn: (db: Db) => Promise<T>, use: Use = {}): Promise<T> {
+    const wasOpen = this.entries.has(slug);
+    const lease = await this.acquire(slug, use);
     try {
       return await fn(lease.db);
     } finally {
       lease.release();
+      if (use.background && !wasOpen && this.entries.get(slug)?.leases === 0)
+        await this.closeStore(slug);
     }
   }
 
   /** Moves the store to the end of `entries`: Map order is recency order. */
-  private markUsed(slug: string, entry: Entry): void {
+  private markUsed(slug: string, entry: Entry, { background }: Use): void {
+    if (background && this.entries.has(slug)) return;
+    if (!background) this.usedSince.add(slug);
     if (this.mostRecent === slug && this.entries.has(slug)) return;
     this.entries.delete(slug);
     this.entries.set(slug, entry);
     this.mostRecent = slug;
+  }
+
+  /** The stores leased since the last call (only these can have new rows for housekeeping). */
+  takeUsed(): Set<string> {
+    const used = this.usedSince;
+    this.usedSince = new Set();
+    return used;
   }
 
   get openCount(): number {
