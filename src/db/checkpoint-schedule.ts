@@ -3,6 +3,23 @@ import { Checkpointer, walLimitBytes } from "./checkpointer";
 import type { Db } from "./driver";
 import { NativeDb } from "./native";
 
+/** A written WAL is folded in once it holds this much... */
+const CHECKPOINT_WAL_BYTES = 1024 * 1024;
+/** ...or once writes to it have paused this long. */
+const CHECKPOINT_IDLE_MS = 2000;
+
+/**
+ * Whether a written database's WAL should be folded in now. Not on every tick: with
+ * 2,000 stores each written now and then, the checkpoint thread would open a connection
+ * to each every second; a small WAL costs readers nothing.
+ */
+function checkpointDue(db: NativeDb, walBytes: number): boolean {
+  if (!db.hasWrites) return false;
+  return (
+    walBytes >= CHECKPOINT_WAL_BYTES || performance.now() - db.lastWriteAt >= CHECKPOINT_IDLE_MS
+  );
+}
+
 /**
  * Checkpoints, on a timer, every open database written since the last tick, keeping the
  * WAL bounded. Local files are checkpointed on a worker thread so the copy and its fsync
@@ -37,12 +54,13 @@ export class CheckpointSchedule {
       const db = result.value;
       // Under sustained writes passive checkpoints may never bring the WAL back to its
       // start, so it grows without bound; past the limit one checkpoint empties it.
-      if (db.walSize() > walLimit) {
+      const walBytes = db.walSize();
+      if (walBytes > walLimit) {
         db.truncateWal().catch(() => {});
         continue;
       }
       if (db instanceof NativeDb && this.checkpointer?.alive) {
-        if (db.takeWritten()) paths.push(db.path);
+        if (checkpointDue(db, walBytes) && db.takeWritten()) paths.push(db.path);
       } else {
         db.checkpoint().catch(() => {});
       }
@@ -50,15 +68,15 @@ export class CheckpointSchedule {
     this.checkpointer?.checkpoint(paths);
   }
 
-  /**
-   * Before the pool closes a database: the thread closes its own connection to it, after
-   * checkpointing what was written when the close itself does not (an eviction).
-   */
   /** Whether this schedule checkpoints `db` on its thread (else its close must do it). */
   handles(db: Db): boolean {
     return db instanceof NativeDb && Boolean(this.checkpointer?.alive);
   }
 
+  /**
+   * Before the pool closes a database: the thread closes its own connection to it, after
+   * checkpointing what was written when the close itself does not (an eviction).
+   */
   closing(db: Db, closeCheckpoints: boolean): void {
     if (!(db instanceof NativeDb) || !this.checkpointer) return;
     if (!closeCheckpoints && db.takeWritten()) this.checkpointer.checkpoint([db.path]);

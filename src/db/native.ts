@@ -98,6 +98,8 @@ export class NativeDb implements Db {
   private inTransaction = false;
   /** Whether anything was written since the pool last asked (see `takeWritten`). */
   private written = false;
+  /** When the last write happened (`performance.now()`), for the checkpoint schedule. */
+  lastWriteAt = 0;
 
   constructor(readonly path: string) {
     this.main = openConnection(path);
@@ -122,8 +124,18 @@ export class NativeDb implements Db {
     return this.reader.get<T>(sql, args);
   }
   run(sql: string, args?: Args) {
-    this.written = true;
+    this.noteWrite();
     return this.writes.run(() => this.main.run(sql, args));
+  }
+
+  private noteWrite(): void {
+    this.written = true;
+    this.lastWriteAt = performance.now();
+  }
+
+  /** Whether anything was written since the last `takeWritten`. */
+  get hasWrites(): boolean {
+    return this.written;
   }
 
   /** True once after any write: the WAL may hold frames a checkpoint should move. */
@@ -140,7 +152,7 @@ export class NativeDb implements Db {
       try {
         const result = await fn(this.main);
         this.main.prepare("COMMIT").run();
-        this.written = true;
+        this.noteWrite();
         return result;
       } catch (error) {
         if (this.main.raw.inTransaction) this.main.prepare("ROLLBACK").run();
@@ -152,7 +164,7 @@ export class NativeDb implements Db {
   }
 
   async exec(sql: string): Promise<void> {
-    this.written = true;
+    this.noteWrite();
     await this.writes.run(async () => this.main.raw.exec(sql));
   }
 
