@@ -3,26 +3,59 @@ import type { AppContext } from "./context";
 import { type CursorScope, decodeCursor, encodeCursor } from "./cursor";
 import { okList, type Page } from "./respond";
 
-/** A list endpoint's table and sort order: newest first by `sortColumn` then `id`. */
+/** An equality filter: the column a query parameter must equal. */
+export interface ListFilter {
+  column: string;
+  /** The column's value for the parameter's (default: as given, booleans as 0/1). */
+  value?: (given: never) => SqlValue;
+}
+
+/**
+ * A list endpoint, declared: its table and sort order (newest first by `sortColumn` then
+ * `id`), the parameter that bounds the sort column from below, and its equality filters.
+ */
 export interface ListSource {
   /** Name the cursor is bound to, e.g. "orders". */
   list: string;
   table: string;
-  /** Epoch-ms column the list sorts on and `*_since` filters (`created_at`, `updated_at`). */
+  /** Epoch-ms column the list sorts on (`created_at`, `updated_at`). */
   sortColumn: string;
   /** Columns to select (must include `id` and the sort column). */
   columns: string;
+  /** The query parameter that bounds `sortColumn` from below, inclusive (`created_since`). */
+  since: string;
+  /** Equality filters by query parameter. */
+  filters?: Record<string, ListFilter>;
 }
 
-export interface ListQuery {
-  limit: number;
-  cursor?: string;
-  /** Inclusive lower bound on the sort column (epoch ms). */
-  since?: number;
-  /** Equality filters: column → value. */
-  where?: Record<string, SqlValue>;
-  /** The client's filter parameters as given, to bind the cursor to them. */
-  filters: Record<string, unknown>;
+/** A list's validated query: page size, cursor, and the source's own parameters. */
+export type ListParams = { limit: number; cursor?: string } & Record<string, unknown>;
+
+const columnValue = (filter: ListFilter, given: unknown): SqlValue =>
+  filter.value
+    ? filter.value(given as never)
+    : typeof given === "boolean"
+      ? Number(given)
+      : (given as SqlValue);
+
+/** The WHERE conditions the parameters ask for, and what the cursor is bound to. */
+function filtersOf(source: ListSource, params: ListParams) {
+  const conditions: string[] = [];
+  const args: SqlValue[] = [];
+  const bound: Record<string, unknown> = { [source.since]: params[source.since] };
+  for (const [param, filter] of Object.entries(source.filters ?? {})) {
+    if (params[param] === undefined) continue;
+    const value = columnValue(filter, params[param]);
+    conditions.push(`${filter.column} = ?`);
+    args.push(value);
+    bound[param] = value;
+  }
+  const since = params[source.since];
+  if (since !== undefined) {
+    conditions.push(`${source.sortColumn} >= ?`);
+    args.push(since as number);
+  }
+  return { conditions, args, bound };
 }
 
 function filterKey(filters: Record<string, unknown>): string {
@@ -42,24 +75,15 @@ function filterKey(filters: Record<string, unknown>): string {
 export async function listPage<Row extends { id: number }>(
   c: AppContext,
   source: ListSource,
-  query: ListQuery,
+  query: ListParams,
 ): Promise<Page<Row>> {
+  const { conditions, args, bound } = filtersOf(source, query);
   const scope: CursorScope = {
     list: source.list,
     store: c.get("store").slug,
-    filters: filterKey(query.filters),
+    filters: filterKey(bound),
   };
   const secret = c.get("deps").cursorSecret;
-  const conditions: string[] = [];
-  const args: SqlValue[] = [];
-  for (const [column, value] of Object.entries(query.where ?? {})) {
-    conditions.push(`${column} = ?`);
-    args.push(value);
-  }
-  if (query.since !== undefined) {
-    conditions.push(`${source.sortColumn} >= ?`);
-    args.push(query.since);
-  }
   if (query.cursor !== undefined) {
     const position = decodeCursor(secret, scope, query.cursor);
     conditions.push(`(${source.sortColumn}, id) < (?, ?)`);
@@ -84,7 +108,7 @@ export async function listPage<Row extends { id: number }>(
 export async function listAnswer<Row extends { id: number }>(
   c: AppContext,
   source: ListSource,
-  query: ListQuery,
+  query: ListParams,
   toItem: (row: Row) => unknown,
 ): Promise<Response> {
   const page = await listPage<Row>(c, source, query);

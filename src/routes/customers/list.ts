@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import type { SqlValue } from "../../db/driver";
 import { type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
 import { CUSTOMER_COLUMNS, type CustomerRow, emailKey, toCustomer } from "./row";
@@ -10,6 +9,11 @@ const source: ListSource = {
   table: "customers",
   sortColumn: "created_at",
   columns: CUSTOMER_COLUMNS,
+  since: "created_since",
+  filters: {
+    status: { column: "status" },
+    email: { column: "email_lower", value: emailKey },
+  },
 };
 
 export const listCustomers = defineRoute({
@@ -20,22 +24,5 @@ export const listCustomers = defineRoute({
   query: customerListQuery,
   response: v.array(customerOut),
   list: true,
-  async handler(c, { query }) {
-    const email = query.email === undefined ? undefined : emailKey(query.email);
-    const where: Record<string, SqlValue> = {};
-    if (query.status !== undefined) where.status = query.status;
-    if (email !== undefined) where.email_lower = email;
-    return listAnswer<CustomerRow>(
-      c,
-      source,
-      {
-        limit: query.limit,
-        cursor: query.cursor,
-        since: query.created_since,
-        where,
-        filters: { created_since: query.created_since, status: query.status, email },
-      },
-      toCustomer,
-    );
-  },
+  handler: (c, { query }) => listAnswer<CustomerRow>(c, source, query, toCustomer),
 });

@@ -8,6 +8,7 @@ const source: ListSource = {
   table: "leads",
   sortColumn: "created_at",
   columns: LEAD_COLUMNS,
+  since: "created_since",
 };
 
 export const listLeads = defineRoute({
@@ -18,16 +19,5 @@ export const listLeads = defineRoute({
   query: listQuery,
   response: v.array(leadOut),
   list: true,
-  handler: (c, { query }) =>
-    listAnswer<LeadRow>(
-      c,
-      source,
-      {
-        limit: query.limit,
-        cursor: query.cursor,
-        since: query.created_since,
-        filters: { created_since: query.created_since },
-      },
-      toLead,
-    ),
+  handler: (c, { query }) => listAnswer<LeadRow>(c, source, query, toLead),
 });

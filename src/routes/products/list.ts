@@ -8,6 +8,7 @@ const source: ListSource = {
   table: "products",
   sortColumn: "updated_at",
   columns: PRODUCT_COLUMNS,
+  since: "updated_since",
 };
 
 export const listProducts = defineRoute({
@@ -18,16 +19,5 @@ export const listProducts = defineRoute({
   query: listQuery,
   response: v.array(productOut),
   list: true,
-  handler: (c, { query }) =>
-    listAnswer<ProductRow>(
-      c,
-      source,
-      {
-        limit: query.limit,
-        cursor: query.cursor,
-        since: query.updated_since,
-        filters: { updated_since: query.updated_since },
-      },
-      toProduct,
-    ),
+  handler: (c, { query }) => listAnswer<ProductRow>(c, source, query, toProduct),
 });
