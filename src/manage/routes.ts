@@ -1,4 +1,4 @@
-import { createAdminLinkRoute } from "./admin-links/create";
+import { adminLinkRoutes } from "./admin-links";
 import type { ManageRoute } from "./define";
 import { ingestRoutes } from "./ingest";
 import { keyRoutes } from "./keys";
@@ -9,5 +9,5 @@ export const manageRoutes: ManageRoute[] = [
   ...storeRoutes,
   ...keyRoutes,
   ...ingestRoutes,
-  createAdminLinkRoute,
+  ...adminLinkRoutes,
 ];

@@ -1,20 +1,12 @@
 import * as v from "valibot";
-import { createSignInLink, parseOrigin } from "../../admin/links";
+import { createSignInLink } from "../../admin/links";
 import { formatIsrael } from "../../format/time";
 import { ok } from "../../http/respond";
 import { optionalJsonBody } from "../body";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";
-
-export const originSchema = v.pipe(
-  v.string("must be a string."),
-  v.check(
-    (s) => parseOrigin(s) !== null,
-    "must be an origin like https://shop.example.com (scheme, host and port only).",
-  ),
-  v.transform((s) => parseOrigin(s) as string),
-);
+import { originSchema } from "./schema";
 
 export const createAdminLinkRoute = defineManageRoute({
   method: "POST",

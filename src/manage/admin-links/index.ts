@@ -1,0 +1,3 @@
+import { createAdminLinkRoute } from "./create";
+
+export const adminLinkRoutes = [createAdminLinkRoute];
