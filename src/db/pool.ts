@@ -51,6 +51,8 @@ export function defaultMaxOpenStores(openFilesLimit: number): number {
   return Math.min(Math.max(fits, 16), MAX_DEFAULT_OPEN_STORES);
 }
 
+const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
 /** A lease already counted in `entry.leases`; releasing it twice counts once. */
 function leaseOf(entry: Entry, db: Db): Lease {
   let released = false;
@@ -88,6 +90,8 @@ export class StorePool {
   /** The last key of `entries` (the most recently used store), so a hit on it moves nothing. */
   private mostRecent: string | undefined;
   private missCount = 0;
+  /** The last open queued (see `openStore`). */
+  private opening: Promise<void> = Promise.resolve();
   /** Stores leased since the last `takeUsed`. */
   private usedSince = new Set<string>();
   /**
@@ -111,8 +115,24 @@ export class StorePool {
     return this.missCount;
   }
 
+  /**
+   * Opens a store's database. A file opens synchronously for a millisecond or more, so
+   * files open one at a time, each after the event loop has had a turn: a burst of cold
+   * stores must not hold up requests to the stores already open. (A libSQL server's opens
+   * are network round trips that block nothing; they are not queued.)
+   */
+  private openStore(slug: string, migrations: typeof storeMigrations): Promise<Db> {
+    if (this.location.remote) return this.openNow(slug, migrations);
+    const opened = this.opening.then(yieldToEventLoop).then(() => this.openNow(slug, migrations));
+    this.opening = opened.then(
+      () => {},
+      () => {},
+    );
+    return opened;
+  }
+
   /** Opens a store's database; a server's pool refuses one that does not exist (503). */
-  private async openStore(slug: string, migrations: typeof storeMigrations): Promise<Db> {
+  private async openNow(slug: string, migrations: typeof storeMigrations): Promise<Db> {
     if (!this.createMissing && !(await this.location.storeExists(slug))) {
       throw new ApiError(
         "store_unavailable",

@@ -1,0 +1,44 @@
+import { expect, test } from "bun:test";
+import type { Db } from "./driver";
+import type { Location } from "./location";
+import { StorePool } from "./pool";
+
+/**
+ * A location whose opens are recorded and whose databases do nothing; each open also
+ * queues other work on the event loop, recorded when it runs.
+ */
+function recordingLocation(events: string[]): Location {
+  const db = { close: async () => {} } as unknown as Db;
+  return {
+    describe: "memory",
+    remote: false,
+    openPlatform: async () => db,
+    openStore: async (slug) => {
+      events.push(`open ${slug}`);
+      setTimeout(() => events.push(`work queued during ${slug}`), 0);
+      return db;
+    },
+    createStore: async () => {},
+    deleteStore: async () => {},
+    storeExists: async () => true,
+  };
+}
+
+test("cold stores open one at a time, each after the event loop has had a turn", async () => {
+  const events: string[] = [];
+  const pool = new StorePool(recordingLocation(events), 16);
+  await Promise.all([pool.acquire("a"), pool.acquire("b")]);
+  await Bun.sleep(1);
+  expect(events).toEqual(["open a", "work queued during a", "open b", "work queued during b"]);
+  expect(pool.misses).toBe(2);
+});
+
+test("background use of a closed store closes it again; a store in use stays open", async () => {
+  const events: string[] = [];
+  const pool = new StorePool(recordingLocation(events), 16);
+  await pool.use("in-use", async () => {});
+  await pool.use("swept", async () => {}, { background: true });
+  await pool.use("in-use", async () => {}, { background: true });
+  expect(pool.openSlugs()).toEqual(["in-use"]);
+  expect([...pool.takeUsed()]).toEqual(["in-use"]);
+});
