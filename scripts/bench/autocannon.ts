@@ -19,7 +19,11 @@ const spec: LoadSpec = {
   key: env.BENCH_KEY,
   nonce: env.BENCH_NONCE ?? "0",
   stores: env.BENCH_STORES
-    ? { count: Number(env.BENCH_STORES), spread: env.BENCH_SPREAD === "zipf" ? "zipf" : "uniform" }
+    ? {
+        count: Number(env.BENCH_STORES),
+        spread: env.BENCH_SPREAD === "zipf" ? "zipf" : "uniform",
+        from: Number(env.BENCH_STORES_FROM ?? 1),
+      }
     : undefined,
 };
 let counter = 0;

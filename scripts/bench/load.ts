@@ -17,8 +17,8 @@ export interface LoadSpec {
   host?: string;
   key?: string;
   batch?: number;
-  /** Spread requests over small stores 1..stores (wrk only): their Host and key per request. */
-  stores?: { count: number; spread: "uniform" | "zipf" };
+  /** Spread requests over small stores from..count (from 1 unless given): their Host and key per request. */
+  stores?: { count: number; spread: "uniform" | "zipf"; from?: number };
   nonce: string;
 }
 
@@ -59,6 +59,7 @@ function specEnv(spec: LoadSpec): Record<string, string> {
   if (spec.stores) {
     env.BENCH_STORES = String(spec.stores.count);
     env.BENCH_SPREAD = spec.stores.spread;
+    env.BENCH_STORES_FROM = String(spec.stores.from ?? 1);
   }
   return env;
 }

@@ -16,6 +16,12 @@ export interface ScenarioSummary {
   /** Median over rounds of real/anchor req/s, each round's pair measured back to back. */
   ratio?: number;
   skipped?: string;
+  /** Many-store scenarios of the real server: how many stores (or "hot": one store beside cold churn). */
+  stores?: number | "hot";
+  /** Medians over rounds, read from the real server after each run. */
+  missesPerSec?: number;
+  rssMb?: number;
+  openFiles?: number;
 }
 
 export interface Target {
@@ -92,6 +98,23 @@ function scenarioRows(scenarios: ScenarioSummary[]): string[][] {
 
 const HEADER = ["Scenario", "req/s", "p50 ms", "p99 ms", "conns", "anchor req/s", "ratio", "note"];
 
+const STORES_HEADER = ["Scenario", "req/s", "ratio", "p99 ms", "misses/s", "RSS MB", "open files"];
+
+/** The store pool's figures of the scenarios spread over small stores. */
+function storeRows(scenarios: ScenarioSummary[]): string[][] {
+  return scenarios
+    .filter((s) => s.stores !== undefined && !s.skipped)
+    .map((s) => [
+      s.label,
+      fmt(s.rps),
+      s.ratio === undefined ? "" : fmt(s.ratio, 2),
+      fmt(s.p99Ms, 2),
+      fmt(s.missesPerSec),
+      fmt(s.rssMb),
+      fmt(s.openFiles),
+    ]);
+}
+
 function markdownTable(header: string[], rows: string[][]): string {
   const _escapeCell = (cell: string) => cell.replaceAll("|", "\\|");
   return [
@@ -112,6 +135,8 @@ const verdict = (met: boolean | null) => (met === null ? "not measured" : met ? 
 
 export function printReport(report: BenchReport): void {
   console.log(`\n${textTable(HEADER, scenarioRows(report.scenarios))}\n`);
+  const stores = storeRows(report.scenarios);
+  if (stores.length) console.log(`${textTable(STORES_HEADER, stores)}\n`);
   for (const [name, value] of report.extras) console.log(`${name}: ${value}`);
   console.log("\nTargets:");
   for (const t of report.targets)
@@ -139,6 +164,10 @@ ${report.settings.map((m) => `- ${m}`).join("\n")}
 back to back) and then the median over rounds.
 
 ${markdownTable(HEADER, scenarioRows(report.scenarios))}
+
+## Many stores (the store pool after each run)
+
+${markdownTable(STORES_HEADER, storeRows(report.scenarios))}
 
 ## Other measurements
 

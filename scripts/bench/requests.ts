@@ -29,9 +29,9 @@ function zipfTable(count: number): Float64Array {
   return table;
 }
 
-/** A small store number in 1..count, uniform or Zipf-skewed (store 1 the hottest). */
-function pickStore({ count, spread }: NonNullable<LoadSpec["stores"]>): number {
-  if (spread === "uniform") return randomId(count);
+/** A small store number in from..count, uniform or Zipf-skewed over 1..count (store 1 the hottest). */
+function pickStore({ count, spread, from = 1 }: NonNullable<LoadSpec["stores"]>): number {
+  if (spread === "uniform") return from - 1 + randomId(count - from + 1);
   const table = zipfTable(count);
   const u = Math.random();
   let [lo, hi] = [0, count - 1];

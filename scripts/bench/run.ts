@@ -137,7 +137,15 @@ interface Scenario {
   anchor?: string;
   /** Checks one answer beyond its status; returns a problem or null. */
   check?: (body: string) => string | null;
+  /** A second load run at the same time, touching cold stores (its figures are not reported). */
+  churn?: { stores: NonNullable<LoadSpec["stores"]>; connections: number };
 }
+
+/** A round's result, with what the real server's pool and memory showed after it. */
+type RoundResult = LoadResult & { missesPerSec?: number; rssMb?: number; openFiles?: number };
+
+/** Sets of at most this many stores are touched before each round, so the pool holds them. */
+const WARM_STORES_MAX = 2_000;
 
 function log(message: string): void {
   console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -491,6 +499,15 @@ function manyStoreScenarios(data: BenchData): Scenario[] {
       "one-get",
     ),
     {
+      id: "hot-churn",
+      label: "one store: GET /orders/{id} while 4 connections touch cold stores",
+      target: "real",
+      spec: { ...getOne, stores: spread(1, "uniform") },
+      connections: c,
+      churn: { stores: { ...spread(10_000, "uniform"), from: 2_001 }, connections: 4 },
+      anchor: "one-get",
+    },
+    {
       id: "one-patch",
       label: "one store: PATCH /orders/{id}",
       target: "real",
@@ -507,7 +524,7 @@ function manyStoreScenarios(data: BenchData): Scenario[] {
   ];
 }
 
-type Running = Spawned & { url: string };
+type Running = Spawned & { url: string; metricsUrl?: string };
 
 interface Servers {
   real: Running;
@@ -542,7 +559,8 @@ async function startServers(
     return { ...spawned, url };
   };
   const anchor = join(import.meta.dir, "anchor.ts");
-  const [realPort, honoPort, staticPort, denoPort, libsqlPort] = [
+  const [realPort, honoPort, staticPort, denoPort, libsqlPort, metricsPort] = [
+    freePort(),
     freePort(),
     freePort(),
     freePort(),
@@ -554,13 +572,21 @@ async function startServers(
     ? await startLibsqlCopy(data, join(TMP, "sqld"), SERVER_CPU, join(TMP, "libsql.log"))
     : undefined;
   return {
-    real: await start(
-      [...command, ...serveArgs(data.dir, realPort)],
-      realPort,
-      "/healthz",
-      "server.log",
-      SERVER_ENV,
-    ),
+    real: {
+      ...(await start(
+        [
+          ...command,
+          ...serveArgs(data.dir, realPort),
+          "--metrics-listen",
+          `127.0.0.1:${metricsPort}`,
+        ],
+        realPort,
+        "/healthz",
+        "server.log",
+        SERVER_ENV,
+      )),
+      metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    },
     hono: await start(
       [process.execPath, anchor, "hono", String(honoPort), storeDbPath(data.dir, BIG.slug)],
       honoPort,
@@ -612,6 +638,55 @@ async function preflight(
   return skipped;
 }
 
+/** The real server's pool misses so far (`storeapi_store_pool_misses_total`), or NaN. */
+async function poolMisses(server: Running): Promise<number> {
+  if (!server.metricsUrl) return Number.NaN;
+  const text = await fetch(server.metricsUrl)
+    .then((r) => r.text())
+    .catch(() => "");
+  return Number(/^storeapi_store_pool_misses_total (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+}
+
+/** One scenario's load (and its churn, at the same time) for `seconds`. */
+async function runScenario(
+  tool: Tool,
+  scenario: Scenario,
+  spec: LoadSpec,
+  seconds: number,
+): Promise<LoadResult> {
+  const options = { connections: scenario.connections, cpu: LOAD_CPU, seconds };
+  const churn = scenario.churn;
+  const [result] = await Promise.all([
+    runLoad(tool, spec, options),
+    churn &&
+      runLoad(
+        tool,
+        { ...spec, stores: churn.stores, nonce: `${spec.nonce}c` },
+        { ...options, connections: churn.connections },
+      ),
+  ]);
+  return result;
+}
+
+/** The measured run of a real-server scenario, with the pool's misses/s and memory after it. */
+async function measureReal(
+  tool: Tool,
+  scenario: Scenario,
+  spec: LoadSpec,
+  server: Running,
+): Promise<RoundResult> {
+  const missesBefore = await poolMisses(server);
+  const result = await runScenario(tool, scenario, spec, settings.seconds);
+  const missesAfter = await poolMisses(server);
+  const memory = await memoryOf(server.pid);
+  return {
+    ...result,
+    missesPerSec: (missesAfter - missesBefore) / settings.seconds,
+    rssMb: memory.rssMb,
+    openFiles: memory.openFiles,
+  };
+}
+
 async function measureRounds(
   tool: Tool,
   list: Scenario[],
@@ -619,25 +694,32 @@ async function measureRounds(
   skipped: Map<string, string>,
   nonce: string,
 ) {
-  const results = new Map<string, LoadResult[]>(list.map((s) => [s.id, []]));
+  const results = new Map<string, RoundResult[]>(list.map((s) => [s.id, []]));
   for (let round = 1; round <= settings.rounds; round++) {
     for (const scenario of list) {
       if (skipped.has(scenario.id)) continue;
+      const server = servers[scenario.target] as Running;
       const spec = {
         ...scenario.spec,
-        baseUrl: (servers[scenario.target] as Running).url,
+        baseUrl: server.url,
         nonce: `${nonce}${scenario.id}r${round}`,
       };
-      const options = { connections: scenario.connections, cpu: LOAD_CPU };
-      await runLoad(
-        tool,
-        { ...spec, nonce: `${spec.nonce}w` },
-        { ...options, seconds: settings.warmup },
-      );
-      const result = await runLoad(tool, spec, { ...options, seconds: settings.seconds });
+      const storeCount = scenario.spec.stores?.count ?? 0;
+      if (storeCount > 1 && storeCount <= WARM_STORES_MAX) {
+        const started = performance.now();
+        await touchStores(server.url, storeCount);
+        log(
+          `touched stores 1..${storeCount} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+        );
+      }
+      await runScenario(tool, scenario, { ...spec, nonce: `${spec.nonce}w` }, settings.warmup);
+      const result: RoundResult =
+        scenario.target === "real"
+          ? await measureReal(tool, scenario, spec, server)
+          : await runScenario(tool, scenario, spec, settings.seconds);
       results.get(scenario.id)?.push(result);
       log(
-        `round ${round}/${settings.rounds} ${scenario.id}: ${Math.round(result.rps)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms${result.errors ? `, ${result.errors} errors` : ""}`,
+        `round ${round}/${settings.rounds} ${scenario.id}: ${Math.round(result.rps)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms${result.missesPerSec === undefined ? "" : `, ${Math.round(result.missesPerSec)} misses/s`}${result.errors ? `, ${result.errors} errors` : ""}`,
       );
     }
   }
@@ -646,7 +728,7 @@ async function measureRounds(
 
 function summarize(
   list: Scenario[],
-  results: Map<string, LoadResult[]>,
+  results: Map<string, RoundResult[]>,
   skipped: Map<string, string>,
 ): ScenarioSummary[] {
   const byId = new Map(list.map((s) => [s.id, s]));
@@ -683,6 +765,11 @@ function summarize(
       anchorRps: anchorRuns.length ? median(anchorRuns.map((r) => r.rps)) : undefined,
       ratio: anchorRuns.length && runs.length ? median(ratios) : undefined,
       skipped: reason,
+      stores:
+        s.spec.stores && s.target === "real" ? (s.churn ? "hot" : s.spec.stores.count) : undefined,
+      missesPerSec: median(runs.map((r) => r.missesPerSec ?? Number.NaN)),
+      rssMb: median(runs.map((r) => r.rssMb ?? Number.NaN)),
+      openFiles: median(runs.map((r) => r.openFiles ?? Number.NaN)),
     };
   });
 }
@@ -708,13 +795,13 @@ async function timeSingles(
   return times;
 }
 
-/** One authenticated request to every small store, 16 at a time; returns how many were not 200. */
-async function touchSmallStores(data: BenchData, url: string): Promise<number> {
-  let next = 1;
+/** One authenticated request to each small store count..1, 16 at a time (store 1 last, the most recent); returns how many were not 200. */
+async function touchStores(url: string, count: number): Promise<number> {
+  let next = count;
   let failures = 0;
   const worker = async () => {
-    while (next <= data.sizes.smallStores) {
-      const n = next++;
+    while (next >= 1) {
+      const n = next--;
       const response = await fetch(`${url}${API}/products?limit=1`, {
         headers: { host: smallDomain(n), authorization: `Bearer ${smallKey(n)}` },
       });
@@ -727,6 +814,22 @@ async function touchSmallStores(data: BenchData, url: string): Promise<number> {
 }
 
 const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)} ms` : "–");
+const fmtMb = (value: number | undefined) =>
+  value !== undefined && Number.isFinite(value) ? `${value.toFixed(0)} MB` : "–";
+
+/** Issue 15: the hottest store's p99 while cold stores are touched, against its p99 alone. */
+function hotP99Target(hot?: ScenarioSummary, alone?: ScenarioSummary): Target {
+  const ratio =
+    hot && alone && !hot.skipped && !alone.skipped ? hot.p99Ms / alone.p99Ms : Number.NaN;
+  return {
+    name: "One store's p99 while cold stores are touched vs alone",
+    goal: "< 2×",
+    measured: Number.isFinite(ratio)
+      ? `${ratio.toFixed(2)}× (${hot?.p99Ms.toFixed(2)} vs ${alone?.p99Ms.toFixed(2)} ms)`
+      : "–",
+    met: Number.isFinite(ratio) ? ratio < 2 : null,
+  };
+}
 
 function targets(
   summaries: ScenarioSummary[],
@@ -768,6 +871,17 @@ function targets(
       goal: "< 5 ms",
       measured: patchP99 === undefined ? "–" : ms(patchP99),
       met: patchP99 === undefined ? null : patchP99 < 5,
+    },
+    ratioTarget("GET one order over 2,000 stores vs one", "get-2k", 0.9, "one store"),
+    ratioTarget("GET one order over 10,000 stores vs one", "get-10k", 0.8, "one store"),
+    ratioTarget("GET one order, Zipf over 10,000 stores, vs one", "get-zipf", 0.9, "one store"),
+    ratioTarget("PATCH over 2,000 stores vs one", "patch-2k", 0.9, "one store"),
+    hotP99Target(s("hot-churn"), s("one-get")),
+    {
+      name: "RSS after the 10,000-store scenarios",
+      goal: "< 500 MB",
+      measured: fmtMb(s("get-zipf")?.rssMb),
+      met: under(s("get-zipf")?.rssMb ?? Number.NaN, 500),
     },
     ratioTarget("GET one order on a libSQL server vs files", "get-order-libsql", 0.5, "files"),
     ratioTarget("PATCH /orders/{id} on a libSQL server vs files", "patch-libsql", 0.25, "files"),
@@ -844,7 +958,7 @@ async function main(): Promise<void> {
     log(
       `warming: one request to each of ${data.sizes.smallStores.toLocaleString("en")} small stores`,
     );
-    await touchSmallStores(data, servers.real.url);
+    await touchStores(servers.real.url, data.sizes.smallStores);
   }
   const results = await measureRounds(tool, list, servers, skipped, nonce);
 
@@ -856,7 +970,7 @@ async function main(): Promise<void> {
   const before = await memoryOf(servers.real.pid);
   const touchStarted = performance.now();
   const touchFailures =
-    flags.profile || flags.only ? 0 : await touchSmallStores(data, servers.real.url);
+    flags.profile || flags.only ? 0 : await touchStores(servers.real.url, data.sizes.smallStores);
   const touchSeconds = (performance.now() - touchStarted) / 1000;
   const after = await memoryOf(servers.real.pid);
   if (touchFailures) notes.push(`${touchFailures} of the small-store requests did not answer 200`);

@@ -8,6 +8,7 @@
 --   BENCH_NONCE                  makes emails and Idempotency-Keys unique across runs
 --   BENCH_STORES, BENCH_SPREAD   each request to one of the small stores 1..BENCH_STORES
 --                                (its Host and key), drawn "uniform" or "zipf" (s = 1)
+--   BENCH_STORES_FROM            uniform draws start at this store instead of 1
 
 local host = os.getenv("BENCH_HOST")
 local key = os.getenv("BENCH_KEY")
@@ -19,6 +20,7 @@ local batch = tonumber(os.getenv("BENCH_BATCH") or "500")
 local nonce = os.getenv("BENCH_NONCE") or "0"
 local stores = tonumber(os.getenv("BENCH_STORES") or "0")
 local spread = os.getenv("BENCH_SPREAD") or "uniform"
+local stores_from = tonumber(os.getenv("BENCH_STORES_FROM") or "1")
 
 local thread_count = 0
 function setup(thread)
@@ -43,7 +45,7 @@ local function build_zipf()
 end
 
 local function pick_store()
-  if spread ~= "zipf" then return math.random(1, stores) end
+  if spread ~= "zipf" then return math.random(stores_from, stores) end
   local u, lo, hi = math.random(), 1, stores
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
