@@ -1,17 +1,16 @@
 import { readFileSync } from "node:fs";
-import { type AppDeps, createApp } from "./app";
+import { createApp } from "./app";
 import type { ServeConfig } from "./config";
 import { DataDirLock, makeDataDirPrivate, requireDataDir } from "./db/data-dir";
 import { FileLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
 import { defaultMaxOpenStores, StorePool, storeDbPath } from "./db/pool";
+import { buildDeps } from "./deps";
 import { HealthProbe } from "./health";
 import { Housekeeper } from "./housekeeping";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
-import { KeyCache } from "./keys/cache";
-import { KeyUsage } from "./keys/usage";
 import { errorFields, Logger, type ReportError } from "./log";
 import { MailWorker } from "./mail/worker";
 import { HostKeyCache } from "./manage/host-keys";
@@ -128,16 +127,15 @@ async function serveFrom(
     limit: config.authFailureLimit,
   });
   const metrics = config.metrics ? new Metrics({ pool, authFailures, now: Date.now }) : null;
-  const deps: AppDeps = {
+  const deps = buildDeps({
     registry,
     pool,
-    keys: new KeyCache(pool),
-    usage: new KeyUsage(pool, reportError),
-    rateLimiter: new RateLimiter(config.rateLimit),
+    rateLimit: config.rateLimit,
+    authFailureLimit: config.authFailureLimit,
     authFailures,
+    reportError,
     allowHttp: config.allowHttp,
     trustProxy: config.trustProxy,
-    idempotencyQueue: new KeyedQueue(),
     cursorSecret: await platform.secret(),
     openapi: openApiDocument,
     docsHtml,
@@ -164,7 +162,7 @@ async function serveFrom(
     observe: metrics
       ? (route, status, seconds) => metrics.observe(route, status, seconds)
       : undefined,
-  };
+  });
   const app = createApp(deps);
   const tls = config.tls
     ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") }

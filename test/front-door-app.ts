@@ -1,16 +1,12 @@
 import { rmSync } from "node:fs";
 import * as v from "valibot";
-import { type AppDeps, createApp } from "../src/app";
+import { createApp } from "../src/app";
 import { Platform } from "../src/db/platform";
 import { StorePool } from "../src/db/pool";
-import { AuthFailures, DEFAULT_FAILURE_POLICY } from "../src/http/auth-failures";
+import { buildDeps } from "../src/deps";
 import { CidrList } from "../src/http/cidr";
-import { KeyedQueue } from "../src/http/idempotency";
-import { RateLimiter } from "../src/http/rate-limit";
 import { ok } from "../src/http/respond";
 import { idParams } from "../src/http/schemas";
-import { KeyCache } from "../src/keys/cache";
-import { KeyUsage } from "../src/keys/usage";
 import { loadFixture } from "../src/load/load";
 import { StoreRegistry } from "../src/registry";
 import { defineRoute, type RouteDef } from "../src/routes/define";
@@ -88,19 +84,13 @@ export async function startInProcess(
   await registry.load();
   const pool = new StorePool(dataDir);
   const clock = { now: Date.UTC(2030, 0, 1, 12, 0, 30) };
-  const deps: AppDeps = {
+  const deps = buildDeps({
     registry,
     pool,
-    keys: new KeyCache(pool),
-    usage: new KeyUsage(pool),
-    rateLimiter: new RateLimiter(options.rateLimit ?? 120),
-    authFailures: new AuthFailures({
-      ...DEFAULT_FAILURE_POLICY,
-      limit: options.authFailureLimit ?? 20,
-    }),
+    rateLimit: options.rateLimit ?? 120,
+    authFailureLimit: options.authFailureLimit ?? 20,
     allowHttp: options.allowHttp ?? true,
     trustProxy: options.trustProxy ? CidrList.parse(options.trustProxy) : null,
-    idempotencyQueue: new KeyedQueue(),
     cursorSecret: "test-secret",
     openapi: () => ({ openapi: "3.1.0" }),
     docsHtml: () => "<html></html>",
@@ -110,7 +100,7 @@ export async function startInProcess(
     beforeMailQueued: async () => {},
     keysChanged: async () => {},
     now: () => clock.now,
-  };
+  });
   const app = createApp(deps, options.routes ?? syntheticRoutes);
   return {
     clock,
