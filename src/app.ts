@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import { adminApp } from "./admin/app";
 import type { StorePool } from "./db/pool";
-import { ApiError, ClientClosed, echo, renderError } from "./errors";
+import { ApiError, ClientClosed, echo, fixedError, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
 import { chain } from "./http/chain";
 import type { CidrList } from "./http/cidr";
@@ -301,10 +301,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
       url.includes("?") &&
       [...searchParamsOf(url).keys()].some((name) => name.toLowerCase() === "apikey")
     ) {
-      throw new ApiError(
-        "key_in_url",
-        "Never put an API key in the URL; send it in the Authorization header.",
-      );
+      throw fixedError("key_in_url");
     }
     return next();
   };

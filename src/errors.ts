@@ -62,6 +62,33 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The errors whose message never varies, written once: the answers and the OpenAPI
+ * document's examples (src/openapi/error-catalog.ts) both take them from here.
+ */
+export const FIXED_MESSAGES = {
+  key_in_url: "Never put an API key in the URL; send it in the Authorization header.",
+  https_required: "This API is served over HTTPS only; repeat the request with https://.",
+  unauthorized:
+    "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
+  json_required: "Send the body as JSON with 'Content-Type: application/json'.",
+  invalid_json: "The body is not valid JSON; check quotes, commas and brackets.",
+  nothing_to_update: "The request changes nothing; send at least one field to update.",
+  email_taken:
+    'Field "email" is already used by another customer of this store; use a different address.',
+  registration_disabled:
+    "This store does not accept new customer registrations; the store owner has turned registration off.",
+  store_unavailable: "This store is unavailable right now; try again later.",
+  server_error: "Something went wrong on our side; try again later.",
+} satisfies Partial<Record<ErrorCode, string>>;
+
+/** An error whose message is its code's fixed one. */
+export const fixedError = (
+  code: keyof typeof FIXED_MESSAGES,
+  extras: ErrorExtras = {},
+  headers: Record<string, string> = {},
+) => new ApiError(code, FIXED_MESSAGES[code], extras, headers);
+
 /** At most this many characters of anything a client sent are quoted back in an answer. */
 export const ECHO_LIMIT = 100;
 
@@ -101,10 +128,7 @@ export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 /** Renders any thrown value as the error envelope; unknown errors become a bare 500. */
 export function renderError(error: unknown): Response {
   if (error instanceof ClientClosed) return new Response(null, { status: CLIENT_CLOSED_STATUS });
-  const apiError =
-    error instanceof ApiError
-      ? error
-      : new ApiError("server_error", "Something went wrong on our side; try again later.");
+  const apiError = error instanceof ApiError ? error : fixedError("server_error");
   return new Response(errorBody(apiError), {
     status: apiError.status,
     headers: { "Content-Type": JSON_CONTENT_TYPE, ...apiError.headers },

@@ -1,4 +1,4 @@
-import { ApiError } from "../errors";
+import { fixedError } from "../errors";
 import type { ReportError } from "../log";
 import { runtime } from "../runtime/runtime";
 import { CheckpointSchedule } from "./checkpoint-schedule";
@@ -134,10 +134,7 @@ export class StorePool {
   /** Opens a store's database; a server's pool refuses one that does not exist (503). */
   private async openNow(slug: string, migrations: typeof storeMigrations): Promise<Db> {
     if (!this.createMissing && !(await this.location.storeExists(slug))) {
-      throw new ApiError(
-        "store_unavailable",
-        "This store is unavailable right now; try again later.",
-      );
+      throw fixedError("store_unavailable");
     }
     return this.location.openStore(slug, migrations);
   }

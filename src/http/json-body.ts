@@ -1,4 +1,4 @@
-import { ApiError, ClientClosed, invalidField } from "../errors";
+import { ApiError, ClientClosed, fixedError, invalidField } from "../errors";
 import type { AppContext } from "./context";
 
 const MAX_BODY_BYTES = 1_048_576;
@@ -35,10 +35,7 @@ export async function readJsonArrayBody(c: AppContext): Promise<unknown[]> {
 async function readJson(c: AppContext): Promise<unknown> {
   const type = c.req.header("content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) {
-    throw new ApiError(
-      "json_required",
-      "Send the body as JSON with 'Content-Type: application/json'.",
-    );
+    throw fixedError("json_required");
   }
   const length = c.req.header("content-length");
   const declared = Number(length ?? 0);
@@ -64,10 +61,7 @@ async function readJson(c: AppContext): Promise<unknown> {
   try {
     body = JSON.parse(UTF8.decode(bytes));
   } catch {
-    throw new ApiError(
-      "invalid_json",
-      "The body is not valid JSON; check quotes, commas and brackets.",
-    );
+    throw fixedError("invalid_json");
   }
   if (nestedDeeperThan(bytes, MAX_BODY_DEPTH)) {
     throw invalidField(

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { ApiError, echo, invalidField, invalidParameter } from "../errors";
+import { type ApiError, echo, fixedError, invalidField, invalidParameter } from "../errors";
 import { searchParamsOf } from "./request-url";
 
 type Schema = v.GenericSchema;
@@ -56,8 +56,4 @@ export function queryObject(url: string): Record<string, string> {
   return result;
 }
 
-export const nothingToUpdate = () =>
-  new ApiError(
-    "nothing_to_update",
-    "The request changes nothing; send at least one field to update.",
-  );
+export const nothingToUpdate = () => fixedError("nothing_to_update");

@@ -1,4 +1,4 @@
-import { ERROR_STATUS, type ErrorCode } from "../errors";
+import { ERROR_STATUS, type ErrorCode, FIXED_MESSAGES } from "../errors";
 import type { DocumentedRoute } from "./document";
 
 interface ErrorInfo {
@@ -14,12 +14,12 @@ interface ErrorInfo {
 export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   key_in_url: {
     when: "An `apikey` query parameter was sent (on any path, checked first).",
-    example: "Never put an API key in the URL; send it in the Authorization header.",
+    example: FIXED_MESSAGES.key_in_url,
     rateHeaders: "never",
   },
   https_required: {
     when: "The request came over plain HTTP and the server requires HTTPS.",
-    example: "This API is served over HTTPS only; repeat the request with https://.",
+    example: FIXED_MESSAGES.https_required,
     rateHeaders: "never",
   },
   not_found: {
@@ -40,8 +40,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   unauthorized: {
     when: "The API key is missing, malformed, unknown, deleted, expired or of another store (one body for all).",
-    example:
-      "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
+    example: FIXED_MESSAGES.unauthorized,
     rateHeaders: "never",
   },
   plan_required: {
@@ -61,7 +60,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   json_required: {
     when: "The body was not sent as `application/json`.",
-    example: "Send the body as JSON with 'Content-Type: application/json'.",
+    example: FIXED_MESSAGES.json_required,
     rateHeaders: "always",
   },
   payload_too_large: {
@@ -71,7 +70,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   invalid_json: {
     when: "The body is not parsable JSON.",
-    example: "The body is not valid JSON; check quotes, commas and brackets.",
+    example: FIXED_MESSAGES.invalid_json,
     rateHeaders: "always",
   },
   invalid_parameter: {
@@ -86,13 +85,12 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   nothing_to_update: {
     when: "The PATCH body changes nothing (empty, or only `notifyCustomer`).",
-    example: "The request changes nothing; send at least one field to update.",
+    example: FIXED_MESSAGES.nothing_to_update,
     rateHeaders: "always",
   },
   email_taken: {
     when: "Another customer of this store has this email (compared case-insensitively).",
-    example:
-      'Field "email" is already used by another customer of this store; use a different address.',
+    example: FIXED_MESSAGES.email_taken,
     rateHeaders: "always",
   },
   plan_limit: {
@@ -103,8 +101,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   registration_disabled: {
     when: "The store's customer registration setting is off.",
-    example:
-      "This store does not accept new customer registrations; the store owner has turned registration off.",
+    example: FIXED_MESSAGES.registration_disabled,
     rateHeaders: "always",
   },
   // The management API's own conflicts (management-api.md §2).
@@ -141,7 +138,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   server_error: {
     when: "Something unexpected failed on the server; it is logged with the request id.",
-    example: "Something went wrong on our side; try again later.",
+    example: FIXED_MESSAGES.server_error,
     rateHeaders: "sometimes",
   },
   service_unavailable: {
@@ -151,7 +148,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   store_unavailable: {
     when: "The store's database file is missing on the server; the operator is told in the log.",
-    example: "This store is unavailable right now; try again later.",
+    example: FIXED_MESSAGES.store_unavailable,
     rateHeaders: "never",
   },
 };

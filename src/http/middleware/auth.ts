@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../../errors";
+import { ApiError, fixedError } from "../../errors";
 import type { KeyCache } from "../../keys/cache";
 import { isActive } from "../../keys/repository";
 import { KEY_PATTERN } from "../../keys/secret";
@@ -17,12 +17,7 @@ export interface AuthOptions {
 
 /** The one 401: identical for every cause so it tells an attacker nothing. */
 export const unauthorized = () =>
-  new ApiError(
-    "unauthorized",
-    "A valid API key is required: send it as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
-    {},
-    { "WWW-Authenticate": 'Bearer realm="storeapi"' },
-  );
+  fixedError("unauthorized", {}, { "WWW-Authenticate": 'Bearer realm="storeapi"' });
 
 const tooManyFailures = (seconds: number) =>
   new ApiError(

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../../errors";
+import { fixedError } from "../../errors";
 import { type CidrList, formatIp, parseHop, parseIp } from "../cidr";
 import type { AppEnv } from "../context";
 
@@ -86,10 +86,7 @@ export function transport(options: TransportOptions): MiddlewareHandler<AppEnv> 
         c.req.header("x-forwarded-proto"),
       )
     ) {
-      throw new ApiError(
-        "https_required",
-        "This API is served over HTTPS only; repeat the request with https://.",
-      );
+      throw fixedError("https_required");
     }
     return next();
   };

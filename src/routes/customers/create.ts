@@ -1,4 +1,4 @@
-import { ApiError } from "../../errors";
+import { fixedError } from "../../errors";
 import { idempotentCreate } from "../../http/idempotency";
 import { defineRoute } from "../define";
 import {
@@ -11,11 +11,7 @@ import {
 } from "./row";
 import { customerCreateBody, customerOut } from "./schema";
 
-const registrationDisabled = () =>
-  new ApiError(
-    "registration_disabled",
-    "This store does not accept new customer registrations; the store owner has turned registration off.",
-  );
+const registrationDisabled = () => fixedError("registration_disabled");
 
 export const createCustomer = defineRoute({
   method: "POST",

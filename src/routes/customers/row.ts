@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/driver";
-import { ApiError, notFound } from "../../errors";
+import { fixedError, notFound } from "../../errors";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
 
 export const CUSTOMER_STATUSES = ["active", "pending", "locked"] as const;
@@ -99,9 +99,4 @@ export async function emailOwner(db: Queryable, email: string): Promise<number |
   return row?.id;
 }
 
-export const emailTaken = () =>
-  new ApiError(
-    "email_taken",
-    'Field "email" is already used by another customer of this store; use a different address.',
-    { field: "email" },
-  );
+export const emailTaken = () => fixedError("email_taken", { field: "email" });
