@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { IDEMPOTENCY_TTL_MS } from "../src/db/idempotency";
 import { ApiError } from "../src/errors";
-import { canonicalJson, fingerprint, idempotentCreate } from "../src/http/idempotency";
+import { canonicalJson, fingerprint } from "../src/http/idempotency";
 import { defineRoute, type RouteDef } from "../src/routes/define";
 import { type InProcessApp, startInProcess } from "./front-door-app";
 import { KEYS, testStore } from "./helpers";
@@ -42,18 +42,16 @@ function syntheticCreate(path: string): RouteDef {
     area: "products",
     summary: "synthetic create",
     body: v.strictObject({ name: v.string() }),
-    idempotent: true,
-    handler: (c, { body }) =>
-      idempotentCreate(c, async (tx) => {
-        runs.count++;
-        const failure = plan.fail.shift();
-        if (failure === "crash") throw new Error("database on fire");
-        if (failure === "rate_limited")
-          throw new ApiError("rate_limited", "Slow down.", {}, { "Retry-After": "5" });
-        if (failure === "not_found") throw new ApiError("not_found", "No such parent.");
-        await tx.run("INSERT INTO leads (name, created_at) VALUES (?, ?)", [body.name, 0]);
-        return { status: 201, data: { name: body.name, run: runs.count } };
-      }),
+    async create(_c, { body }, tx) {
+      runs.count++;
+      const failure = plan.fail.shift();
+      if (failure === "crash") throw new Error("database on fire");
+      if (failure === "rate_limited")
+        throw new ApiError("rate_limited", "Slow down.", {}, { "Retry-After": "5" });
+      if (failure === "not_found") throw new ApiError("not_found", "No such parent.");
+      await tx.run("INSERT INTO leads (name, created_at) VALUES (?, ?)", [body.name, 0]);
+      return { status: 201, data: { name: body.name, run: runs.count } };
+    },
   });
 }
 
@@ -73,7 +71,7 @@ const send = (path: string, name: string, key: string) =>
     headers: { "Idempotency-Key": key },
   });
 
-describe("idempotentCreate", () => {
+describe("a route that creates (idempotent by its definition)", () => {
   test("the same key on another path is a different request", async () => {
     expect((await send("/things", "a", "path-1")).status).toBe(201);
     const other = await send("/others", "a", "path-1");

@@ -1,6 +1,8 @@
 import type * as v from "valibot";
+import type { Queryable } from "../db/driver";
 import type { ErrorCode } from "../errors";
 import type { AppContext } from "../http/context";
+import { type Created, idempotentCreate } from "../http/idempotency";
 import type { Area } from "../keys/permissions";
 
 /** Where every route of the API is mounted. */
@@ -36,16 +38,37 @@ export interface RouteDef<P = Schema, Q = Schema, B = Schema> {
   response?: Schema;
   /** The answer is a list with `hasMore`/`nextCursor`. */
   list?: boolean;
-  /** Accepts `Idempotency-Key`. */
+  /** Accepts `Idempotency-Key` (set by `defineRoute` for a route that `create`s). */
   idempotent?: boolean;
   /** Error codes this endpoint can answer beyond the common ones (documentation). */
   errors?: ErrorCode[];
   handler: (c: AppContext, input: RouteInput<P, Q, B>) => Promise<Response>;
 }
 
-export const defineRoute = <P = undefined, Q = undefined, B = undefined>(
-  route: RouteDef<P, Q, B>,
-) => route as unknown as RouteDef;
+/** A route as written: it answers (`handler`), or it creates a row (`create`). */
+type RouteSpec<P, Q, B> = Omit<RouteDef<P, Q, B>, "handler" | "idempotent"> &
+  (
+    | { handler: RouteDef<P, Q, B>["handler"]; create?: never }
+    | {
+        create: (c: AppContext, input: RouteInput<P, Q, B>, tx: Queryable) => Promise<Created>;
+        handler?: never;
+      }
+  );
+
+/**
+ * A route of the API. One that `create`s is idempotent: its create runs in one
+ * transaction, once per `Idempotency-Key` (src/http/idempotency.ts), and the answer is
+ * `{ ok, data }` with the status it gives.
+ */
+export function defineRoute<P = undefined, Q = undefined, B = undefined>(
+  spec: RouteSpec<P, Q, B>,
+): RouteDef {
+  if (!spec.create) return spec as unknown as RouteDef;
+  const { create, ...route } = spec;
+  const handler: RouteDef<P, Q, B>["handler"] = (c, input) =>
+    idempotentCreate(c, (tx) => create(c, input, tx));
+  return { ...route, idempotent: true, handler } as unknown as RouteDef;
+}
 
 /** `GET` needs read access to the route's area; `POST`/`PATCH` need write. */
 export const accessFor = (method: Method) => (method === "GET" ? "read" : "write");

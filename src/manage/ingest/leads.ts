@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import { idempotentAcross } from "../../http/idempotency";
 import { leadFixture, leadRecord, toLeadRow } from "../../routes/leads/fixture";
 import { getLead } from "../../routes/leads/queries";
 import { leadOut, toLead } from "../../routes/leads/schema";
@@ -18,19 +17,17 @@ export const createLead = defineManageRoute({
   body: formLead,
   response: leadOut,
   status: 201,
-  idempotent: true,
-  handler: (c, { params, body }) =>
-    idempotentAcross(c, async () => {
-      const store = storeOr404(c, params.slug);
-      const { pool, now } = c.get("deps");
-      const lead = await pool.use(store.slug, (db) =>
-        db.transaction(async (tx) => {
-          leadFixture.check?.(body, { statusIds: new Set(), now: now() }, new Map());
-          await leadFixture.insert(tx, [body]);
-          const row = await tx.get<{ id: number }>("SELECT max(id) AS id FROM leads");
-          return getLead(tx, row?.id ?? 0);
-        }),
-      );
-      return { status: 201, data: toLead(lead) };
-    }),
+  async create(c, { params, body }) {
+    const store = storeOr404(c, params.slug);
+    const { pool, now } = c.get("deps");
+    const lead = await pool.use(store.slug, (db) =>
+      db.transaction(async (tx) => {
+        leadFixture.check?.(body, { statusIds: new Set(), now: now() }, new Map());
+        await leadFixture.insert(tx, [body]);
+        const row = await tx.get<{ id: number }>("SELECT max(id) AS id FROM leads");
+        return getLead(tx, row?.id ?? 0);
+      }),
+    );
+    return { status: 201, data: toLead(lead) };
+  },
 });

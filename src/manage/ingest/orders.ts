@@ -1,6 +1,5 @@
 import * as v from "valibot";
 import { ApiError, invalidField } from "../../errors";
-import { idempotentAcross } from "../../http/idempotency";
 import { orderFixture, orderRecord } from "../../routes/orders/fixture";
 import { getOrder, toOrder } from "../../routes/orders/row";
 import { orderOut } from "../../routes/orders/schema";
@@ -20,40 +19,36 @@ export const createOrder = defineManageRoute({
   response: orderOut,
   status: 201,
   errors: ["number_taken"],
-  idempotent: true,
-  handler: (c, { params, body }) =>
-    idempotentAcross(c, async () => {
-      const store = storeOr404(c, params.slug);
-      const { pool, now } = c.get("deps");
-      const order = await pool.use(store.slug, (db) =>
-        db.transaction(async (tx) => {
-          const statuses = await tx.all<{ id: number }>(
-            "SELECT id FROM order_statuses ORDER BY id",
+  async create(c, { params, body }) {
+    const store = storeOr404(c, params.slug);
+    const { pool, now } = c.get("deps");
+    const order = await pool.use(store.slug, (db) =>
+      db.transaction(async (tx) => {
+        const statuses = await tx.all<{ id: number }>("SELECT id FROM order_statuses ORDER BY id");
+        const statusIds = new Set(statuses.map((s) => s.id));
+        // The loader's own checks, with this store's statuses and the request's time as "now".
+        const problem = orderFixture.check?.(body, { statusIds, now: now() }, new Map());
+        if (problem) {
+          const [field, message] = problem;
+          if (field === "status")
+            throw new ApiError("invalid_field", `Field "status": ${message}`, {
+              field,
+              validIds: [...statusIds],
+            });
+          throw invalidField(field, `Field "${field}": ${message}`);
+        }
+        if (await tx.get("SELECT 1 AS found FROM orders WHERE number = ?", [body.number])) {
+          throw new ApiError(
+            "number_taken",
+            `The store already has an order number ${body.number}.`,
+            { field: "number" },
           );
-          const statusIds = new Set(statuses.map((s) => s.id));
-          // The loader's own checks, with this store's statuses and the request's time as "now".
-          const problem = orderFixture.check?.(body, { statusIds, now: now() }, new Map());
-          if (problem) {
-            const [field, message] = problem;
-            if (field === "status")
-              throw new ApiError("invalid_field", `Field "status": ${message}`, {
-                field,
-                validIds: [...statusIds],
-              });
-            throw invalidField(field, `Field "${field}": ${message}`);
-          }
-          if (await tx.get("SELECT 1 AS found FROM orders WHERE number = ?", [body.number])) {
-            throw new ApiError(
-              "number_taken",
-              `The store already has an order number ${body.number}.`,
-              { field: "number" },
-            );
-          }
-          await orderFixture.insert(tx, [body]);
-          const row = await tx.get<{ id: number }>("SELECT max(id) AS id FROM orders");
-          return getOrder(tx, row?.id ?? 0);
-        }),
-      );
-      return { status: 201, data: toOrder(order) };
-    }),
+        }
+        await orderFixture.insert(tx, [body]);
+        const row = await tx.get<{ id: number }>("SELECT max(id) AS id FROM orders");
+        return getOrder(tx, row?.id ?? 0);
+      }),
+    );
+    return { status: 201, data: toOrder(order) };
+  },
 });

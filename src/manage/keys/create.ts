@@ -1,7 +1,6 @@
 import type * as v from "valibot";
 import { ApiError } from "../../errors";
 import type { AppContext } from "../../http/context";
-import { idempotentAcross } from "../../http/idempotency";
 import { createKey, KeyLimitError, listKeys } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
@@ -22,9 +21,8 @@ export const createStoreKey = defineManageRoute({
   response: createdKeyOut,
   status: 201,
   errors: ["plan_limit"],
-  idempotent: true,
-  handler: (c, { params, body }) =>
-    idempotentAcross(c, () => create(c, params.slug, body), withoutSecret),
+  create: (c, { params, body }) => create(c, params.slug, body),
+  redact: withoutSecret,
 });
 
 async function create(c: AppContext, slug: string, body: v.InferOutput<typeof createKeyBody>) {

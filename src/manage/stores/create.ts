@@ -6,7 +6,6 @@ import { writeStore } from "../../db/platform";
 import { moveIntoPlace } from "../../db/staging";
 import { ApiError } from "../../errors";
 import type { AppContext } from "../../http/context";
-import { idempotentAcross } from "../../http/idempotency";
 import { buildStoreDb, buildStoreNamespace, validateFixture } from "../../load/load";
 import { manageDeps, reloadRegistry } from "../context";
 import { defineManageRoute } from "../define";
@@ -72,14 +71,12 @@ export const createStore = defineManageRoute({
   body: createStoreBody,
   response: storeOut,
   errors: ["slug_taken", "domain_taken"],
-  idempotent: true,
-  handler: (c, { body }) =>
-    idempotentAcross(c, async () => {
-      const now = c.get("deps").now();
-      // One create at a time: two requests for one slug must not both build its file.
-      await manageDeps(c).storeFiles.run("stores", () => provision(c, body, now));
-      const store = c.get("deps").registry.get(body.slug);
-      if (!store) throw new Error(`store ${body.slug} vanished right after it was created`);
-      return { status: 201, data: await storeJson(c, store) };
-    }),
+  async create(c, { body }) {
+    const now = c.get("deps").now();
+    // One create at a time: two requests for one slug must not both build its file.
+    await manageDeps(c).storeFiles.run("stores", () => provision(c, body, now));
+    const store = c.get("deps").registry.get(body.slug);
+    if (!store) throw new Error(`store ${body.slug} vanished right after it was created`);
+    return { status: 201, data: await storeJson(c, store) };
+  },
 });

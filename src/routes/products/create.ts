@@ -1,7 +1,6 @@
 import type * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { ApiError } from "../../errors";
-import { idempotentCreate } from "../../http/idempotency";
 import { type Plan, PRODUCT_LIMIT } from "../../plans";
 import { defineRoute } from "../define";
 import { assertInternalSkuFree, changeStamp, getProduct } from "./queries";
@@ -50,14 +49,11 @@ export const createProduct = defineRoute({
   summary: "Create a product (`name` and `price` required). Accepts `Idempotency-Key`.",
   body: createBody,
   response: productOut,
-  idempotent: true,
   errors: ["plan_limit"],
-  async handler(c, { body }) {
-    return idempotentCreate(c, async (tx) => {
-      await assertInternalSkuFree(tx, body.internalSku, null);
-      await assertBelowPlanLimit(tx, c.get("store").plan);
-      const id = await insertProduct(tx, body, await changeStamp(tx, c.get("deps").now()));
-      return { status: 201, data: toProduct(await getProduct(tx, id)) };
-    });
+  async create(c, { body }, tx) {
+    await assertInternalSkuFree(tx, body.internalSku, null);
+    await assertBelowPlanLimit(tx, c.get("store").plan);
+    const id = await insertProduct(tx, body, await changeStamp(tx, c.get("deps").now()));
+    return { status: 201, data: toProduct(await getProduct(tx, id)) };
   },
 });
