@@ -5,6 +5,7 @@ import { errorFields, type Logger } from "../log";
 import type { StoreRegistry } from "../registry";
 import { runtime } from "../runtime/runtime";
 import { DEFAULT_RETRY, type RetryPolicy, retryDelay } from "./backoff";
+import { DueStores } from "./due-stores";
 import { Outage } from "./outage";
 import {
   claimMail,
@@ -68,8 +69,8 @@ type StoreOutcome = "done" | "transport-down";
  * It never scans every store on a timer: at start it looks once at the outbox of each
  * store marked in platform.db (mail queued before a crash, or by the CLI while no server
  * ran; marked before the mail's commit, unmarked at a clean stop), then only stores it is
- * told about (`notify`, after a commit or a CLI's mail_version bump) enter `pending`,
- * with the time their next row is due. A store leaves `pending` when nothing is queued.
+ * told about (`notify`, after a commit or a CLI's mail_version bump) enter its schedule
+ * (src/mail/due-stores.ts) with the time their next row is due.
  *
  * Each row is claimed (attempt counted, hidden for `claimMs`) in its own short write,
  * handed to the transport with no transaction open, then marked sent or rescheduled in
@@ -82,9 +83,7 @@ export class MailWorker {
   private readonly policy: RetryPolicy;
   private readonly now: () => number;
   private readonly random: () => number;
-  private readonly pending = new Map<string, number>();
-  /** Stores notified while their rows were being processed: look again. */
-  private readonly renotified = new Set<string>();
+  private readonly schedule = new DueStores();
   /** Stores whose platform.db marker is known set (see `markQueued`). */
   private readonly marked = new Set<string>();
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -111,8 +110,7 @@ export class MailWorker {
   /** A store has (or may have) new mail queued: look at it on the next turn. */
   notify(slug: string): void {
     if (this.halted) return;
-    this.pending.set(slug, 0);
-    this.renotified.add(slug);
+    this.schedule.notify(slug);
     this.kick();
   }
 
@@ -164,7 +162,7 @@ export class MailWorker {
 
   /** At stop, requests finished: a marked store with nothing queued needs no look next start. */
   private async unmarkDelivered(): Promise<void> {
-    const delivered = [...this.marked].filter((slug) => !this.pending.has(slug));
+    const delivered = [...this.marked].filter((slug) => !this.schedule.has(slug));
     await this.options.markers
       ?.clearMailQueued(delivered)
       .catch((error) =>
@@ -206,14 +204,14 @@ export class MailWorker {
           return nextDueAt(db);
         });
         if (due === null) continue;
-        this.pending.set(slug, Math.min(due, this.pending.get(slug) ?? due));
+        this.schedule.dueBy(slug, due);
         this.kick();
       } catch (error) {
         this.options.logger.error("mail: cannot read a store's outbox", {
           store: slug,
           ...errorFields(error),
         });
-        this.pending.set(slug, this.now() + this.policy.baseDelayMs);
+        this.schedule.retryAt(slug, this.now() + this.policy.baseDelayMs);
       }
     }
     // storesOpened: store databases the pool opened since start (the scan's, and requests').
@@ -245,7 +243,7 @@ export class MailWorker {
     for (;;) {
       const now = this.now();
       if (this.halted || this.outage.paused(now)) return;
-      const due = [...this.pending].filter(([, at]) => at <= now).map(([slug]) => slug);
+      const due = this.schedule.due(now);
       if (due.length === 0) return;
       for (const slug of due) {
         if (this.halted) return;
@@ -257,10 +255,10 @@ export class MailWorker {
   private async deliverStore(slug: string): Promise<StoreOutcome> {
     const store = this.options.registry.get(slug);
     if (!store) {
-      this.pending.delete(slug); // store removed; its database is no longer served
+      this.schedule.forget(slug);
       return "done";
     }
-    this.renotified.delete(slug);
+    this.schedule.deliveryStarts(slug);
     let outcome: StoreOutcome = "done";
     try {
       outcome = await this.options.pool.use(slug, async (db) => {
@@ -273,16 +271,14 @@ export class MailWorker {
       });
       if (this.halted) return outcome; // past the stop grace: the databases are closing
       const next = await this.options.pool.use(slug, nextDueAt);
-      if (this.renotified.has(slug)) this.pending.set(slug, 0);
-      else if (next === null) this.pending.delete(slug);
-      else this.pending.set(slug, next);
+      this.schedule.deliveryEnded(slug, next);
     } catch (error) {
       // The database could not be read or written: try this store again later, not in a loop.
       this.options.logger.error("mail: cannot process a store's outbox", {
         store: slug,
         ...errorFields(error),
       });
-      this.pending.set(slug, this.now() + this.policy.baseDelayMs);
+      this.schedule.retryAt(slug, this.now() + this.policy.baseDelayMs);
     }
     return outcome;
   }
