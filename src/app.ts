@@ -17,6 +17,7 @@ import { clientIp, transport } from "./http/middleware/transport";
 import type { RateLimiter } from "./http/rate-limit";
 import { requestPath, searchParamsOf } from "./http/request-url";
 import { jsonAnswer, ok } from "./http/respond";
+import { methodNotAllowed, RouteTable } from "./http/route-table";
 import { parseBody, parseParams, queryObject } from "./http/validate";
 import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
@@ -80,50 +81,15 @@ declare module "hono" {
   }
 }
 
-interface RoutePath {
-  method: string;
-  path: string;
-}
-
-/**
- * Which methods the app answers for a concrete path (literal routes win over `:param`
- * ones). The route patterns are compiled once, when the app is built.
- */
-export function allowedMethodsOf(routes: RoutePath[]): (path: string) => string[] {
-  const patterns = routes.map((r) => ({
-    ...r,
-    pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}$`),
-  }));
-  return (path) => {
-    const matching = patterns.filter((r) => r.pattern.test(path));
-    const literal = matching.filter((r) => r.path === path);
-    return [...new Set((literal.length ? literal : matching).map((r) => r.method))].sort();
-  };
-}
-
-export const methodNotAllowed = (allow: string[]) =>
-  new ApiError(
-    "method_not_allowed",
-    `This path accepts only ${allow.join(", ")}.`,
-    {},
-    { Allow: allow.join(", ") },
-  );
-
 /**
  * Paths outside /api/v1 are 404 (but for /healthz, whose other methods are 405 like those of
  * the service paths under /api/v1); OPTIONS anywhere is 405 (404 for no such path). No key needed.
  */
-function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
-  const allowedMethods = allowedMethodsOf(routes);
+function frontDoorPaths(table: RouteTable): MiddlewareHandler<AppEnv> {
   return function frontDoorPathsMiddleware(c, next) {
     const path = c.req.path;
-    if (c.req.method === "OPTIONS") {
-      const allow = allowedMethods(path);
-      throw allow.length
-        ? methodNotAllowed(allow)
-        : new ApiError("not_found", `There is no endpoint at ${echo(path)}.`);
-    }
-    if (!path.startsWith(`${API_PREFIX}/`) && allowedMethods(path).length === 0) {
+    if (c.req.method === "OPTIONS") throw table.refusal(path, () => noEndpoint(path));
+    if (!path.startsWith(`${API_PREFIX}/`) && table.allowed(path).length === 0) {
       throw new ApiError(
         "not_found",
         `There is no endpoint at ${echo(path)}; the API lives under ${API_PREFIX}/.`,
@@ -132,6 +98,9 @@ function frontDoorPaths(routes: RoutePath[]): MiddlewareHandler<AppEnv> {
     return next();
   };
 }
+
+const noEndpoint = (path: string) =>
+  new ApiError("not_found", `There is no endpoint at ${echo(path)}.`);
 
 function checkScope(c: AppContext, route: RouteDef): void {
   const access = accessFor(route.method);
@@ -201,8 +170,9 @@ export const answer =
   };
 
 /**
- * One handler per path: the checks, then the route for the method, or 405. A request that
- * matches a single handler is run by Hono without its middleware composition.
+ * Mounts each route with its method, after `checks`. A path's other methods, and paths
+ * under `prefix` that no route has, are refused by one answer: 405 naming the path's
+ * methods, or 404 (`RouteTable`).
  */
 export function mountRoutes<R extends MountableRoute>(
   app: Hono<AppEnv>,
@@ -211,26 +181,31 @@ export function mountRoutes<R extends MountableRoute>(
   checks: MiddlewareHandler<AppEnv>[],
   authorize: (c: AppContext, route: R) => void,
 ): void {
-  const byPath = new Map<string, R[]>();
-  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  const table = new RouteTable(
+    routes.map((r) => ({ method: r.method, path: `${prefix}${r.path}` })),
+  );
+  const refuse = chain(
+    ...checks,
+    answer((c) => {
+      throw table.refusal(c.req.path, () => noEndpoint(c.req.path));
+    }),
+  );
   // Literal paths first, so /products/batch is not taken for /products/:id.
-  const paths = [...byPath.keys()].sort(
+  const paths = [...new Set(routes.map((r) => r.path))].sort(
     (a, b) => Number(a.includes(":")) - Number(b.includes(":")),
   );
   for (const path of paths) {
-    const group = byPath.get(path) ?? [];
-    const byMethod = new Map<string, (c: AppContext) => Promise<Response>>(
-      group.map((r) => [r.method, routeHandler(r, authorize)]),
-    );
-    const allow = group.map((r) => r.method).sort();
-    const forMethod = (c: AppContext) => {
-      // Hono answers HEAD with the GET route.
-      const handler = byMethod.get(c.req.method === "HEAD" ? "GET" : c.req.method);
-      if (!handler) throw methodNotAllowed(allow);
-      return handler(c);
-    };
-    app.all(`${prefix}${path}`, chain(...checks, answer(forMethod)));
+    for (const route of routes.filter((r) => r.path === path)) {
+      app.on(
+        route.method,
+        `${prefix}${path}`,
+        chain(...checks, answer(routeHandler(route, authorize))),
+      );
+    }
+    // Another method on this path is refused here, before a `:param` path could take it.
+    app.all(`${prefix}${path}`, refuse);
   }
+  app.all(`${prefix}/*`, refuse);
 }
 
 function observeRequests(observe: NonNullable<AppDeps["observe"]>): MiddlewareHandler<AppEnv> {
@@ -274,10 +249,10 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     { method: "GET", path: `${API_PREFIX}/openapi.json` },
     { method: "GET", path: `${API_PREFIX}/docs` },
   ];
-  const allRoutes = [
+  const routeTable = new RouteTable([
     ...publicRoutes,
     ...routes.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` })),
-  ];
+  ]);
 
   // Errors keep the headers middleware prepared for the answer (X-Request-Id, RateLimit-*).
   // A client that hung up is no server error: its request line says 499, nothing more.
@@ -289,7 +264,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   };
   app.onError((error, c) => renderFailure(c, error));
 
-  // The steps after the request id are chains (src/http/chain.ts) mounted with each path's
+  // The steps after the request id are chains (src/http/chain.ts) mounted with each route.s
   // handler; a step with nothing to do after the answer returns next() instead of awaiting it.
   const provideDeps: MiddlewareHandler<AppEnv> = (c, next) => {
     c.set("deps", deps);
@@ -316,7 +291,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   const checks = [
     ...front, // 1 key_in_url
     transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }), // 3 https_required
-    frontDoorPaths(allRoutes), // 4 not_found, OPTIONS
+    frontDoorPaths(routeTable), // 4 not_found, OPTIONS
     storeByHost(deps.registry, deps.pool), // 5 unknown host
     authenticate({ keys: deps.keys, failures: deps.authFailures, now: deps.now }), // 6–7 lockout, key
     requirePlan(), // 8 plan_required
@@ -366,16 +341,15 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   };
   app.all("/api/admin", toAdmin);
   app.all("/api/admin/*", toAdmin);
-  const noRoute = chain(...checks, (c) => {
-    throw new ApiError("not_found", `There is no endpoint at ${echo(c.req.path)}.`);
-  });
-  app.notFound(async (c) => {
-    try {
-      await noRoute(c, () => Promise.resolve());
-      return c.res;
-    } catch (error) {
-      return renderFailure(c, error);
-    }
-  });
+  // Any other path: the checks answer it (outside /api/v1 a 404 before any key).
+  app.all(
+    "*",
+    chain(
+      ...checks,
+      answer((c) => {
+        throw noEndpoint(c.req.path);
+      }),
+    ),
+  );
   return app;
 }

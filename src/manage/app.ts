@@ -1,5 +1,5 @@
 import type { Hono, MiddlewareHandler } from "hono";
-import { type AppDeps, allowedMethodsOf, answer, methodNotAllowed, mountRoutes } from "../app";
+import { type AppDeps, answer, mountRoutes } from "../app";
 import type { Platform } from "../db/platform";
 import { ApiError } from "../errors";
 import { chain } from "../http/chain";
@@ -10,6 +10,7 @@ import { rateLimit } from "../http/middleware/rate-limit";
 import { transport } from "../http/middleware/transport";
 import type { RateLimiter } from "../http/rate-limit";
 import { jsonAnswer } from "../http/respond";
+import { methodNotAllowed, RouteTable } from "../http/route-table";
 import { MANAGE_PREFIX, type ManageRoute } from "./define";
 import type { HostKey, HostKeyCache } from "./host-keys";
 import { manageDocsHtml, manageOpenApiText } from "./openapi";
@@ -52,16 +53,16 @@ const PUBLIC_GETS: Array<[string, (c: AppContext) => Response]> = [
 
 /** OPTIONS is never served (no CORS): 405 naming the methods of a known path, before any key. */
 function refuseOptions(routes: ManageRoute[]): MiddlewareHandler<AppEnv> {
-  const allowedMethods = allowedMethodsOf([
+  const table = new RouteTable([
     ...PUBLIC_GETS.map(([path]) => ({ method: "GET", path })),
     ...routes.map((r) => ({ method: r.method, path: `${MANAGE_PREFIX}${r.path}` })),
   ]);
   return function refuseOptionsMiddleware(c, next) {
     if (c.req.method !== "OPTIONS") return next();
-    const allow = allowedMethods(c.req.path);
-    throw allow.length
-      ? methodNotAllowed(allow)
-      : new ApiError("not_found", `There is no endpoint at ${c.req.path}.`);
+    throw table.refusal(
+      c.req.path,
+      () => new ApiError("not_found", `There is no endpoint at ${c.req.path}.`),
+    );
   };
 }
 
@@ -90,12 +91,13 @@ export function mountManage(
     );
   }
   mountRoutes(app, MANAGE_PREFIX, routes, checks, () => {});
-  const noRoute = chain(
-    ...checks,
-    answer((c) => {
-      throw new ApiError("not_found", `There is no endpoint at ${c.req.path}.`);
-    }),
+  app.all(
+    MANAGE_PREFIX,
+    chain(
+      ...checks,
+      answer((c) => {
+        throw new ApiError("not_found", `There is no endpoint at ${c.req.path}.`);
+      }),
+    ),
   );
-  app.all(MANAGE_PREFIX, noRoute);
-  app.all(`${MANAGE_PREFIX}/*`, noRoute);
 }

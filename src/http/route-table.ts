@@ -1,0 +1,49 @@
+import { TrieRouter } from "hono/router/trie-router";
+import { ApiError } from "../errors";
+
+export interface RoutePath {
+  method: string;
+  /** Hono syntax: `/api/v1/orders/:id`. */
+  path: string;
+}
+
+export const methodNotAllowed = (allow: string[]) =>
+  new ApiError(
+    "method_not_allowed",
+    `This path accepts only ${allow.join(", ")}.`,
+    {},
+    { Allow: allow.join(", ") },
+  );
+
+/**
+ * Which methods a path has, asked of Hono's own router built from the route list: the
+ * one place that tells a 405 (the path exists with other methods) from a 404.
+ */
+export class RouteTable {
+  private readonly router = new TrieRouter<string>();
+  private readonly methods = new Set<string>();
+
+  constructor(routes: RoutePath[]) {
+    for (const { method, path } of routes) {
+      this.router.add(method, path, path);
+      this.methods.add(method);
+    }
+  }
+
+  /** The methods of the routes matching `path`; a literal path wins over `:param` ones (/products/batch is not /products/:id). */
+  allowed(path: string): string[] {
+    const found: RoutePath[] = [];
+    for (const method of this.methods) {
+      for (const [pattern] of this.router.match(method, path)[0])
+        found.push({ method, path: pattern });
+    }
+    const literal = found.filter((route) => route.path === path);
+    return [...new Set((literal.length ? literal : found).map((route) => route.method))].sort();
+  }
+
+  /** The answer for a request no route took: 405 naming the path's methods, or `notFound`. */
+  refusal(path: string, notFound: () => ApiError): ApiError {
+    const allow = this.allowed(path);
+    return allow.length ? methodNotAllowed(allow) : notFound();
+  }
+}
