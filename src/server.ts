@@ -113,6 +113,7 @@ async function serveFrom(
     pool,
     registry,
     markers: platform,
+    releaseClaimsAtStart: !location.remote,
     logger,
     smtp: config.smtp,
     mailDir: config.mailDir,

@@ -410,6 +410,43 @@ describe("mail worker over SMTP", () => {
   });
 });
 
+describe("mail worker beside another node (a shared libSQL server)", () => {
+  test("its start leaves another live node's fresh claim alone; the claim's expiry frees it", async () => {
+    const h = await harness({
+      retry: { ...FAST, claimMs: 1500 },
+      transport: { name: "smtp", send: () => new Promise(() => {}), close: async () => {} }, // in hand for good
+    });
+    await h.queue("shop1", approved("Dana"));
+    h.worker.start();
+    await eventually(async () => ((await h.rows())[0].attempts === 1 ? true : undefined));
+
+    const peer = await smtp();
+    const registry = new StoreRegistry(
+      await Platform.open(await testLocation(h.dataDir)),
+      "localhost",
+    );
+    await registry.load();
+    const other = new MailWorker({
+      pool: h.pool,
+      registry,
+      logger: h.logger,
+      smtp: peer.url,
+      mailDir: null,
+      mailFrom: "no-reply@localhost",
+      retry: FAST,
+      tickMs: 10,
+      releaseClaimsAtStart: false,
+    });
+    cleanups.push(() => other.stop(1000));
+    await other.start();
+    other.notify("shop1");
+    await Bun.sleep(200);
+    expect(peer.messages).toHaveLength(0);
+    const [row] = await eventually(() => allSent(h));
+    expect(row.attempts).toBe(2);
+  });
+});
+
 describe("mail worker, other transports", () => {
   test("--mail-dir writes one .eml file per outbox row, replaced (not added) on a repeat", async () => {
     const mailDir = join(tempDir("storeapi-maildir-"), "out");

@@ -1,4 +1,4 @@
-import type { Queryable } from "./driver";
+import type { Db, Queryable } from "./driver";
 
 /** The `idempotency` table of a store's database (and of platform.db): kept answers of creates. */
 
@@ -19,12 +19,55 @@ export interface AnswerScope {
   key: string;
 }
 
-/** The answer kept for this scope within the last 24 hours, if any. */
+/**
+ * A record whose create is running: status 0, no body. It is written before the create in
+ * its own transaction, so a duplicate reaching another server (sharing this database)
+ * waits for it instead of creating again.
+ */
+export const IN_PROGRESS = 0;
+/** A create still "running" after this long was a crashed server's: the next request takes it over. */
+export const CLAIM_TTL_MS = 60_000;
+
+/** The record kept for this scope within the last 24 hours (an answer, or `IN_PROGRESS`), if any. */
 export const findAnswer = (db: Queryable, scope: AnswerScope, now: number) =>
-  db.get<StoredAnswer>(
-    "SELECT fingerprint, status, body FROM idempotency WHERE key_id = ? AND idem_key = ? AND created_at > ?",
+  db.get<StoredAnswer & { created_at: number }>(
+    "SELECT fingerprint, status, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ? AND created_at > ?",
     [scope.keyId, scope.key, now - IDEMPOTENCY_TTL_MS],
   );
+
+/** Whether a found record is a create still running (not a crashed server's). */
+export const stillRunning = (record: { status: number; created_at: number }, now: number) =>
+  record.status === IN_PROGRESS && record.created_at > now - CLAIM_TTL_MS;
+
+/**
+ * Marks the scope's create as running, unless a record (an answer, or a create running
+ * elsewhere) already holds it; true when this request may run the create.
+ */
+export function claimScope(
+  db: Db,
+  scope: AnswerScope,
+  fingerprint: string,
+  now: number,
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const held = await findAnswer(tx, scope, now);
+    if (held && (held.status !== IN_PROGRESS || stillRunning(held, now))) return false;
+    await tx.run(
+      "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, '', ?)",
+      [scope.keyId, scope.key, fingerprint, IN_PROGRESS, now],
+    );
+    return true;
+  });
+}
+
+/** Gives up a claim whose create failed without an answer to keep (5xx, 429): a retry runs afresh. */
+export async function releaseClaim(db: Db, scope: AnswerScope): Promise<void> {
+  await db.run("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND status = ?", [
+    scope.keyId,
+    scope.key,
+    IN_PROGRESS,
+  ]);
+}
 
 /** Stores an answer; first clears this scope's expired record and a batch of other expired ones. */
 export async function storeAnswer(

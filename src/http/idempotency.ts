@@ -1,7 +1,16 @@
 import { createHash } from "node:crypto";
 import type { Db, Queryable } from "../db/driver";
-import { type AnswerScope, findAnswer, storeAnswer } from "../db/idempotency";
+import {
+  type AnswerScope,
+  claimScope,
+  findAnswer,
+  IN_PROGRESS,
+  releaseClaim,
+  stillRunning,
+  storeAnswer,
+} from "../db/idempotency";
 import { ApiError, errorBody, invalidParameter } from "../errors";
+import { runtime } from "../runtime/runtime";
 import type { AppContext } from "./context";
 import { jsonAnswer } from "./respond";
 
@@ -117,10 +126,15 @@ function placeOf(c: AppContext): Place {
   };
 }
 
+/** How often a duplicate looks again at a create running on another server. */
+const WAIT_STEP_MS = 50;
+
 /**
  * Runs `execute` once per (store, key id, Idempotency-Key) — (host key, Idempotency-Key)
  * on the management API: a stored answer for the same request is replayed, one for a
- * different request is 400; concurrent duplicates queue.
+ * different request is 400. Concurrent duplicates queue in this process; one that reaches
+ * another server sharing the database finds the create marked running there and waits
+ * for its answer (src/db/idempotency.ts `claimScope`).
  */
 function once(
   c: AppContext,
@@ -132,15 +146,29 @@ function once(
   const print = fingerprint(c.req.method, c.req.path, request.body);
   const deps = c.get("deps");
   return deps.idempotencyQueue.run(`${place.queue}\n${scope.key}`, async () => {
-    const previous = await findAnswer(place.db, scope, deps.now());
-    if (!previous) return execute(scope, print);
-    if (previous.fingerprint !== print) {
-      throw invalidParameter(
-        IDEMPOTENCY_HEADER,
-        'Header "Idempotency-Key" was already used for a different request in the last 24 hours; use a new key for a new request.',
-      );
+    for (;;) {
+      const now = deps.now();
+      const previous = await findAnswer(place.db, scope, now);
+      if (previous && previous.fingerprint !== print) {
+        throw invalidParameter(
+          IDEMPOTENCY_HEADER,
+          'Header "Idempotency-Key" was already used for a different request in the last 24 hours; use a new key for a new request.',
+        );
+      }
+      if (previous && previous.status !== IN_PROGRESS)
+        return jsonAnswer(c, previous.body, previous.status, { "Idempotent-Replayed": "true" });
+      if (previous && stillRunning(previous, now)) {
+        await runtime().sleep(WAIT_STEP_MS);
+        continue;
+      }
+      if (!(await claimScope(place.db, scope, print, now))) continue;
+      try {
+        return await execute(scope, print);
+      } catch (error) {
+        await releaseClaim(place.db, scope).catch(() => {});
+        throw error;
+      }
     }
-    return jsonAnswer(c, previous.body, previous.status, { "Idempotent-Replayed": "true" });
   });
 }
 

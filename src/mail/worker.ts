@@ -45,6 +45,12 @@ export interface MailWorkerOptions {
   tickMs?: number;
   /** Rows taken from one store before the next store gets a turn. */
   batchSize?: number;
+  /**
+   * Whether claims older than this start are released at once (default true). Only where
+   * this process is the only server (a data directory, held by its lock): on a libSQL
+   * server another live node's claims are its own; a dead node's expire after `claimMs`.
+   */
+  releaseClaimsAtStart?: boolean;
 }
 
 export type MailMarkers = Pick<
@@ -200,7 +206,8 @@ export class MailWorker {
       try {
         const startedAt = this.now();
         const due = await this.options.pool.use(slug, async (db) => {
-          await releaseOrphanedClaims(db, startedAt);
+          if (this.options.releaseClaimsAtStart !== false)
+            await releaseOrphanedClaims(db, startedAt);
           return nextDueAt(db);
         });
         if (due === null) continue;
