@@ -132,9 +132,10 @@ const WAIT_STEP_MS = 50;
 /**
  * Runs `execute` once per (store, key id, Idempotency-Key) — (host key, Idempotency-Key)
  * on the management API: a stored answer for the same request is replayed, one for a
- * different request is 400. Concurrent duplicates queue in this process; one that reaches
- * another server sharing the database finds the create marked running there and waits
- * for its answer (src/db/idempotency.ts `claimScope`).
+ * different request is 400. Concurrent duplicates queue in this process. On a libSQL
+ * server, which several nodes may share, the create is also marked running in the
+ * database first, so a duplicate reaching another node waits for its answer
+ * (src/db/idempotency.ts `claimScope`).
  */
 function once(
   c: AppContext,
@@ -161,6 +162,8 @@ function once(
         await runtime().sleep(WAIT_STEP_MS);
         continue;
       }
+      // Files are served by one process (the data directory's lock): the queue above is enough.
+      if (!deps.pool.location.remote) return execute(scope, print);
       if (!(await claimScope(place.db, scope, print, now))) continue;
       try {
         return await execute(scope, print);
