@@ -73,8 +73,8 @@ export { storeDbPath } from "./location";
  * so a server with 10,000 stores does not hold 10,000 handles. A database in use by a
  * request (leased) is never closed under it.
  *
- * Opening is cheap: one connection (the writer opens on the first write), and the schema
- * version is read only the first time this process opens a store. Closing runs no
+ * Opening is cheap: one connection (src/db/native.ts), and the schema version is read
+ * only the first time this process opens a store. Closing runs no
  * checkpoint. The binding frees a closed connection's descriptors only when its
  * statements are collected (src/db/native.ts); the collector does not count descriptors
  * as memory pressure, so when closed connections waiting for it could use up the half
