@@ -120,6 +120,29 @@ const allSent = async (h: Harness, slug = "shop1") => {
   return rows.length > 0 && rows.every((r) => r.status === "sent") ? rows : undefined;
 };
 
+/** Another worker on the same stores, sending to a fresh SMTP peer (a later server, or another node). */
+async function secondWorker(h: Harness, options: Partial<MailWorkerOptions> = {}) {
+  const peer = await smtp();
+  const registry = new StoreRegistry(
+    await Platform.open(await testLocation(h.dataDir)),
+    "localhost",
+  );
+  await registry.load();
+  const worker = new MailWorker({
+    pool: h.pool,
+    registry,
+    logger: h.logger,
+    smtp: peer.url,
+    mailDir: null,
+    mailFrom: "no-reply@localhost",
+    retry: FAST,
+    tickMs: 10,
+    ...options,
+  });
+  cleanups.push(() => worker.stop(1000));
+  return { peer, worker };
+}
+
 describe("mail worker over SMTP", () => {
   test("delivers each kind of email with its content", async () => {
     const peer = await smtp();
@@ -386,23 +409,7 @@ describe("mail worker over SMTP", () => {
     await h.worker.stop(50);
     expect((await h.rows()).map((r) => [r.status, r.attempts])).toEqual([["queued", 1]]);
 
-    const peer = await smtp();
-    const registry = new StoreRegistry(
-      await Platform.open(await testLocation(h.dataDir)),
-      "localhost",
-    );
-    await registry.load();
-    const next = new MailWorker({
-      pool: h.pool,
-      registry,
-      logger: h.logger,
-      smtp: peer.url,
-      mailDir: null,
-      mailFrom: "no-reply@localhost",
-      retry: FAST,
-      tickMs: 10,
-    });
-    cleanups.push(() => next.stop(1000));
+    const { peer, worker: next } = await secondWorker(h);
     next.start();
     await peer.waitFor(1);
     const [row] = await eventually(() => allSent(h));
@@ -420,24 +427,7 @@ describe("mail worker beside another node (a shared libSQL server)", () => {
     h.worker.start();
     await eventually(async () => ((await h.rows())[0].attempts === 1 ? true : undefined));
 
-    const peer = await smtp();
-    const registry = new StoreRegistry(
-      await Platform.open(await testLocation(h.dataDir)),
-      "localhost",
-    );
-    await registry.load();
-    const other = new MailWorker({
-      pool: h.pool,
-      registry,
-      logger: h.logger,
-      smtp: peer.url,
-      mailDir: null,
-      mailFrom: "no-reply@localhost",
-      retry: FAST,
-      tickMs: 10,
-      releaseClaimsAtStart: false,
-    });
-    cleanups.push(() => other.stop(1000));
+    const { peer, worker: other } = await secondWorker(h, { releaseClaimsAtStart: false });
     await other.start();
     other.notify("shop1");
     await Bun.sleep(200);
