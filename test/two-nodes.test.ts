@@ -11,6 +11,65 @@ import { type Sqld, startSqld, TEST_LIBSQL } from "./sqld";
  * Idempotency-Key is held in the store's database while its create runs.
  */
 // Starts its own sqld: under STOREAPI_TEST_LIBSQL the harness would add a second one.
+const caddy = Bun.which("caddy");
+if (!caddy && process.env.STOREAPI_REQUIRE_CADDY)
+  throw new Error("STOREAPI_REQUIRE_CADDY is set but caddy is not installed");
+
+function freePort(): number {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const { port } = server;
+  server.stop(true);
+  return port;
+}
+
+/** Caddy on a loopback port in front of `upstreams`, each store's Host hashed to one of them. */
+async function startProxy(upstreams: string[]) {
+  const home = tempDir("storeapi-two-nodes-caddy-");
+  const port = freePort();
+  const config = join(home, "Caddyfile");
+  writeFileSync(
+    config,
+    `{
+	admin off
+	auto_https off
+	storage file_system ${home}
+}
+http://:${port} {
+	reverse_proxy ${upstreams.join(" ")} {
+		lb_policy header Host
+		lb_try_duration 5s
+		fail_duration 30s
+		buffer_requests
+	}
+}
+`,
+  );
+  const proc = Bun.spawn([caddy as string, "run", "--config", config, "--adapter", "caddyfile"], {
+    env: { ...process.env, HOME: home, XDG_DATA_HOME: home, XDG_CONFIG_HOME: home },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    const up = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) break;
+    if (proc.exitCode !== null || i === 100) {
+      proc.kill("SIGKILL");
+      throw new Error(`caddy did not start: ${await new Response(proc.stderr).text()}`);
+    }
+    await Bun.sleep(100);
+  }
+  const stop = async () => {
+    proc.kill("SIGKILL");
+    await proc.exited;
+    rmSync(home, { recursive: true, force: true });
+  };
+  return { url, stop };
+}
+
 describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL server", () => {
   const dir = tempDir("storeapi-two-nodes-");
   let sqld: Sqld;
@@ -54,6 +113,58 @@ describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL serv
     expect(answers.filter((a) => a.headers.get("idempotent-replayed") === "true")).toHaveLength(11);
     expect(await customersCalled("both@x.test")).toBe(1);
   });
+
+  test.skipIf(!caddy)(
+    "through Caddy hashing by Host: the store's node killed with kill -9 mid-way, every create retried through the proxy exists once",
+    async () => {
+      const pair: ServerProcess[] = [];
+      for (const name of ["c", "d"]) {
+        mkdirSync(join(dir, name), { mode: 0o700 });
+        pair.push(await spawnServer(join(dir, name), sqld.flags));
+      }
+      const proxy = await startProxy(pair.map((node) => node.url.replace("http://", "")));
+      try {
+        const through = (email: string, key: string) =>
+          send(proxy.url, "/api/v1/customers", {
+            method: "POST",
+            body: { email, firstName: "Dana" },
+            headers: { "Idempotency-Key": key },
+          }).catch(() => null);
+        // The node the proxy sends shop1.test to: the one that logged the request's id.
+        const first = await through("p0@x.test", "proxy-0");
+        expect(first?.status).toBe(201);
+        const id = first?.headers.get("x-request-id") ?? "-";
+        let served = -1;
+        for (let i = 0; i < 50 && served < 0; i++) {
+          served = pair.findIndex((node) => node.stdout().includes(id));
+          if (served < 0) await Bun.sleep(100); // request lines are written in batches
+        }
+        expect(served).toBeGreaterThanOrEqual(0);
+        const acknowledged = new Set<number>([0]);
+        await Promise.all(
+          Array.from({ length: 29 }, async (_, n) => {
+            const i = n + 1;
+            if (i === 15) pair[served].proc.kill("SIGKILL");
+            const answer = await through(`p${i}@x.test`, `proxy-${i}`);
+            if (answer?.status === 201) acknowledged.add(i);
+          }),
+        );
+        for (let i = 0; i < 30; i++) {
+          const answer = await through(`p${i}@x.test`, `proxy-${i}`);
+          expect([answer?.status, answer?.status === 201 ? "" : answer?.text]).toEqual([201, ""]);
+          if (acknowledged.has(i)) expect(answer?.headers.get("idempotent-replayed")).toBe("true");
+        }
+        const survivor = pair[1 - served];
+        for (let i = 0; i < 30; i++) {
+          const found = await send(survivor.url, `/api/v1/customers?email=p${i}%40x.test`);
+          expect(found.json.data.length).toBe(1);
+        }
+      } finally {
+        await proxy.stop();
+        for (const node of pair) if (node.proc.exitCode === null) await node.signal("SIGKILL");
+      }
+    },
+  );
 
   test("a node killed with kill -9 mid-way: retries with the same keys on the other node create each customer once", async () => {
     const acknowledged = new Set<number>();
