@@ -264,7 +264,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   };
   app.onError((error, c) => renderFailure(c, error));
 
-  // The steps after the request id are chains (src/http/chain.ts) mounted with each route.s
+  // The steps after the request id are chains (src/http/chain.ts) mounted with each route's
   // handler; a step with nothing to do after the answer returns next() instead of awaiting it.
   const provideDeps: MiddlewareHandler<AppEnv> = (c, next) => {
     c.set("deps", deps);
