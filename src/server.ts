@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createApp } from "./app";
 import type { ServeConfig } from "./config";
-import { DataDirLock, makeDataDirPrivate, requireDataDir } from "./db/data-dir";
+import { DataDirLock, makeDataDirPrivate, nodeId, requireDataDir } from "./db/data-dir";
 import { FileLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
 import { defaultMaxOpenStores, StorePool, storeDbPath } from "./db/pool";
@@ -113,7 +113,7 @@ async function serveFrom(
     pool,
     registry,
     markers: platform,
-    releaseClaimsAtStart: !location.remote,
+    node: location.remote ? nodeId(config.dataDir) : undefined,
     logger,
     smtp: config.smtp,
     mailDir: config.mailDir,

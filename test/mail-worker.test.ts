@@ -417,21 +417,36 @@ describe("mail worker over SMTP", () => {
   });
 });
 
-describe("mail worker beside another node (a shared libSQL server)", () => {
-  test("its start leaves another live node's fresh claim alone; the claim's expiry frees it", async () => {
+describe("mail workers of several nodes (a shared libSQL server)", () => {
+  /** Node "a" takes the message in hand for good, with a claim of `claimMs`. */
+  async function claimedByA(claimMs: number) {
     const h = await harness({
-      retry: { ...FAST, claimMs: 1500 },
+      node: "a",
+      retry: { ...FAST, claimMs },
       transport: { name: "smtp", send: () => new Promise(() => {}), close: async () => {} }, // in hand for good
     });
     await h.queue("shop1", approved("Dana"));
     h.worker.start();
     await eventually(async () => ((await h.rows())[0].attempts === 1 ? true : undefined));
+    return h;
+  }
 
-    const { peer, worker: other } = await secondWorker(h, { releaseClaimsAtStart: false });
-    await other.start();
-    other.notify("shop1");
+  test("node b's start leaves node a's fresh claim alone; the claim's expiry frees it", async () => {
+    const h = await claimedByA(1500);
+    const { peer, worker } = await secondWorker(h, { node: "b" });
+    await worker.start();
+    worker.notify("shop1");
     await Bun.sleep(200);
     expect(peer.messages).toHaveLength(0);
+    const [row] = await eventually(() => allSent(h));
+    expect(row.attempts).toBe(2);
+  });
+
+  test("node a restarted releases its own claims at once", async () => {
+    const h = await claimedByA(60_000);
+    const { peer, worker } = await secondWorker(h, { node: "a" });
+    worker.start();
+    await peer.waitFor(1);
     const [row] = await eventually(() => allSent(h));
     expect(row.attempts).toBe(2);
   });

@@ -1,4 +1,13 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
 
@@ -80,4 +89,17 @@ export class DataDirLock {
     db.exec("ROLLBACK");
     db.close();
   }
+}
+
+/**
+ * This server's name among the nodes sharing a libSQL server: made once and kept in its
+ * own data directory (`DIR/node-id`), so a restart knows which claims were its own; the
+ * directory's lock means no other live process has it.
+ */
+export function nodeId(dataDir: string): string {
+  const path = join(dataDir, "node-id");
+  if (existsSync(path)) return readFileSync(path, "utf8").trim();
+  const id = randomUUID();
+  writeFileSync(path, `${id}\n`, { mode: PRIVATE_FILE_MODE });
+  return id;
 }

@@ -217,4 +217,10 @@ ${IDEMPOTENCY_TABLE}
       );
     `,
   },
+  {
+    // Which server holds a claimed message: several nodes may share a libSQL server, and
+    // one restarting releases only its own orphaned claims (src/mail/outbox.ts).
+    version: 4,
+    sql: `ALTER TABLE outbox ADD COLUMN claimed_by TEXT;`,
+  },
 ];

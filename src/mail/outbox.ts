@@ -67,28 +67,40 @@ export async function claimMail(
   id: number,
   now: number,
   claimUntil: number,
+  node: string | null = null,
 ): Promise<boolean> {
   const result = await db.run(
-    `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, claimed_at = ?
+    `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, claimed_at = ?, claimed_by = ?
      WHERE id = ? AND status = 'queued' AND next_attempt_at <= ?`,
-    [claimUntil, now, id, now],
+    [claimUntil, now, node, id, now],
   );
   return result.changes === 1;
 }
 
 /**
  * Makes rows claimed by a server that died (kill -9 between hand-over and marking) due
- * now. Called once per store at start: one server serves a data directory, so any claim
- * older than this process is an orphan. Reads first, so a clean outbox costs no write.
+ * now. Called once per store at start. On files one server serves a data directory, so
+ * any claim older than this process is an orphan (`node` null). On a libSQL server other
+ * nodes' claims are theirs: only this node's own (`node`, kept across its restarts) are
+ * released; a dead node's expire after `claimMs`. Reads first, so a clean outbox costs no
+ * write.
  */
-export async function releaseOrphanedClaims(db: Db, now: number): Promise<void> {
+export async function releaseOrphanedClaims(
+  db: Db,
+  now: number,
+  node: string | null = null,
+): Promise<void> {
+  const mine = node === null ? "" : " AND claimed_by = ?";
+  const args = node === null ? [] : [node];
   const orphan = await db.get(
-    "SELECT id FROM outbox WHERE status = 'queued' AND claimed_at IS NOT NULL LIMIT 1",
+    `SELECT id FROM outbox WHERE status = 'queued' AND claimed_at IS NOT NULL${mine} LIMIT 1`,
+    args,
   );
   if (!orphan) return;
   await db.run(
-    "UPDATE outbox SET next_attempt_at = ?, claimed_at = NULL WHERE status = 'queued' AND claimed_at IS NOT NULL AND claimed_at < ?",
-    [now, now],
+    `UPDATE outbox SET next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL
+     WHERE status = 'queued' AND claimed_at IS NOT NULL AND claimed_at < ?${mine}`,
+    [now, now, ...args],
   );
 }
 

@@ -46,11 +46,11 @@ export interface MailWorkerOptions {
   /** Rows taken from one store before the next store gets a turn. */
   batchSize?: number;
   /**
-   * Whether claims older than this start are released at once (default true). Only where
-   * this process is the only server (a data directory, held by its lock): on a libSQL
-   * server another live node's claims are its own; a dead node's expire after `claimMs`.
+   * This server's name when several may share the databases (a libSQL server): its
+   * claims carry it, and its start releases only its own. Absent on files, where the
+   * data directory's lock makes a server alone and every older claim is an orphan.
    */
-  releaseClaimsAtStart?: boolean;
+  node?: string;
 }
 
 export type MailMarkers = Pick<
@@ -206,8 +206,7 @@ export class MailWorker {
       try {
         const startedAt = this.now();
         const due = await this.options.pool.use(slug, async (db) => {
-          if (this.options.releaseClaimsAtStart !== false)
-            await releaseOrphanedClaims(db, startedAt);
+          await releaseOrphanedClaims(db, startedAt, this.options.node ?? null);
           return nextDueAt(db);
         });
         if (due === null) continue;
@@ -292,7 +291,9 @@ export class MailWorker {
 
   private async deliverRow(db: Db, store: Store, row: OutboxRow): Promise<StoreOutcome> {
     const claimedAt = this.now();
-    if (!(await claimMail(db, row.id, claimedAt, claimedAt + this.policy.claimMs))) return "done";
+    const claimUntil = claimedAt + this.policy.claimMs;
+    if (!(await claimMail(db, row.id, claimedAt, claimUntil, this.options.node ?? null)))
+      return "done";
     const attempts = row.attempts + 1;
     try {
       await this.transport.send(outgoing(store, row, this.options.mailFrom));
