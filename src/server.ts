@@ -1,7 +1,13 @@
 import { readFileSync } from "node:fs";
 import { createApp } from "./app";
 import type { ServeConfig } from "./config";
-import { DataDirLock, makeDataDirPrivate, nodeId, requireDataDir } from "./db/data-dir";
+import {
+  DataDirLock,
+  makeDataDirPrivate,
+  makePrivateDir,
+  nodeId,
+  requireDataDir,
+} from "./db/data-dir";
 import { FileLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
 import { defaultMaxOpenStores, StorePool, storeDbPath } from "./db/pool";
@@ -72,14 +78,14 @@ export async function startServer(
   logger = new Logger(config.logLevel),
 ): Promise<RunningServer> {
   const location = config.location ?? new FileLocation(config.dataDir);
-  // A lock and file modes guard a data directory; on a libSQL server there is none of ours.
-  if (location.remote) return serveFrom(config, location, logger, null);
-  requireDataDir(config.dataDir);
+  // On a libSQL server the data directory holds only this node's name (`node-id`).
+  if (location.remote) makePrivateDir(config.dataDir);
+  else requireDataDir(config.dataDir);
   // One server per data directory: two would each keep their own idempotency records,
-  // rate limits and mail queue state for the same stores.
+  // rate limits and mail queue state for the same stores (on a libSQL server, one name).
   const lock = DataDirLock.forServer(config.dataDir);
   try {
-    makeDataDirPrivate(config.dataDir);
+    if (!location.remote) makeDataDirPrivate(config.dataDir);
     return await serveFrom(config, location, logger, lock);
   } catch (error) {
     lock.release();
@@ -91,7 +97,7 @@ async function serveFrom(
   config: ServeConfig,
   location: Location,
   logger: Logger,
-  lock: DataDirLock | null,
+  lock: DataDirLock,
 ): Promise<RunningServer> {
   const platform = await Platform.open(location);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
@@ -213,7 +219,7 @@ async function serveFrom(
         await mail.stop(Math.max(0, deadline - Date.now()));
         await pool.close();
         await platform.close();
-        lock?.release();
+        lock.release();
         logger.flush();
       })()),
   };

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { send, tempDir, testStore } from "./helpers";
+import { KEYS, otherStore, send, tempDir, testStore } from "./helpers";
+import { startSmtp } from "./mail-support";
 import { runCli, type ServerProcess, serverRunsOnDeno, spawnServer } from "./process";
 import { type Sqld, startSqld, TEST_LIBSQL } from "./sqld";
 
@@ -162,6 +163,66 @@ describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL serv
       } finally {
         await proxy.stop();
         for (const node of pair) if (node.proc.exitCode === null) await node.signal("SIGKILL");
+      }
+    },
+  );
+
+  test.skipIf(!caddy)(
+    "every status email queued through the proxy is sent, also those of the node killed with kill -9 and restarted",
+    async () => {
+      const orders = Array.from({ length: 20 }, (_, i) => ({
+        id: i + 1,
+        number: 2001 + i,
+        status: 1,
+        total: 10,
+        customer: { name: "Dana", email: `order${i + 1}@x.test` },
+      }));
+      const fixture = join(dir, "orders.json");
+      writeFileSync(fixture, JSON.stringify({ stores: [otherStore({ orders })] }));
+      expect((await runCli(["load", fixture, ...sqld.flags, "--data", join(dir, "a")])).code).toBe(
+        0,
+      );
+      const peer = await startSmtp();
+      const flags = [...sqld.flags, "--smtp", peer.url];
+      const dirs = ["e", "f"].map((name) => join(dir, name));
+      for (const nodeDir of dirs) mkdirSync(nodeDir, { mode: 0o700 });
+      const pair = [await spawnServer(dirs[0], flags), await spawnServer(dirs[1], flags)];
+      const proxy = await startProxy(pair.map((node) => node.url.replace("http://", "")));
+      const ship = (id: number) =>
+        send(proxy.url, `/api/v1/orders/${id}`, {
+          method: "PATCH",
+          host: "shop2.test",
+          key: KEYS.other,
+          body: { status: 3, notifyCustomer: true },
+        }).catch(() => null);
+      try {
+        const first = await ship(1);
+        expect(first?.status).toBe(200);
+        const id = first?.headers.get("x-request-id") ?? "-";
+        let served = -1;
+        for (let i = 0; i < 50 && served < 0; i++) {
+          served = pair.findIndex((node) => node.stdout().includes(id));
+          if (served < 0) await Bun.sleep(100); // request lines are written in batches
+        }
+        await Promise.all(
+          orders.slice(1).map(async ({ id }) => {
+            if (id === 10) pair[served].proc.kill("SIGKILL");
+            await ship(id);
+          }),
+        );
+        // Whatever was not answered is sent again; a status already set changes nothing.
+        for (const { id } of orders) expect((await ship(id))?.status).toBe(200);
+        // The killed node comes back with its own directory (its name) and frees its claims.
+        pair[served] = await spawnServer(dirs[served], flags);
+        await peer.waitFor(orders.length, 30_000);
+        await Bun.sleep(500);
+        const numbers = peer.messages.map((m) => m.headers.subject);
+        for (const order of orders)
+          expect(numbers.filter((n) => n === `Order #${order.number}: Shipped`)).toHaveLength(1);
+      } finally {
+        await proxy.stop();
+        for (const node of pair) if (node.proc.exitCode === null) await node.signal("SIGKILL");
+        await peer.close();
       }
     },
   );
