@@ -168,7 +168,7 @@ describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL serv
   );
 
   test.skipIf(!caddy)(
-    "every status email queued through the proxy is sent, also those of the node killed with kill -9 and restarted",
+    "every status email queued through the proxy is sent once (the one in the killed node's hands at most twice), also after a kill -9 and restart",
     async () => {
       const orders = Array.from({ length: 20 }, (_, i) => ({
         id: i + 1,
@@ -216,9 +216,14 @@ describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL serv
         pair[served] = await spawnServer(dirs[served], flags);
         await peer.waitFor(orders.length, 30_000);
         await Bun.sleep(500);
-        const numbers = peer.messages.map((m) => m.headers.subject);
-        for (const order of orders)
-          expect(numbers.filter((n) => n === `Order #${order.number}: Shipped`)).toHaveLength(1);
+        const subjects = peer.messages.map((m) => m.headers.subject);
+        const copies = orders.map(
+          (order) => subjects.filter((s) => s === `Order #${order.number}: Shipped`).length,
+        );
+        // Each once; only a message the killed node had in hand may go a second time.
+        expect(copies.every((n) => n >= 1)).toBe(true);
+        expect(copies.filter((n) => n > 1).length).toBeLessThanOrEqual(1);
+        expect(Math.max(...copies)).toBeLessThanOrEqual(2);
       } finally {
         await proxy.stop();
         for (const node of pair) if (node.proc.exitCode === null) await node.signal("SIGKILL");
