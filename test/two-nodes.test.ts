@@ -71,6 +71,16 @@ http://:${port} {
   return { url, stop };
 }
 
+/** Which of `nodes` logged the request with this id (request lines are written in batches). */
+async function nodeThatServed(nodes: ServerProcess[], requestId: string): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const served = nodes.findIndex((node) => node.stdout().includes(requestId));
+    if (served >= 0) return served;
+    await Bun.sleep(100);
+  }
+  throw new Error(`no node logged request ${requestId}`);
+}
+
 describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL server", () => {
   const dir = tempDir("storeapi-two-nodes-");
   let sqld: Sqld;
@@ -135,12 +145,7 @@ describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL serv
         const first = await through("p0@x.test", "proxy-0");
         expect(first?.status).toBe(201);
         const id = first?.headers.get("x-request-id") ?? "-";
-        let served = -1;
-        for (let i = 0; i < 50 && served < 0; i++) {
-          served = pair.findIndex((node) => node.stdout().includes(id));
-          if (served < 0) await Bun.sleep(100); // request lines are written in batches
-        }
-        expect(served).toBeGreaterThanOrEqual(0);
+        const served = await nodeThatServed(pair, id);
         const acknowledged = new Set<number>([0]);
         await Promise.all(
           Array.from({ length: 29 }, async (_, n) => {
@@ -199,11 +204,7 @@ describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL serv
         const first = await ship(1);
         expect(first?.status).toBe(200);
         const id = first?.headers.get("x-request-id") ?? "-";
-        let served = -1;
-        for (let i = 0; i < 50 && served < 0; i++) {
-          served = pair.findIndex((node) => node.stdout().includes(id));
-          if (served < 0) await Bun.sleep(100); // request lines are written in batches
-        }
+        const served = await nodeThatServed(pair, id);
         await Promise.all(
           orders.slice(1).map(async ({ id }) => {
             if (id === 10) pair[served].proc.kill("SIGKILL");
