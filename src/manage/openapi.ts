@@ -1,6 +1,11 @@
 import type { ErrorCode } from "../errors";
 import { docsPage } from "../openapi/docs-page";
-import { buildOpenApi, type DocumentedRoute, type DocumentSpec } from "../openapi/document";
+import {
+  buildOpenApi,
+  type DocumentedRoute,
+  type DocumentSpec,
+  documentOperations,
+} from "../openapi/document";
 import { header, type Json } from "../openapi/parts";
 import { MANAGE_PREFIX } from "./define";
 import { manageRoutes } from "./routes";
@@ -143,30 +148,11 @@ function serviceOperations(): Record<string, Json> {
       },
     },
   });
-  return {
-    [`${MANAGE_PREFIX}/openapi.json`]: common(
-      "getOpenApi",
-      "This OpenAPI 3.1 document",
-      "Any host, no key, plain HTTP allowed. Not an envelope.",
-      {
-        "application/json": {
-          schema: {
-            type: "object",
-            required: ["openapi"],
-            properties: { openapi: { type: "string" } },
-          },
-        },
-      },
-    ),
-    [`${MANAGE_PREFIX}/docs`]: common(
-      "getDocs",
-      "API reference page",
-      "An HTML page built from this document, with no assets from other hosts.",
-      {
-        "text/html": { schema: { type: "string" } },
-      },
-    ),
-  };
+  return documentOperations(
+    MANAGE_PREFIX,
+    common,
+    "Any host, no key, plain HTTP allowed. Not an envelope.",
+  );
 }
 
 export const MANAGE_API_SPEC: DocumentSpec = {

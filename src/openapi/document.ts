@@ -277,10 +277,24 @@ function serviceOperations(): Record<string, Operation> {
       { "application/json": { schema: health } },
       ["key_in_url", "service_unavailable"],
     ),
-    [`${API_PREFIX}/openapi.json`]: common(
+    ...documentOperations(API_PREFIX, common, "Any host, no key. Not an envelope."),
+  };
+}
+
+/** Builds one service operation (no key): id, summary, description, the 200 answer's content. */
+type ServiceOperation<T> = (id: string, summary: string, description: string, content: Json) => T;
+
+/** The operations every document has: the document itself, and its reference page. */
+export function documentOperations<T>(
+  prefix: string,
+  operation: ServiceOperation<T>,
+  documentDescription: string,
+): Record<string, T> {
+  return {
+    [`${prefix}/openapi.json`]: operation(
       "getOpenApi",
       "This OpenAPI 3.1 document",
-      "Any host, no key. Not an envelope.",
+      documentDescription,
       {
         "application/json": {
           schema: {
@@ -291,13 +305,11 @@ function serviceOperations(): Record<string, Operation> {
         },
       },
     ),
-    [`${API_PREFIX}/docs`]: common(
+    [`${prefix}/docs`]: operation(
       "getDocs",
       "API reference page",
       "An HTML page built from this document, with no assets from other hosts.",
-      {
-        "text/html": { schema: { type: "string" } },
-      },
+      { "text/html": { schema: { type: "string" } } },
     ),
   };
 }
