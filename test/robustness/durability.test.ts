@@ -107,7 +107,11 @@ describe("durability under kill -9", () => {
       const running = Array.from({ length: CLIENTS }, (_, id) =>
         client(server, id, round, ledger, stop),
       );
-      await Bun.sleep(150 + Math.floor(Math.random() * 500));
+      // Killed at a random moment after this round's first acknowledged create (a slow
+      // machine or a libSQL server must not leave a round with nothing to check).
+      const before = ledger.customers.size;
+      for (let i = 0; i < 200 && ledger.customers.size === before; i++) await Bun.sleep(50);
+      await Bun.sleep(Math.floor(Math.random() * 500));
       await server.signal("SIGKILL");
       stop.now = true;
       await Promise.all(running);
