@@ -1,4 +1,5 @@
 import type { AppDeps } from "./app";
+import type { Platform } from "./db/platform";
 import type { StorePool } from "./db/pool";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
@@ -12,6 +13,8 @@ type Built = "keys" | "usage" | "rateLimiter" | "authFailures" | "idempotencyQue
 
 export type DepsParts = Omit<AppDeps, Built> & {
   pool: StorePool;
+  /** Where key uses are recorded. */
+  platform: Platform;
   /** Requests per key per clock minute (`--rate-limit`). */
   rateLimit: number;
   /** Failed keys from one address before it is blocked (`--auth-failure-limit`). */
@@ -27,12 +30,13 @@ export function buildDeps({
   authFailureLimit,
   authFailures,
   reportError,
+  platform,
   ...parts
 }: DepsParts): AppDeps {
   return {
     ...parts,
     keys: new KeyCache(parts.pool),
-    usage: new KeyUsage(parts.pool, reportError),
+    usage: new KeyUsage(platform, reportError),
     rateLimiter: new RateLimiter(rateLimit),
     authFailures:
       authFailures ?? new AuthFailures({ ...DEFAULT_FAILURE_POLICY, limit: authFailureLimit }),

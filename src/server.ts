@@ -137,6 +137,7 @@ async function serveFrom(
   const deps = buildDeps({
     registry,
     pool,
+    platform,
     rateLimit: config.rateLimit,
     authFailureLimit: config.authFailureLimit,
     authFailures,
@@ -217,6 +218,7 @@ async function serveFrom(
         await housekeeper.stop();
         registry.stop();
         await mail.stop(Math.max(0, deadline - Date.now()));
+        await deps.usage.flush();
         await pool.close();
         await platform.close();
         lock.release();

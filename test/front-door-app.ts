@@ -87,6 +87,7 @@ export async function startInProcess(
   const deps = buildDeps({
     registry,
     pool,
+    platform,
     rateLimit: options.rateLimit ?? 120,
     authFailureLimit: options.authFailureLimit ?? 20,
     allowHttp: options.allowHttp ?? true,
@@ -123,6 +124,7 @@ export async function startInProcess(
       );
     },
     async stop() {
+      await deps.usage.flush();
       await pool.close();
       await platform.close();
       rmSync(dataDir, { recursive: true, force: true });

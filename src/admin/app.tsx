@@ -21,6 +21,7 @@ import {
   listKeys,
   prepareKey,
 } from "../keys/repository";
+import type { KeyUsage } from "../keys/usage";
 import { queueMail } from "../mail/outbox";
 import { adminSignInLink } from "../mail/templates";
 import type { StoreRegistry } from "../registry";
@@ -52,6 +53,8 @@ import {
 export interface AdminDeps {
   registry: StoreRegistry;
   pool: StorePool;
+  /** Where each key's last use is looked up. */
+  usage: KeyUsage;
   allowHttp: boolean;
   trustProxy: CidrList | null;
   /** After a key changes: the running server reloads the store's keys (and delivers the owner's notice). */
@@ -325,7 +328,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     extra: ScreenExtras = {},
     status: ContentfulStatusCode = 200,
   ) => {
-    const keys = await listKeys(c.get("db"));
+    const keys = await deps.usage.listKeys(c.get("db"), c.get("store").slug);
     const props = {
       storeName: storeName(c),
       keys,

@@ -11,10 +11,10 @@ import {
   KeyInputError,
   KeyLimitError,
   KeyNotFoundError,
-  listKeys,
   type NewKey,
   prepareKey,
 } from "../keys/repository";
+import { KeyUsage } from "../keys/usage";
 import { command, existingLocationOf, type FlagTable, orList, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 import { withPlatformAndPool } from "./open";
@@ -141,7 +141,10 @@ const LIST = {
 const list = command(LIST, ({ values, args: [slug] }) =>
   withPlatformAndPool(existingLocationOf(values), async (platform, pool) => {
     if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
-    const keys = (await pool.use(slug, listKeys)).filter((k) => k.deletedAt === null);
+    const usage = new KeyUsage(platform);
+    const keys = (await pool.use(slug, (db) => usage.listKeys(db, slug))).filter(
+      (k) => k.deletedAt === null,
+    );
     const rows = keys.map((k) => ({
       id: k.id,
       name: k.name,

@@ -74,6 +74,19 @@ ${IDEMPOTENCY_TABLE}
       INSERT INTO purge_due (slug, due_at) SELECT slug, 0 FROM stores;
     `,
   },
+  {
+    // When each store key was last used (src/keys/usage.ts), so that recording a use never
+    // writes to the store's own database. A store's rows go with its row in `stores`.
+    version: 5,
+    sql: `
+      CREATE TABLE key_usage (
+        slug TEXT NOT NULL,
+        key_id INTEGER NOT NULL,
+        used_at INTEGER NOT NULL,
+        UNIQUE (slug, key_id)
+      );
+    `,
+  },
 ];
 
 /**

@@ -77,12 +77,20 @@ export async function writeStore(
   now: number,
   replace = false,
 ): Promise<void> {
+  if (replace) await q.run("DELETE FROM key_usage WHERE slug = ?", [store.slug]);
   await q.run(
     `INSERT${replace ? " OR REPLACE" : ""} INTO stores (slug, name, domain, plan, owner_email, manual_approval, notify_status, registration,
        keys_version, mail_version, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [...storeColumns(store), now, now, now],
   );
+}
+
+/** One key's use, as `KeyUsage` records it. */
+export interface KeyUse {
+  slug: string;
+  keyId: number;
+  usedAt: number;
 }
 
 /** The platform registry (`DIR/platform.db`, or namespace `platform`): stores, domains, plans, settings. */
@@ -136,7 +144,35 @@ export class Platform {
   }
 
   async removeStore(slug: string): Promise<void> {
-    await this.db.run("DELETE FROM stores WHERE slug = ?", [slug]);
+    await this.db.transaction(async (tx) => {
+      await tx.run("DELETE FROM stores WHERE slug = ?", [slug]);
+      await tx.run("DELETE FROM key_usage WHERE slug = ?", [slug]);
+    });
+  }
+
+  /**
+   * Records key uses (the latest per key wins), in one statement. A use older than its
+   * store's row belongs to a store since deleted and is dropped.
+   */
+  async recordKeyUse(uses: KeyUse[]): Promise<void> {
+    await this.db.run(
+      `INSERT INTO key_usage (slug, key_id, used_at)
+       SELECT s.slug, u.key_id, u.used_at
+       FROM (SELECT value ->> 0 AS slug, value ->> 1 AS key_id, value ->> 2 AS used_at FROM json_each(?)) AS u
+       JOIN stores AS s ON s.slug = u.slug AND s.created_at <= u.used_at
+       WHERE true
+       ON CONFLICT (slug, key_id) DO UPDATE SET used_at = max(used_at, excluded.used_at)`,
+      [JSON.stringify(uses.map((use) => [use.slug, use.keyId, use.usedAt]))],
+    );
+  }
+
+  /** When each of a store's keys was last used, by key id. */
+  async keyUsage(slug: string): Promise<Map<number, number>> {
+    const rows = await this.db.all<{ key_id: number; used_at: number }>(
+      "SELECT key_id, used_at FROM key_usage WHERE slug = ?",
+      [slug],
+    );
+    return new Map(rows.map((row) => [row.key_id, row.used_at]));
   }
 
   /** After a key change: a running server reloads the store's keys and delivers the owner's notice. */

@@ -1,29 +1,63 @@
-import type { StorePool } from "../db/pool";
+import type { Queryable } from "../db/driver";
+import type { KeyUse, Platform } from "../db/platform";
 import { type ReportError, reportToStderr } from "../log";
+import { type ApiKey, listKeys } from "./repository";
 
 const MINUTE = 60_000;
+/** How long a recorded use waits for others to share its write ("first use within a few seconds"). */
+const FLUSH_MS = 2_000;
 const MAX_TRACKED = 100_000;
 
 /**
- * Records `lastUsedAt` at most once a minute per key, off the request path, so a busy
- * key does not turn every read into a write.
+ * Records each key's `lastUsedAt` at most once a minute, in platform.db (`key_usage`), all
+ * keys' uses of the last two seconds in one write. A request never writes to its store's
+ * database for this: a store opened for one read is not also dirtied, synced and
+ * checkpointed (with thousands of stores, most requests open their store).
  */
 export class KeyUsage {
-  private lastWritten = new Map<string, number>();
+  private recordedMinute = new Map<string, number>();
+  private pending = new Map<string, KeyUse>();
+  private timer?: ReturnType<typeof setTimeout>;
+  private flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly pool: StorePool,
+    private readonly platform: Platform,
     private readonly reportError: ReportError = reportToStderr,
   ) {}
 
   touch(slug: string, keyId: number, now: number): void {
     const id = `${slug}:${keyId}`;
     const minute = Math.floor(now / MINUTE);
-    if (this.lastWritten.get(id) === minute) return;
-    if (this.lastWritten.size >= MAX_TRACKED) this.lastWritten.clear();
-    this.lastWritten.set(id, minute);
-    this.pool
-      .use(slug, (db) => db.run("UPDATE api_keys SET last_used_at = ? WHERE id = ?", [now, keyId]))
-      .catch((error) => this.reportError(`could not record key use for ${slug}`, error));
+    if (this.recordedMinute.get(id) === minute) return;
+    if (this.recordedMinute.size >= MAX_TRACKED) this.recordedMinute.clear();
+    this.recordedMinute.set(id, minute);
+    this.pending.set(id, { slug, keyId, usedAt: now });
+    if (this.timer) return;
+    this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
+    this.timer.unref?.();
+  }
+
+  /** Writes the uses not written yet (a server's stop calls it last). */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const uses = [...this.pending.values()];
+    this.pending.clear();
+    if (uses.length === 0) return this.flushing;
+    this.flushing = this.flushing
+      .then(() => this.platform.recordKeyUse(uses))
+      .catch((error) => this.reportError(`could not record the use of ${uses.length} keys`, error));
+    return this.flushing;
+  }
+
+  /** A store's keys, each `lastUsedAt` the latest of what platform.db and this process know. */
+  async listKeys(db: Queryable, slug: string): Promise<ApiKey[]> {
+    const [keys, recorded] = await Promise.all([listKeys(db), this.platform.keyUsage(slug)]);
+    for (const use of this.pending.values())
+      if (use.slug === slug) recorded.set(use.keyId, use.usedAt);
+    return keys.map((key) => {
+      const usedAt = Math.max(key.lastUsedAt ?? 0, recorded.get(key.id) ?? 0);
+      return usedAt === 0 ? key : { ...key, lastUsedAt: usedAt };
+    });
   }
 }

@@ -1,6 +1,5 @@
 import * as v from "valibot";
 import { ok } from "../../http/respond";
-import { listKeys } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";
@@ -16,9 +15,11 @@ export const listStoreKeys = defineManageRoute({
   response: v.array(keyOut),
   handler: async (c, { params }) => {
     const store = storeOr404(c, params.slug);
-    const { pool, now } = c.get("deps");
+    const { pool, usage, now } = c.get("deps");
     const at = now();
-    const keys = (await pool.use(store.slug, listKeys)).map((key) => toKeyJson(key, at));
+    const keys = (await pool.use(store.slug, (db) => usage.listKeys(db, store.slug))).map((key) =>
+      toKeyJson(key, at),
+    );
     keys.sort((a, b) => STATUS_ORDER[a.status] - STATUS_ORDER[b.status] || a.id - b.id);
     return ok(c, keys);
   },
