@@ -20,13 +20,24 @@ export interface AnswerScope {
 }
 
 /**
- * A record whose create is running: status 0, no body. It is written before the create in
- * its own transaction, so a duplicate reaching another server (sharing this database)
- * waits for it instead of creating again.
+ * A record whose create is running: status 0, its claim's token as the body. It is
+ * written before the create in its own transaction, so a duplicate reaching another
+ * server (sharing this database) waits for it instead of creating again.
  */
 export const IN_PROGRESS = 0;
-/** A create still "running" after this long was a crashed server's: the next request takes it over. */
-export const CLAIM_TTL_MS = 60_000;
+/**
+ * A create still "running" after this long was a crashed server's: the next request takes
+ * it over. Taking over is safe even if the first server was only slow: a create commits
+ * only while its claim is still the one recorded (`assertClaimHeld`).
+ */
+export const CLAIM_TTL_MS = 10_000;
+
+/** A create whose claim was taken over by another server before it committed (it rolls back). */
+export class ClaimLostError extends Error {
+  constructor() {
+    super("the Idempotency-Key's claim was taken over by another server");
+  }
+}
 
 /** The record kept for this scope within the last 24 hours (an answer, or `IN_PROGRESS`), if any. */
 export const findAnswer = (db: Queryable, scope: AnswerScope, now: number) =>
@@ -41,32 +52,42 @@ export const stillRunning = (record: { status: number; created_at: number }, now
 
 /**
  * Marks the scope's create as running, unless a record (an answer, or a create running
- * elsewhere) already holds it; true when this request may run the create.
+ * elsewhere) already holds it. Returns the claim's token when this request may run the
+ * create, else null.
  */
 export function claimScope(
   db: Db,
   scope: AnswerScope,
   fingerprint: string,
   now: number,
-): Promise<boolean> {
+): Promise<string | null> {
   return db.transaction(async (tx) => {
     const held = await findAnswer(tx, scope, now);
-    if (held && (held.status !== IN_PROGRESS || stillRunning(held, now))) return false;
+    if (held && (held.status !== IN_PROGRESS || stillRunning(held, now))) return null;
+    const claim = crypto.randomUUID();
     await tx.run(
-      "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, '', ?)",
-      [scope.keyId, scope.key, fingerprint, IN_PROGRESS, now],
+      "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      [scope.keyId, scope.key, fingerprint, IN_PROGRESS, claim, now],
     );
-    return true;
+    return claim;
   });
 }
 
+/** First in a claimed create's transaction: throws `ClaimLostError` unless the claim is still this one. */
+export async function assertClaimHeld(tx: Queryable, scope: AnswerScope, claim: string) {
+  const held = await tx.get(
+    "SELECT 1 AS held FROM idempotency WHERE key_id = ? AND idem_key = ? AND status = ? AND body = ?",
+    [scope.keyId, scope.key, IN_PROGRESS, claim],
+  );
+  if (!held) throw new ClaimLostError();
+}
+
 /** Gives up a claim whose create failed without an answer to keep (5xx, 429): a retry runs afresh. */
-export async function releaseClaim(db: Db, scope: AnswerScope): Promise<void> {
-  await db.run("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND status = ?", [
-    scope.keyId,
-    scope.key,
-    IN_PROGRESS,
-  ]);
+export async function releaseClaim(db: Db, scope: AnswerScope, claim: string): Promise<void> {
+  await db.run(
+    "DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND status = ? AND body = ?",
+    [scope.keyId, scope.key, IN_PROGRESS, claim],
+  );
 }
 
 /** Stores an answer; first clears this scope's expired record and a batch of other expired ones. */

@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import type { Db, Queryable } from "../db/driver";
 import {
   type AnswerScope,
+  assertClaimHeld,
+  ClaimLostError,
   claimScope,
   findAnswer,
   IN_PROGRESS,
@@ -140,7 +142,8 @@ const WAIT_STEP_MS = 50;
 function once(
   c: AppContext,
   request: IdempotentRequest,
-  execute: (scope: AnswerScope, print: string) => Promise<Response>,
+  /** `claim`: the token of this create's claim on a libSQL server (`claimScope`), else null. */
+  execute: (scope: AnswerScope, print: string, claim: string | null) => Promise<Response>,
 ) {
   const place = placeOf(c);
   const scope: AnswerScope = { keyId: place.keyId, key: request.key };
@@ -163,12 +166,14 @@ function once(
         continue;
       }
       // Files are served by one process (the data directory's lock): the queue above is enough.
-      if (!deps.pool.location.remote) return execute(scope, print);
-      if (!(await claimScope(place.db, scope, print, now))) continue;
+      if (!deps.pool.location.remote) return execute(scope, print, null);
+      const claim = await claimScope(place.db, scope, print, now);
+      if (!claim) continue;
       try {
-        return await execute(scope, print);
+        return await execute(scope, print, claim);
       } catch (error) {
-        await releaseClaim(place.db, scope).catch(() => {});
+        if (error instanceof ClaimLostError) continue;
+        await releaseClaim(place.db, scope, claim).catch(() => {});
         throw error;
       }
     }
@@ -218,9 +223,10 @@ export async function idempotentCreate(
     const created = await db.transaction(create);
     return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
   }
-  return once(c, request, async (scope, print) => {
+  return once(c, request, async (scope, print, claim) => {
     try {
       const answer = await db.transaction(async (tx) => {
+        if (claim) await assertClaimHeld(tx, scope, claim);
         const created = await create(tx);
         const stored = {
           fingerprint: print,

@@ -1,0 +1,48 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  assertClaimHeld,
+  CLAIM_TTL_MS,
+  ClaimLostError,
+  claimScope,
+  findAnswer,
+  releaseClaim,
+  storeAnswer,
+} from "./idempotency";
+import { storeMigrations } from "./migrations";
+import { openDb } from "./open";
+
+const dir = mkdtempSync(join(tmpdir(), "storeapi-idem-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("a claim is held until it expires; one taken over cannot commit or be released by its first holder", async () => {
+  const db = await openDb(`file:${join(dir, "s.db")}`, storeMigrations);
+  try {
+    const scope = { keyId: 1, key: "k-1" };
+    const t0 = 1_700_000_000_000;
+    const first = await claimScope(db, scope, "print", t0);
+    expect(first).toBeString();
+    // running elsewhere: no second claim until it is CLAIM_TTL_MS old
+    expect(await claimScope(db, scope, "print", t0 + CLAIM_TTL_MS - 1)).toBeNull();
+    const second = await claimScope(db, scope, "print", t0 + CLAIM_TTL_MS + 1);
+    expect(second).toBeString();
+    expect(second).not.toBe(first);
+    // the slow first holder finds out inside its transaction, and its release is a no-op
+    await expect(
+      db.transaction((tx) => assertClaimHeld(tx, scope, first as string)),
+    ).rejects.toThrow(ClaimLostError);
+    await releaseClaim(db, scope, first as string);
+    await db.transaction(async (tx) => {
+      await assertClaimHeld(tx, scope, second as string);
+      await storeAnswer(tx, scope, { fingerprint: "print", status: 201, body: "{}" }, t0 + 2);
+    });
+    const kept = await findAnswer(db, scope, t0 + CLAIM_TTL_MS + 2);
+    expect([kept?.status, kept?.body]).toEqual([201, "{}"]);
+    // an answer is never claimed over
+    expect(await claimScope(db, scope, "print", t0 + 5 * CLAIM_TTL_MS)).toBeNull();
+  } finally {
+    await db.close();
+  }
+});
