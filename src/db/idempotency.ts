@@ -31,6 +31,12 @@ export const IN_PROGRESS = 0;
  * only while its claim is still the one recorded (`assertClaimHeld`).
  */
 export const CLAIM_TTL_MS = 10_000;
+/**
+ * The same for a create whose rows live in another database than its record (the
+ * management API's): it cannot check its claim where it commits, so a slow one is given
+ * longer before another server takes over.
+ */
+export const UNCHECKED_CLAIM_TTL_MS = 60_000;
 
 /** A create whose claim was taken over by another server before it committed (it rolls back). */
 export class ClaimLostError extends Error {
@@ -47,8 +53,11 @@ export const findAnswer = (db: Queryable, scope: AnswerScope, now: number) =>
   );
 
 /** Whether a found record is a create still running (not a crashed server's). */
-export const stillRunning = (record: { status: number; created_at: number }, now: number) =>
-  record.status === IN_PROGRESS && record.created_at > now - CLAIM_TTL_MS;
+export const stillRunning = (
+  record: { status: number; created_at: number },
+  now: number,
+  ttl = CLAIM_TTL_MS,
+) => record.status === IN_PROGRESS && record.created_at > now - ttl;
 
 /**
  * Marks the scope's create as running, unless a record (an answer, or a create running
@@ -60,10 +69,11 @@ export function claimScope(
   scope: AnswerScope,
   fingerprint: string,
   now: number,
+  ttl = CLAIM_TTL_MS,
 ): Promise<string | null> {
   return db.transaction(async (tx) => {
     const held = await findAnswer(tx, scope, now);
-    if (held && (held.status !== IN_PROGRESS || stillRunning(held, now))) return null;
+    if (held && (held.status !== IN_PROGRESS || stillRunning(held, now, ttl))) return null;
     const claim = crypto.randomUUID();
     await tx.run(
       "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",

@@ -3,6 +3,7 @@ import type { Db, Queryable } from "../db/driver";
 import {
   type AnswerScope,
   assertClaimHeld,
+  CLAIM_TTL_MS,
   ClaimLostError,
   claimScope,
   findAnswer,
@@ -10,6 +11,7 @@ import {
   releaseClaim,
   stillRunning,
   storeAnswer,
+  UNCHECKED_CLAIM_TTL_MS,
 } from "../db/idempotency";
 import { ApiError, errorBody, invalidParameter } from "../errors";
 import { runtime } from "../runtime/runtime";
@@ -144,6 +146,7 @@ function once(
   request: IdempotentRequest,
   /** `claim`: the token of this create's claim on a libSQL server (`claimScope`), else null. */
   execute: (scope: AnswerScope, print: string, claim: string | null) => Promise<Response>,
+  claimTtl = CLAIM_TTL_MS,
 ) {
   const place = placeOf(c);
   const scope: AnswerScope = { keyId: place.keyId, key: request.key };
@@ -161,13 +164,13 @@ function once(
       }
       if (previous && previous.status !== IN_PROGRESS)
         return jsonAnswer(c, previous.body, previous.status, { "Idempotent-Replayed": "true" });
-      if (previous && stillRunning(previous, now)) {
+      if (previous && stillRunning(previous, now, claimTtl)) {
         await runtime().sleep(WAIT_STEP_MS);
         continue;
       }
       // Files are served by one process (the data directory's lock): the queue above is enough.
       if (!deps.pool.location.remote) return execute(scope, print, null);
-      const claim = await claimScope(place.db, scope, print, now);
+      const claim = await claimScope(place.db, scope, print, now, claimTtl);
       if (!claim) continue;
       try {
         return await execute(scope, print, claim);
@@ -258,18 +261,23 @@ export async function idempotentAcross(
     const created = await create();
     return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
   }
-  return once(c, request, async (scope, print) => {
-    try {
-      const created = await create();
-      const kept = {
-        fingerprint: print,
-        status: created.status,
-        body: JSON.stringify({ ok: true, data: redact(created.data) }),
-      };
-      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.get("deps").now()));
-      return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
-    } catch (error) {
-      return rememberError(c, scope, print, error);
-    }
-  });
+  return once(
+    c,
+    request,
+    async (scope, print) => {
+      try {
+        const created = await create();
+        const kept = {
+          fingerprint: print,
+          status: created.status,
+          body: JSON.stringify({ ok: true, data: redact(created.data) }),
+        };
+        await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.get("deps").now()));
+        return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
+      } catch (error) {
+        return rememberError(c, scope, print, error);
+      }
+    },
+    UNCHECKED_CLAIM_TTL_MS,
+  );
 }
