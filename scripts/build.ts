@@ -53,6 +53,7 @@ const LOADER = /function requireNative\(\) \{[\s\S]*?\n\}\n/;
 
 /** Replaces libsql's run-time `requireNative()` with a static require of one `index.node`. */
 export function libsqlNativePlugin(target: string): BunPlugin {
+  const requireNative = `require(${JSON.stringify(`@libsql/${target}/index.node`)})`;
   return {
     name: "libsql-static-native",
     setup(build) {
@@ -65,10 +66,15 @@ export function libsqlNativePlugin(target: string): BunPlugin {
         }
         const fixed = source.replace(
           LOADER,
-          `function requireNative() {\n  return require(${JSON.stringify(`@libsql/${target}/index.node`)});\n}\n`,
+          `function requireNative() {\n  return ${requireNative};\n}\n`,
         );
         return { contents: fixed, loader: "js" };
       });
+      // src/db/libsql-native.ts finds the same module at run time; here it is the one embedded.
+      build.onLoad({ filter: /[\\/]src[\\/]db[\\/]libsql-native\.ts$/ }, () => ({
+        contents: `export function libsqlNative() {\n  return ${requireNative};\n}\n`,
+        loader: "ts",
+      }));
     },
   };
 }

@@ -28,6 +28,8 @@ export interface ServeConfig {
   metrics: { hostname: string; port: number } | null;
   /** null: sized from the open-files limit at start. */
   maxOpenStores: number | null;
+  /** `--libsql-replicas`: store API reads from a local embedded replica of each open store. */
+  libsqlReplicas: boolean;
 }
 
 /** Flag values as given on the command line (strings/booleans), before validation. */
@@ -52,7 +54,11 @@ export const SERVE_FLAGS = [
   "purge-every-minutes",
   "metrics-listen",
   "max-open-stores",
+  "libsql-replicas",
 ] as const;
+
+/** The serve flags that take no value. */
+export const SERVE_SWITCHES: ReadonlySet<string> = new Set(["allow-http", "libsql-replicas"]);
 
 /** Each serve flag's placeholder and help line (operations.md), for `storeapi serve --help`. */
 export const SERVE_FLAG_HELP: Record<
@@ -100,6 +106,9 @@ export const SERVE_FLAG_HELP: Record<
   "max-open-stores": {
     value: "N",
     help: "store databases kept open at once (default sized from the open-files limit)",
+  },
+  "libsql-replicas": {
+    help: "with --libsql-url: read the store API from a local replica of each open store, kept under --data (store-{slug}.{host} must resolve to the server)",
   },
 };
 
@@ -207,6 +216,7 @@ export function parseServeConfig(
     },
     metrics: metricsListen === undefined ? null : address("metrics-listen", metricsListen),
     maxOpenStores: str("max-open-stores") === undefined ? null : positiveInt("max-open-stores", 0),
+    libsqlReplicas: asBool(pick(flags, "libsql-replicas", env)),
   };
   if (problems.length) throw new Error(problems.join("; "));
   return config;

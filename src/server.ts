@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createApp } from "./app";
 import type { ServeConfig } from "./config";
 import {
@@ -8,7 +9,7 @@ import {
   nodeId,
   requireDataDir,
 } from "./db/data-dir";
-import { FileLocation, type Location, storeNamespace } from "./db/location";
+import { FileLocation, LibsqlLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
 import { defaultMaxOpenStores, StorePool, storeDbPath } from "./db/pool";
 import { buildDeps } from "./deps";
@@ -78,9 +79,11 @@ export async function startServer(
   logger = new Logger(config.logLevel),
 ): Promise<RunningServer> {
   const location = config.location ?? new FileLocation(config.dataDir);
-  // On a libSQL server the data directory holds only this node's name (`node-id`).
+  // On a libSQL server the data directory holds only this node's name (`node-id`) and,
+  // with --libsql-replicas, the open stores' replicas.
   if (location.remote) makePrivateDir(config.dataDir);
   else requireDataDir(config.dataDir);
+
   // One server per data directory: two would each keep their own idempotency records,
   // rate limits and mail queue state for the same stores (on a libSQL server, one name).
   const lock = DataDirLock.forServer(config.dataDir);
@@ -99,6 +102,9 @@ async function serveFrom(
   logger: Logger,
   lock: DataDirLock,
 ): Promise<RunningServer> {
+  // After the lock: the directory of replicas is emptied, and must be this process's.
+  if (config.libsqlReplicas && location instanceof LibsqlLocation)
+    location.keepReplicasIn(join(config.dataDir, "replicas"));
   const platform = await Platform.open(location);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
   const health = new HealthProbe(config.dataDir, reportError, location.remote ? platform.db : null);

@@ -7,7 +7,7 @@ import { Logger } from "../src/log";
 import { startServer } from "../src/server";
 import { expectDocumented } from "./contract";
 import { spawnServer } from "./process";
-import { libsqlLocationFor, TEST_LIBSQL } from "./sqld";
+import { libsqlLocationFor, TEST_LIBSQL, TEST_LIBSQL_REPLICAS } from "./sqld";
 
 /** Pinned keys of the standard test fixture (`svc_sk_` + 40 alphanumerics). */
 export const KEYS = {
@@ -134,7 +134,13 @@ export async function startTestServer(
   if (options.stores) await loadFixture(location ?? dataDir, { stores: options.stores });
   const config = {
     ...parseServeConfig(
-      { listen: "127.0.0.1:0", "allow-http": true, "log-level": "silent", ...options.flags },
+      {
+        listen: "127.0.0.1:0",
+        "allow-http": true,
+        "log-level": "silent",
+        "libsql-replicas": TEST_LIBSQL_REPLICAS,
+        ...options.flags,
+      },
       dataDir,
       {},
     ),

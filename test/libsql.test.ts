@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { lookup } from "node:dns/promises";
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { namespaceFetch } from "../src/db/location";
@@ -392,6 +393,100 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
     expect([result.code, result.stderr]).toEqual([
       1,
       "storeapi: --libsql-admin-url is needed to create or delete databases on the libSQL server\n",
+    ]);
+  });
+});
+
+/** Whether `*.localhost` resolves here (systemd's resolver or Debian's libnss-myhostname; CI installs it). */
+async function localhostNamesResolve(): Promise<boolean> {
+  try {
+    await lookup("store-probe.localhost");
+    return true;
+  } catch {
+    return false;
+  }
+}
+const namesResolve = await localhostNamesResolve();
+if (!namesResolve && process.env.STOREAPI_REQUIRE_LOCALHOST_NAMES)
+  throw new Error(
+    "STOREAPI_REQUIRE_LOCALHOST_NAMES is set but store-probe.localhost does not resolve",
+  );
+
+describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded replicas", () => {
+  let replicated: Sqld;
+  let server: ServerProcess | undefined;
+  const data = () => join(dir, "replica-node");
+  afterAll(async () => {
+    await server?.signal("SIGTERM");
+    await replicated?.stop();
+  });
+
+  /** One SQL statement straight to the store's namespace: a write made by someone else. */
+  async function writeElsewhere(sql: string): Promise<void> {
+    const client = createClient({
+      url: replicated.url,
+      fetch: namespaceFetch("store-shop1", replicated.url),
+    });
+    try {
+      await client.execute(sql);
+    } finally {
+      client.close();
+    }
+  }
+
+  test("a node reads its own writes at once and another writer's soon after (within a second); replicas are private files under --data", async () => {
+    replicated = await startSqld({ replicas: true });
+    const fixture = join(dir, "replica-fixture.json");
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+    const loaded = await runCli(["load", fixture, ...replicated.flags, "--data", data()]);
+    expect([loaded.code, loaded.stderr]).toEqual([0, ""]);
+    server = await spawnServer(data(), replicated.serveFlags);
+
+    const created = await send(server.url, "/api/v1/products", {
+      method: "POST",
+      body: { name: "Mug", price: 12.5 },
+    });
+    expect(created.status).toBe(201);
+    const id = created.json.data.id;
+    expect((await send(server.url, `/api/v1/products/${id}`)).json.data.name).toBe("Mug");
+    const patched = await send(server.url, `/api/v1/products/${id}`, {
+      method: "PATCH",
+      body: { name: "Cup" },
+    });
+    expect(patched.status).toBe(200);
+    expect((await send(server.url, `/api/v1/products/${id}`)).json.data.name).toBe("Cup");
+
+    const replicas = join(data(), "replicas");
+    expect(statSync(replicas).mode & 0o777).toBe(0o700);
+    expect(statSync(join(replicas, "store-shop1.db")).mode & 0o777).toBe(0o600);
+
+    await writeElsewhere(`UPDATE products SET name = 'Bowl' WHERE id = ${id}`);
+    const writtenAt = Date.now();
+    let name = "";
+    while (Date.now() - writtenAt < 10_000) {
+      name = (await send(server.url, `/api/v1/products/${id}`)).json.data.name;
+      if (name === "Bowl") break;
+      await Bun.sleep(50);
+    }
+    expect(name).toBe("Bowl");
+
+    // A stopped node leaves no replica behind.
+    await server.signal("SIGTERM");
+    server = undefined;
+    expect(readdirSync(replicas)).toEqual([]);
+  });
+
+  test("--libsql-replicas is refused without --libsql-url, and with a server named by its IP address", async () => {
+    const serve = ["serve", "--listen", "127.0.0.1:0", "--allow-http", "--libsql-replicas"];
+    const alone = await runCli([...serve, "--data", join(dir, "r1")]);
+    expect([alone.code, alone.stderr]).toEqual([
+      2,
+      "storeapi: --libsql-replicas needs --libsql-url\n",
+    ]);
+    const byIp = await runCli([...serve, "--data", join(dir, "r2"), ...sqld.flags]);
+    expect([byIp.code, byIp.stderr]).toEqual([
+      1,
+      "storeapi: --libsql-replicas needs --libsql-url to name the server by a host name, not 127.0.0.1: each store's replica reaches it as store-{slug}.{host}\n",
     ]);
   });
 });

@@ -147,7 +147,7 @@ export async function spawnServer(
   env: Record<string, string> = {},
   { allowHttp = true } = {},
 ): Promise<ServerProcess> {
-  const libsql = TEST_LIBSQL ? (await sqldFor(dataDir)).flags : [];
+  const libsql = TEST_LIBSQL ? (await sqldFor(dataDir)).serveFlags : [];
   const proc = Bun.spawn(
     [
       ...storeapiCommand(),

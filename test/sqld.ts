@@ -15,6 +15,8 @@ export interface Sqld {
   adminUrl: string;
   /** The flags that point storeapi at this server. */
   flags: string[];
+  /** What `serve` gets: the same, plus `--libsql-replicas` in the replica run. */
+  serveFlags: string[];
   stop(): Promise<void>;
 }
 
@@ -39,6 +41,8 @@ async function answers(url: string): Promise<boolean> {
 /**
  * Starts one sqld with namespaces on free loopback ports in a temp directory, and waits
  * (30 s at most) until both its APIs answer. `stop()` kills it by pid and removes its data.
+ * With `replicas` its URL names it `localhost` (a replica reaches store-{slug}.localhost)
+ * and `serveFlags` add `--libsql-replicas`.
  */
 /**
  * sqld has no parent-death option, and a test run can end without exit handlers: a shell
@@ -48,7 +52,7 @@ async function answers(url: string): Promise<boolean> {
 const WATCHDOG =
   'trap "" INT TERM; "$0" "$@" 2>>"$SQLD_DIR/sqld.log" & pid=$!; read -r _; kill -9 $pid; wait $pid; rm -rf "$SQLD_DIR"';
 
-export async function startSqld(): Promise<Sqld> {
+export async function startSqld({ replicas = TEST_LIBSQL_REPLICAS } = {}): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "storeapi-sqld-"));
   const [http, admin] = [await freePort(), await freePort()];
   const log = join(dir, "sqld.log");
@@ -75,7 +79,8 @@ export async function startSqld(): Promise<Sqld> {
       env: { ...process.env, SQLD_DIR: dir },
     },
   );
-  const url = `http://127.0.0.1:${http}`;
+  // Replicas reach sqld as store-{slug}.{host}: a name, and `*.localhost` is loopback.
+  const url = `http://${replicas ? "localhost" : "127.0.0.1"}:${http}`;
   const adminUrl = `http://127.0.0.1:${admin}`;
   const stop = async () => {
     proc.stdin.end();
@@ -91,7 +96,9 @@ export async function startSqld(): Promise<Sqld> {
     }
     await Bun.sleep(100);
   }
-  return { url, adminUrl, flags: ["--libsql-url", url, "--libsql-admin-url", adminUrl], stop };
+  const flags = ["--libsql-url", url, "--libsql-admin-url", adminUrl];
+  const serveFlags = replicas ? [...flags, "--libsql-replicas"] : flags;
+  return { url, adminUrl, flags, serveFlags, stop };
 }
 
 /**
@@ -99,7 +106,11 @@ export async function startSqld(): Promise<Sqld> {
  * a libSQL server: each data directory a test uses gets its own sqld (so tests stay as
  * isolated as their directories), started on first use and stopped once the directory is gone.
  */
-export const TEST_LIBSQL = process.env.STOREAPI_TEST_LIBSQL === "1";
+export const TEST_LIBSQL =
+  process.env.STOREAPI_TEST_LIBSQL === "1" || process.env.STOREAPI_TEST_LIBSQL_REPLICAS === "1";
+
+/** `STOREAPI_TEST_LIBSQL_REPLICAS=1`: the same, with every server reading from embedded replicas. */
+export const TEST_LIBSQL_REPLICAS = process.env.STOREAPI_TEST_LIBSQL_REPLICAS === "1";
 
 /** Each data directory's sqld, and the directory whose removal ends it (`DIR`, or its parent while `DIR` does not exist yet). */
 const servers = new Map<string, { sqld: Promise<Sqld>; watched: string }>();
@@ -131,7 +142,9 @@ export async function libsqlFlagsFor(args: string[]): Promise<string[]> {
   const at = args.indexOf("--data");
   const inline = args.find((arg) => arg.startsWith("--data="));
   const dataDir = at >= 0 ? args[at + 1] : inline?.slice("--data=".length);
-  return dataDir === undefined ? [] : (await sqldFor(dataDir)).flags;
+  if (dataDir === undefined) return [];
+  const sqld = await sqldFor(dataDir);
+  return args[0] === "serve" ? sqld.serveFlags : sqld.flags;
 }
 
 /** The same sqld as a `Location`, for tests that start the server in-process. */

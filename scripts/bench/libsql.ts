@@ -17,6 +17,8 @@ export interface LibsqlCopy {
   sqld: Spawned;
   /** The flags that point `storeapi serve` at it. */
   flags: string[];
+  /** The same with embedded replicas for reads (a host name for the server: `localhost`). */
+  replicaFlags: string[];
 }
 
 /** Starts sqld in `dir` (emptied first) and copies the big store and its registry row into it. */
@@ -65,5 +67,9 @@ export async function startLibsqlCopy(
   } finally {
     await Promise.all([from.close(), to.close()]);
   }
-  return { sqld, flags: ["--libsql-url", url] };
+  return {
+    sqld,
+    flags: ["--libsql-url", url],
+    replicaFlags: ["--libsql-url", `http://localhost:${http}`, "--libsql-replicas"],
+  };
 }

@@ -4,7 +4,7 @@ import { cpus, totalmem } from "node:os";
 export interface ScenarioSummary {
   id: string;
   label: string;
-  target: "real" | "hono" | "static" | "deno" | "libsql";
+  target: "real" | "hono" | "static" | "deno" | "libsql" | "replica";
   connections: number;
   rounds: number;
   rps: number;

@@ -125,7 +125,7 @@ const SERVER_ENV: Record<string, string> = flags["inline-checkpoints"]
   ? { STOREAPI_CHECKPOINTS: "inline" }
   : {};
 
-type Target3 = "real" | "hono" | "static" | "deno" | "libsql";
+type Target3 = "real" | "hono" | "static" | "deno" | "libsql" | "replica";
 
 interface Scenario {
   id: string;
@@ -388,6 +388,14 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
       anchor: "get-order",
     },
     {
+      id: "get-order-replica",
+      label: "GET /orders/{id} on a libSQL server, --libsql-replicas",
+      target: "replica",
+      spec: get(`${API}/orders/{id}`, orders),
+      connections: c,
+      anchor: "get-order",
+    },
+    {
       id: "patch-libsql",
       label: "PATCH /orders/{id} on a libSQL server",
       target: "libsql",
@@ -534,10 +542,12 @@ interface Servers {
   deno?: Running;
   /** The same binary with the big store on sqld (scripts/bench/libsql.ts), only when a libSQL scenario is chosen. */
   libsql?: Running;
+  /** A second node on the same sqld that reads from embedded replicas (--libsql-replicas). */
+  replica?: Running;
   sqld?: Spawned;
 }
 
-const SERVER_LOGS = ["server.log", "deno.log", "libsql.log"];
+const SERVER_LOGS = ["server.log", "deno.log", "libsql.log", "replica.log"];
 
 async function startServers(
   command: string[],
@@ -559,7 +569,8 @@ async function startServers(
     return { ...spawned, url };
   };
   const anchor = join(import.meta.dir, "anchor.ts");
-  const [realPort, honoPort, staticPort, denoPort, libsqlPort, metricsPort] = [
+  const [realPort, honoPort, staticPort, denoPort, libsqlPort, replicaPort, metricsPort] = [
+    freePort(),
     freePort(),
     freePort(),
     freePort(),
@@ -606,6 +617,14 @@ async function startServers(
           libsqlPort,
           "/healthz",
           "libsql.log",
+        )
+      : undefined,
+    replica: copy
+      ? await start(
+          [...command, ...serveArgs(join(TMP, "replica-data"), replicaPort), ...copy.replicaFlags],
+          replicaPort,
+          "/healthz",
+          "replica.log",
         )
       : undefined,
     sqld: copy?.sqld,
@@ -883,7 +902,7 @@ function targets(
       measured: fmtMb(s("get-zipf")?.rssMb),
       met: under(s("get-zipf")?.rssMb ?? Number.NaN, 500),
     },
-    ratioTarget("GET one order on a libSQL server vs files", "get-order-libsql", 0.5, "files"),
+    ratioTarget("GET one order on a libSQL server vs files", "get-order-replica", 0.5, "files"),
     ratioTarget("PATCH /orders/{id} on a libSQL server vs files", "patch-libsql", 0.25, "files"),
     {
       name: "RSS after touching every small store",
@@ -941,7 +960,7 @@ async function main(): Promise<void> {
     binary.command,
     data,
     list.some((s) => s.target === "deno"),
-    list.some((s) => s.target === "libsql"),
+    list.some((s) => s.target === "libsql" || s.target === "replica"),
   );
   const settleMs = await waitUntilIdle(servers.real.pid);
   log(
@@ -981,6 +1000,7 @@ async function main(): Promise<void> {
     stop(servers.static),
     servers.deno && stop(servers.deno),
     servers.libsql && stop(servers.libsql),
+    servers.replica && stop(servers.replica),
   ]);
   if (servers.sqld) await stop(servers.sqld);
   for (const name of SERVER_LOGS) {

@@ -3,6 +3,7 @@ import {
   parseServeConfig,
   SERVE_FLAG_HELP,
   SERVE_FLAGS,
+  SERVE_SWITCHES,
   type ServeConfig,
   type ServeFlags,
 } from "../config";
@@ -17,7 +18,7 @@ export const SERVE_OPTIONS = Object.fromEntries(
     return [
       flag,
       {
-        type: flag === "allow-http" ? "boolean" : "string",
+        type: SERVE_SWITCHES.has(flag) ? "boolean" : "string",
         value,
         help: `${help}; env ${envName(flag)}`,
       },
@@ -73,6 +74,8 @@ export const serveCommand = command(
   },
   async ({ values }) => {
     const config = { ...serveConfigFrom(values, dataDirOf(values)), location: locationOf(values) };
+    if (config.libsqlReplicas && !config.location.remote)
+      throw new UsageError("--libsql-replicas needs --libsql-url");
     const server = await startServerOrExplain(config);
     // Before "listening": whoever waits for that line may signal at once.
     stopOnSignals(server);

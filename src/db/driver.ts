@@ -20,6 +20,8 @@ export interface Queryable {
 }
 
 export interface Db extends Queryable {
+  /** What a store API request uses instead, when it is not this: reads from a local replica (ReplicaDb). */
+  readonly requestView?: Db;
   /** Runs `fn` inside one write transaction. Writes to one database are serialised. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs a script of statements (migrations, pragmas). */

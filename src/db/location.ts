@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
@@ -6,6 +6,7 @@ import type { Db } from "./driver";
 import { type Migration, migrate } from "./migrate";
 import { platformMigrations, storeMigrations } from "./migrations";
 import { openDb } from "./open";
+import { ReplicaDb } from "./replica";
 
 /**
  * Where the databases live: files under a data directory, or namespaces on a libSQL
@@ -90,6 +91,8 @@ export class LibsqlAdminError extends Error {}
 /** Namespaces `platform` and `store-{slug}` on a libSQL server started with `--enable-namespaces`. */
 export class LibsqlLocation implements Location {
   readonly remote = true;
+  /** Where `serve --libsql-replicas` keeps each open store's embedded replica; null: none. */
+  private replicaDir: string | null = null;
   constructor(readonly server: LibsqlServer) {
     if (!runtime().fetchSetsHost) {
       throw new LibsqlAdminError(
@@ -124,6 +127,31 @@ export class LibsqlLocation implements Location {
     return this.server.adminUrl ? this.namespaceExists(storeNamespace(slug)) : true;
   }
 
+  /**
+   * Reads of the store API from a local embedded replica of each open store, kept in `dir`
+   * (emptied now: a replica lives only while its store is open). The binding's replica
+   * takes only a URL, so each one reaches sqld as `{namespace}.{host}`: that name must
+   * resolve to the server (a wildcard DNS record; `*.localhost` is loopback).
+   */
+  keepReplicasIn(dir: string): void {
+    const { hostname } = new URL(this.server.url);
+    if (/^[\d.]+$|^\[/.test(hostname)) {
+      throw new LibsqlAdminError(
+        `--libsql-replicas needs --libsql-url to name the server by a host name, not ${hostname}: each store's replica reaches it as store-{slug}.{host}`,
+      );
+    }
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.replicaDir = dir;
+  }
+
+  /** The URL an embedded replica of `namespace` syncs from (see `keepReplicasIn`). */
+  private replicaUrl(namespace: string): string {
+    const url = new URL(this.server.url);
+    url.hostname = `${namespace}.${url.hostname}`;
+    return url.toString().replace(/\/$/, "");
+  }
+
   private async open(namespace: string, migrations: Migration[]): Promise<Db> {
     const { url, authToken } = this.server;
     const db = new ClientDb(url, {
@@ -141,7 +169,18 @@ export class LibsqlLocation implements Location {
       }
       throw error;
     }
-    return db;
+    if (!this.replicaDir || namespace === PLATFORM_NAMESPACE) return db;
+    try {
+      return await ReplicaDb.open(
+        db,
+        this.replicaUrl(namespace),
+        authToken,
+        join(this.replicaDir, `${namespace}.db`),
+      );
+    } catch (error) {
+      await db.close().catch(() => {});
+      throw error;
+    }
   }
 
   private async namespaceExists(namespace: string): Promise<boolean> {

@@ -20,6 +20,12 @@ const released = new FinalizationRegistry<undefined>(() => unreleased--);
 /** Connections closed whose descriptors wait for the collector (see `Connection.close`). */
 export const unreleasedConnections = () => unreleased;
 
+/** Counts a closed binding handle until the collector frees its descriptors (see `Connection.close`). */
+export function noteClosed(raw: object): void {
+  unreleased++;
+  released.register(raw, undefined);
+}
+
 /** One connection with a prepared-statement cache (LRU by insertion order). */
 class Connection implements Queryable {
   private statements = new Map<string, Statement>();
@@ -47,8 +53,7 @@ class Connection implements Queryable {
   close(): void {
     this.statements.clear();
     this.raw.close();
-    unreleased++;
-    released.register(this.raw, undefined);
+    noteClosed(this.raw);
   }
 
   allSync<T>(sql: string, args: Args = []): T[] {

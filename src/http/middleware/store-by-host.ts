@@ -23,7 +23,7 @@ export function storeByHost(registry: StoreRegistry, pool: StorePool): Middlewar
 }
 
 async function withLease(c: AppContext, lease: Lease, next: Next): Promise<void> {
-  c.set("db", lease.db);
+  c.set("db", lease.db.requestView ?? lease.db);
   try {
     await next();
   } finally {

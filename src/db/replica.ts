@@ -1,0 +1,139 @@
+import { rmSync } from "node:fs";
+import Database from "libsql";
+import type { ClientDb } from "./client";
+import type { Args, Db, Queryable, Row } from "./driver";
+import { libsqlNative } from "./libsql-native";
+import { noteClosed } from "./native";
+
+/** How far behind the primary a replica may read: writes made elsewhere show within this. */
+export const REPLICA_STALENESS_MS = 1000;
+
+/** The files libsql keeps for a replica at `path`. */
+const REPLICA_FILES = ["", "-wal", "-shm", "-info", "-client_wal_index"];
+
+export function removeReplica(path: string): void {
+  for (const suffix of REPLICA_FILES) rmSync(path + suffix, { force: true });
+}
+
+let native: ReturnType<typeof libsqlNative> | undefined;
+
+/**
+ * A store on a libSQL server whose store-API reads come from a local embedded replica.
+ *
+ * As a `Db` it is the primary: every statement, transaction and read goes to the server,
+ * so keys, mail, housekeeping and the management API see what is committed. Its
+ * `requestView` is what a store API request gets: the same writes, but reads from the
+ * replica file, brought up to date first when this node wrote since the last sync (a
+ * client reads its own writes) or when the last sync is older than `REPLICA_STALENESS_MS`
+ * (writes by another node or a command show within that).
+ */
+export class ReplicaDb implements Db {
+  readonly requestView: Db;
+  /** Writes made through this object; `syncedWrites` of them are in the replica. */
+  private writes = 0;
+  private syncedWrites = 0;
+  private syncedAt = Number.NEGATIVE_INFINITY;
+  private syncing: Promise<void> | null = null;
+
+  private constructor(
+    private readonly primary: ClientDb,
+    private readonly replica: InstanceType<typeof Database>,
+    private readonly path: string,
+  ) {
+    this.requestView = {
+      all: (sql, args) => this.replicaRows(sql, args),
+      get: async (sql, args) => (await this.replicaRows(sql, args))[0],
+      run: (sql, args) => this.run(sql, args),
+      transaction: (fn) => this.transaction(fn),
+      exec: (sql) => this.exec(sql),
+      checkpoint: () => this.checkpoint(),
+      walSize: () => this.walSize(),
+      truncateWal: () => this.truncateWal(),
+      close: () => this.close(),
+    } as Db;
+  }
+
+  /**
+   * Opens a fresh replica of the primary's database at `path` (any earlier file there is
+   * removed: a replica lives only while its store is open) and fills it.
+   */
+  static open(primary: ClientDb, syncUrl: string, authToken: string | null, path: string) {
+    removeReplica(path);
+    const replica = new Database(path, {
+      syncUrl,
+      authToken: authToken ?? undefined,
+      readYourWrites: false,
+    } as ConstructorParameters<typeof Database>[1]);
+    return new ReplicaDb(primary, replica, path).catchUp();
+  }
+
+  all<T = Row>(sql: string, args?: Args) {
+    return this.primary.all<T>(sql, args);
+  }
+  get<T = Row>(sql: string, args?: Args) {
+    return this.primary.get<T>(sql, args);
+  }
+  run(sql: string, args?: Args) {
+    return this.written(this.primary.run(sql, args));
+  }
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.written(this.primary.transaction(fn));
+  }
+  exec(sql: string): Promise<void> {
+    return this.written(this.primary.exec(sql));
+  }
+  async checkpoint(): Promise<void> {}
+  walSize(): number {
+    return 0;
+  }
+  async truncateWal(): Promise<void> {}
+
+  async close(): Promise<void> {
+    await this.primary.close();
+    await this.syncing?.catch(() => {});
+    this.replica.close();
+    noteClosed(this.replica);
+    removeReplica(this.path);
+  }
+
+  private async written<T>(write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } finally {
+      this.writes++;
+    }
+  }
+
+  /**
+   * A statement is prepared for each read and run to its end: the binding's replica
+   * connections do not reset a statement between calls, so a reused one returns rows of
+   * its previous arguments, and one left unfinished would pin an old snapshot.
+   */
+  private async replicaRows<T>(sql: string, args: Args = []): Promise<T[]> {
+    await this.catchUp();
+    return this.replica.prepare(sql).all(...args) as T[];
+  }
+
+  /** Syncs until the replica holds every write of this node and is fresh enough. */
+  private async catchUp(): Promise<this> {
+    while (
+      this.syncedWrites < this.writes ||
+      performance.now() - this.syncedAt > REPLICA_STALENESS_MS
+    ) {
+      this.syncing ??= this.sync().finally(() => {
+        this.syncing = null;
+      });
+      await this.syncing;
+    }
+    return this;
+  }
+
+  private async sync(): Promise<void> {
+    const writes = this.writes;
+    const startedAt = performance.now();
+    native ??= libsqlNative();
+    await native.databaseSyncAsync.call((this.replica as unknown as { db: unknown }).db);
+    this.syncedWrites = writes;
+    this.syncedAt = startedAt;
+  }
+}
