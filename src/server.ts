@@ -116,7 +116,9 @@ async function serveFrom(
   registry.watch();
   const openFiles = await runtime().raiseOpenFilesLimit();
   // 1024: the usual soft limit, when it cannot be read.
-  const maxOpenStores = config.maxOpenStores ?? defaultMaxOpenStores(openFiles?.soft ?? 1024);
+  const maxOpenStores =
+    config.maxOpenStores ??
+    defaultMaxOpenStores(openFiles?.soft ?? 1024, location.descriptorsPerStore);
   const pool = new StorePool(location, maxOpenStores);
   pool.createMissing = false;
   await reportMissingStores(registry, location, logger);

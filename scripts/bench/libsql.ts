@@ -8,6 +8,8 @@ import { join, resolve } from "node:path";
 import { copyRows } from "../../src/db/copy";
 import { FileLocation, LibsqlLocation } from "../../src/db/location";
 import { Platform } from "../../src/db/platform";
+import { bunRuntime } from "../../src/runtime/bun";
+import { useRuntime } from "../../src/runtime/runtime";
 import { type BenchData, BIG } from "./generate";
 import { freePort, type Spawned, spawnPinned, waitFor200 } from "./processes";
 
@@ -28,6 +30,7 @@ export async function startLibsqlCopy(
   cpu: string | null,
   logFile: string,
 ): Promise<LibsqlCopy> {
+  useRuntime(bunRuntime);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const [http, admin] = [freePort(), freePort()];

@@ -17,6 +17,8 @@ export interface Location {
   /** For logs and messages: the data directory, or the libSQL server's URL. */
   readonly describe: string;
   readonly remote: boolean;
+  /** Files an open store holds here, to size the pool from the open-files limit. */
+  readonly descriptorsPerStore: number;
   /** The registry, created and migrated on first use. */
   openPlatform(): Promise<Db>;
   /** A store's database, brought up to date by `migrations`; on files it is created if missing. */
@@ -27,11 +29,19 @@ export interface Location {
   storeExists(slug: string): Promise<boolean>;
 }
 
+/**
+ * Descriptors an open store file holds, measured: one connection's three files (database,
+ * WAL, shm), and now and then a second reader or the checkpoint thread's (8,088 open with
+ * 2,000 stores open).
+ */
+export const DESCRIPTORS_PER_STORE = 4;
+
 export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "stores", `${slug}.db`);
 
 /** `DIR/platform.db` and `DIR/stores/{slug}.db`. */
 export class FileLocation implements Location {
   readonly remote = false;
+  readonly descriptorsPerStore = DESCRIPTORS_PER_STORE;
   constructor(readonly dataDir: string) {}
 
   get describe() {
@@ -63,6 +73,9 @@ export interface LibsqlServer {
   adminUrl: string | null;
   authToken: string | null;
 }
+
+/** Files one store's replica holds open (see `LibsqlLocation.descriptorsPerStore`), rounded up. */
+const REPLICA_DESCRIPTORS = 10;
 
 export const PLATFORM_NAMESPACE = "platform";
 export const storeNamespace = (slug: string) => `store-${slug}`;
@@ -103,6 +116,14 @@ export class LibsqlLocation implements Location {
 
   get describe() {
     return this.server.url;
+  }
+
+  /**
+   * A store over HTTP holds no file (sockets are shared); with a replica, measured: the
+   * replica's connection (database ×4, WAL, shm, its frame index) and the reader's three.
+   */
+  get descriptorsPerStore() {
+    return this.replicaDir ? REPLICA_DESCRIPTORS : 1;
   }
 
   async openPlatform() {

@@ -26,21 +26,29 @@ export function noteClosed(raw: object): void {
   released.register(raw, undefined);
 }
 
-/** One connection with a prepared-statement cache (LRU by insertion order). */
-class Connection implements Queryable {
+/** How a cached statement is used: the binding gets it wrong when one statement serves two. */
+type Use = "get" | "all" | "run";
+
+/**
+ * One connection with a prepared-statement cache (LRU by insertion order), one statement
+ * per SQL text and use: after `all()`, the binding's next `get()` on the same statement
+ * answers the first row of that `all()` whatever its own arguments (libsql 0.5.29).
+ */
+export class Connection implements Queryable {
   private statements = new Map<string, Statement>();
 
   constructor(readonly raw: InstanceType<typeof Database>) {}
 
-  prepare(sql: string): Statement {
-    let statement = this.statements.get(sql);
+  prepare(sql: string, use: Use = "run"): Statement {
+    const key = `${use}:${sql}`;
+    let statement = this.statements.get(key);
     if (statement) return statement;
     statement = this.raw.prepare(sql) as unknown as Statement;
     if (this.statements.size >= STATEMENT_CACHE_SIZE) {
       const oldest = this.statements.keys().next().value as string;
       this.statements.delete(oldest);
     }
-    this.statements.set(sql, statement);
+    this.statements.set(key, statement);
     return statement;
   }
 
@@ -56,22 +64,29 @@ class Connection implements Queryable {
     noteClosed(this.raw);
   }
 
-  allSync<T>(sql: string, args: Args = []): T[] {
-    return this.prepare(sql).all(...args) as T[];
-  }
-
   async all<T = Row>(sql: string, args: Args = []): Promise<T[]> {
-    return this.allSync<T>(sql, args);
+    return this.prepare(sql, "all").all(...args) as T[];
   }
 
   async get<T = Row>(sql: string, args: Args = []): Promise<T | undefined> {
-    return (this.prepare(sql).get(...args) ?? undefined) as T | undefined;
+    return (this.prepare(sql, "get").get(...args) ?? undefined) as T | undefined;
   }
 
   async run(sql: string, args: Args = []): Promise<RunResult> {
     const result = this.prepare(sql).run(...args);
     return { changes: Number(result.changes), lastInsertRowid: Number(result.lastInsertRowid) };
   }
+}
+
+/**
+ * A connection that only reads (`query_only`), for a file another connection writes: an
+ * embedded replica, which libsql's sync fills.
+ */
+export function openReader(path: string): Connection {
+  const raw = new Database(path);
+  raw.exec("PRAGMA busy_timeout = 5000");
+  raw.exec("PRAGMA query_only = 1");
+  return new Connection(raw);
 }
 
 function openConnection(path: string): Connection {

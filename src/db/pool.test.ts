@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import type { Db } from "./driver";
 import type { Location } from "./location";
-import { StorePool } from "./pool";
+import { defaultMaxOpenStores, StorePool } from "./pool";
 
 /**
  * A location whose opens are recorded and whose databases do nothing; each open also
@@ -12,6 +12,7 @@ function recordingLocation(events: string[]): Location {
   return {
     describe: "memory",
     remote: false,
+    descriptorsPerStore: 4,
     openPlatform: async () => db,
     openStore: async (slug) => {
       events.push(`open ${slug}`);
@@ -41,4 +42,12 @@ test("background use of a closed store closes it again; a store in use stays ope
   await pool.use("in-use", async () => {}, { background: true });
   expect(pool.openSlugs()).toEqual(["in-use"]);
   expect([...pool.takeUsed()]).toEqual(["in-use"]);
+});
+
+test("the default pool gives half the open-files limit (past 1,024 kept) to stores, at most 2,048", () => {
+  expect(defaultMaxOpenStores(1024)).toBe(16);
+  expect(defaultMaxOpenStores(4096)).toBe(384);
+  expect(defaultMaxOpenStores(20_000)).toBe(2048);
+  // A replica holds ten files per store (LibsqlLocation.descriptorsPerStore).
+  expect(defaultMaxOpenStores(20_000, 10)).toBe(948);
 });

@@ -3,7 +3,7 @@ import type { ReportError } from "../log";
 import { runtime } from "../runtime/runtime";
 import { CheckpointSchedule } from "./checkpoint-schedule";
 import type { Db } from "./driver";
-import { FileLocation, type Location } from "./location";
+import { DESCRIPTORS_PER_STORE, FileLocation, type Location } from "./location";
 import { storeMigrations } from "./migrations";
 import { unreleasedConnections } from "./native";
 
@@ -24,13 +24,6 @@ export interface Lease {
   release(): void;
 }
 
-/**
- * Descriptors an open store holds, measured: one connection's three files (database, WAL,
- * shm), and now and then a second reader or the checkpoint thread's (8,088 open with 2,000
- * stores open). `defaultMaxOpenStores` gives half the open-files limit to open stores and
- * leaves the other half to closed connections waiting for the collector.
- */
-const DESCRIPTORS_PER_STORE = 4;
 /** Descriptors kept for everything else: sockets, platform.db, the checkpoint thread. */
 const RESERVED_DESCRIPTORS = 1024;
 
@@ -44,10 +37,16 @@ const MAX_DEFAULT_OPEN_STORES = 2_048;
 /** Closed connections left to the collector at most (memory, like descriptors, is invisible to it). */
 const MAX_UNCOLLECTED = 512;
 
-/** The pool size that fits the process's open-files limit (see `DESCRIPTORS_PER_STORE`). */
-export function defaultMaxOpenStores(openFilesLimit: number): number {
+/**
+ * The pool size that fits the process's open-files limit: half of it for open stores,
+ * the other half left to closed connections waiting for the collector.
+ */
+export function defaultMaxOpenStores(
+  openFilesLimit: number,
+  descriptorsPerStore = DESCRIPTORS_PER_STORE,
+): number {
   const budget = Math.max(openFilesLimit - RESERVED_DESCRIPTORS, 0) / 2;
-  const fits = Math.floor(budget / DESCRIPTORS_PER_STORE);
+  const fits = Math.floor(budget / descriptorsPerStore);
   return Math.min(Math.max(fits, 16), MAX_DEFAULT_OPEN_STORES);
 }
 

@@ -3,7 +3,7 @@ import Database from "libsql";
 import type { ClientDb } from "./client";
 import type { Args, Db, Queryable, Row } from "./driver";
 import { libsqlNative } from "./libsql-native";
-import { noteClosed } from "./native";
+import { type Connection, noteClosed, openReader } from "./native";
 
 /** How far behind the primary a replica may read: writes made elsewhere show within this. */
 export const REPLICA_STALENESS_MS = 1000;
@@ -19,6 +19,10 @@ let native: ReturnType<typeof libsqlNative> | undefined;
 
 /**
  * A store on a libSQL server whose store-API reads come from a local embedded replica.
+ * libsql fills the replica's file (`sync`); reads go through a plain read-only
+ * connection on that file, whose statements are prepared once (the replica's own
+ * connection does not rebind a statement's arguments between calls, and preparing the
+ * order query each time cost more than the rest of a GET).
  *
  * As a `Db` it is the primary: every statement, transaction and read goes to the server,
  * so keys, mail, housekeeping and the management API see what is committed. Its
@@ -35,14 +39,17 @@ export class ReplicaDb implements Db {
   private syncedAt = Number.NEGATIVE_INFINITY;
   private syncing: Promise<void> | null = null;
 
+  private readonly reader: Connection;
+
   private constructor(
     private readonly primary: ClientDb,
     private readonly replica: InstanceType<typeof Database>,
     private readonly path: string,
   ) {
+    this.reader = openReader(path);
     this.requestView = {
-      all: (sql, args) => this.replicaRows(sql, args),
-      get: async (sql, args) => (await this.replicaRows(sql, args))[0],
+      all: async (sql, args) => (await this.catchUp()).reader.all(sql, args),
+      get: async (sql, args) => (await this.catchUp()).reader.get(sql, args),
       run: (sql, args) => this.run(sql, args),
       transaction: (fn) => this.transaction(fn),
       exec: (sql) => this.exec(sql),
@@ -57,14 +64,20 @@ export class ReplicaDb implements Db {
    * Opens a fresh replica of the primary's database at `path` (any earlier file there is
    * removed: a replica lives only while its store is open) and fills it.
    */
-  static open(primary: ClientDb, syncUrl: string, authToken: string | null, path: string) {
+  static async open(primary: ClientDb, syncUrl: string, authToken: string | null, path: string) {
     removeReplica(path);
     const replica = new Database(path, {
       syncUrl,
       authToken: authToken ?? undefined,
       readYourWrites: false,
     } as ConstructorParameters<typeof Database>[1]);
-    return new ReplicaDb(primary, replica, path).catchUp();
+    const db = new ReplicaDb(primary, replica, path);
+    try {
+      return await db.catchUp();
+    } catch (error) {
+      db.closeReplica();
+      throw error;
+    }
   }
 
   all<T = Row>(sql: string, args?: Args) {
@@ -91,6 +104,11 @@ export class ReplicaDb implements Db {
   async close(): Promise<void> {
     await this.primary.close();
     await this.syncing?.catch(() => {});
+    this.closeReplica();
+  }
+
+  private closeReplica(): void {
+    this.reader.close();
     this.replica.close();
     noteClosed(this.replica);
     removeReplica(this.path);
@@ -102,16 +120,6 @@ export class ReplicaDb implements Db {
     } finally {
       this.writes++;
     }
-  }
-
-  /**
-   * A statement is prepared for each read and run to its end: the binding's replica
-   * connections do not reset a statement between calls, so a reused one returns rows of
-   * its previous arguments, and one left unfinished would pin an old snapshot.
-   */
-  private async replicaRows<T>(sql: string, args: Args = []): Promise<T[]> {
-    await this.catchUp();
-    return this.replica.prepare(sql).all(...args) as T[];
   }
 
   /** Syncs until the replica holds every write of this node and is fresh enough. */

@@ -1,0 +1,21 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { NativeDb } from "./native";
+
+const dir = mkdtempSync(join(tmpdir(), "storeapi-native-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("a get after an all of the same SQL answers its own arguments (the binding alone would not)", async () => {
+  const db = new NativeDb(join(dir, "a.db"));
+  await db.exec(
+    "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+  );
+  const sql = "SELECT name FROM t WHERE id >= ? ORDER BY id";
+  expect(await db.all(sql, [1])).toEqual([{ name: "one" }, { name: "two" }, { name: "three" }]);
+  expect((await db.get<{ name: string }>(sql, [3]))?.name).toBe("three");
+  expect(await db.all(sql, [2])).toEqual([{ name: "two" }, { name: "three" }]);
+  expect((await db.get<{ name: string }>(sql, [1]))?.name).toBe("one");
+  await db.close();
+});
