@@ -579,6 +579,14 @@ async function startServers(
     freePort(),
   ];
   const deno = [join(ROOT, "scripts/storeapi-deno"), ...serveArgs(data.dir, denoPort)];
+  /** The binary on the sqld copy, with its own `--data` (node name, replicas) and log. */
+  const startOnSqld = (name: string, port: number, flags: string[]) =>
+    start(
+      [...command, ...serveArgs(join(TMP, `${name}-data`), port), ...flags],
+      port,
+      "/healthz",
+      `${name}.log`,
+    );
   const copy = withLibsql
     ? await startLibsqlCopy(data, join(TMP, "sqld"), SERVER_CPU, join(TMP, "libsql.log"))
     : undefined;
@@ -611,22 +619,8 @@ async function startServers(
       "anchor.log",
     ),
     deno: withDeno ? await start(deno, denoPort, "/healthz", "deno.log", SERVER_ENV) : undefined,
-    libsql: copy
-      ? await start(
-          [...command, ...serveArgs(join(TMP, "libsql-data"), libsqlPort), ...copy.flags],
-          libsqlPort,
-          "/healthz",
-          "libsql.log",
-        )
-      : undefined,
-    replica: copy
-      ? await start(
-          [...command, ...serveArgs(join(TMP, "replica-data"), replicaPort), ...copy.replicaFlags],
-          replicaPort,
-          "/healthz",
-          "replica.log",
-        )
-      : undefined,
+    libsql: copy && (await startOnSqld("libsql", libsqlPort, copy.flags)),
+    replica: copy && (await startOnSqld("replica", replicaPort, copy.replicaFlags)),
     sqld: copy?.sqld,
   };
 }
