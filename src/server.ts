@@ -83,7 +83,6 @@ export async function startServer(
   // with --libsql-replicas, the open stores' replicas.
   if (location.remote) makePrivateDir(config.dataDir);
   else requireDataDir(config.dataDir);
-
   // One server per data directory: two would each keep their own idempotency records,
   // rate limits and mail queue state for the same stores (on a libSQL server, one name).
   const lock = DataDirLock.forServer(config.dataDir);

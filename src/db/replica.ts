@@ -122,12 +122,15 @@ export class ReplicaDb implements Db {
     }
   }
 
-  /** Syncs until the replica holds every write of this node and is fresh enough. */
+  /**
+   * Syncs until the replica holds every write this node made before the read arrived, from
+   * a sync begun at most `REPLICA_STALENESS_MS` before it (two syncs at most: a sync in
+   * flight may have begun before one of those writes).
+   */
   private async catchUp(): Promise<this> {
-    while (
-      this.syncedWrites < this.writes ||
-      performance.now() - this.syncedAt > REPLICA_STALENESS_MS
-    ) {
+    const writes = this.writes;
+    const freshFrom = performance.now() - REPLICA_STALENESS_MS;
+    while (this.syncedWrites < writes || this.syncedAt < freshFrom) {
       this.syncing ??= this.sync().finally(() => {
         this.syncing = null;
       });
