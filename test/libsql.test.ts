@@ -476,13 +476,26 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
     expect(readdirSync(replicas)).toEqual([]);
   });
 
-  test("--libsql-replicas is refused without --libsql-url, and with a server named by its IP address", async () => {
+  test("--libsql-replicas is refused without --libsql-url (serve and demo), and with a server named by its IP address", async () => {
     const serve = ["serve", "--listen", "127.0.0.1:0", "--allow-http", "--libsql-replicas"];
     const alone = await runCli([...serve, "--data", join(dir, "r1")]);
     expect([alone.code, alone.stderr]).toEqual([
       2,
       "storeapi: --libsql-replicas needs --libsql-url\n",
     ]);
+    const demo = await runCli([
+      "demo",
+      "--listen",
+      "127.0.0.1:0",
+      "--libsql-replicas",
+      "--data",
+      join(dir, "r3"),
+    ]);
+    expect([demo.code, demo.stderr]).toEqual([
+      2,
+      "storeapi: --libsql-replicas needs --libsql-url\n",
+    ]);
+    expect(existsSync(join(dir, "r3"))).toBe(false);
     const byIp = await runCli([...serve, "--data", join(dir, "r2"), ...sqld.flags]);
     expect([byIp.code, byIp.stderr]).toEqual([
       1,

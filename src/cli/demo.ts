@@ -4,7 +4,13 @@ import demoFixture from "../../fixtures/demo.json" with { type: "json" };
 import { command, locationOf, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 import { loadInto } from "./load";
-import { SERVE_OPTIONS, serveConfigFrom, startServerOrExplain, stopOnSignals } from "./serve";
+import {
+  refuseReplicasOnFiles,
+  SERVE_OPTIONS,
+  serveConfigFrom,
+  startServerOrExplain,
+  stopOnSignals,
+} from "./serve";
 
 const MARKER = ".storeapi-demo";
 
@@ -95,6 +101,7 @@ export const demoCommand = command(
       "log-level": "warn",
       ...mailDir,
     });
+    refuseReplicasOnFiles(config);
     // Only a valid command line empties the demo directory.
     freshDemoDir(dataDir);
     await loadInto(dataDir, demoFixture, {

@@ -38,6 +38,12 @@ export function serveConfigFrom(
   }
 }
 
+/** `--libsql-replicas` copies a libSQL server's stores; on files it would do nothing. */
+export function refuseReplicasOnFiles(config: ServeConfig): void {
+  if (config.libsqlReplicas && !config.location?.remote)
+    throw new UsageError("--libsql-replicas needs --libsql-url");
+}
+
 /** Starts the server; a busy address is one clear line, not an "unexpected failure". */
 export async function startServerOrExplain(config: ServeConfig): Promise<RunningServer> {
   try {
@@ -74,8 +80,7 @@ export const serveCommand = command(
   },
   async ({ values }) => {
     const config = { ...serveConfigFrom(values, dataDirOf(values)), location: locationOf(values) };
-    if (config.libsqlReplicas && !config.location.remote)
-      throw new UsageError("--libsql-replicas needs --libsql-url");
+    refuseReplicasOnFiles(config);
     const server = await startServerOrExplain(config);
     // Before "listening": whoever waits for that line may signal at once.
     stopOnSignals(server);
