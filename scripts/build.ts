@@ -12,9 +12,9 @@
  * which Bun embeds. @libsql/client uses the same `libsql` package for local files.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import type { BunPlugin } from "bun";
+import { libsqlTarget } from "../src/db/libsql-native";
 
 const ROOT = resolve(import.meta.dir, "..");
 const OUTFILE = join(ROOT, "storeapi");
@@ -30,24 +30,6 @@ const INPUTS = [
   "package-lock.json",
   "scripts/build.ts",
 ];
-
-/** libsql's own choice of platform package, made here at build time (same rules as its index.js). */
-export function libsqlTarget(): string {
-  const fromLibsql = createRequire(require.resolve("libsql", { paths: [ROOT] }));
-  const { currentTarget } = fromLibsql("@neon-rs/load") as { currentTarget(): string };
-  const { familySync, GLIBC, MUSL } = fromLibsql("detect-libc") as {
-    familySync(): string | null;
-    GLIBC: string;
-    MUSL: string;
-  };
-  let target = currentTarget();
-  if (familySync() === GLIBC) {
-    if (target === "linux-x64-musl") target = "linux-x64-gnu";
-    if (target === "linux-arm64-musl") target = "linux-arm64-gnu";
-  }
-  if (target === "linux-arm-gnueabihf" && familySync() === MUSL) target = "linux-arm-musleabihf";
-  return target;
-}
 
 const LOADER = /function requireNative\(\) \{[\s\S]*?\n\}\n/;
 
