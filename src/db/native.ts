@@ -35,20 +35,25 @@ type Use = "get" | "all" | "run";
  * answers the first row of that `all()` whatever its own arguments (libsql 0.5.29).
  */
 export class Connection implements Queryable {
-  private statements = new Map<string, Statement>();
+  // Keyed by the SQL string itself (a string built per call would be hashed per call).
+  private statements: Record<Use, Map<string, Statement>> = {
+    get: new Map(),
+    all: new Map(),
+    run: new Map(),
+  };
 
   constructor(readonly raw: InstanceType<typeof Database>) {}
 
   prepare(sql: string, use: Use = "run"): Statement {
-    const key = `${use}:${sql}`;
-    let statement = this.statements.get(key);
+    const cache = this.statements[use];
+    let statement = cache.get(sql);
     if (statement) return statement;
     statement = this.raw.prepare(sql) as unknown as Statement;
-    if (this.statements.size >= STATEMENT_CACHE_SIZE) {
-      const oldest = this.statements.keys().next().value as string;
-      this.statements.delete(oldest);
+    if (cache.size >= STATEMENT_CACHE_SIZE) {
+      const oldest = cache.keys().next().value as string;
+      cache.delete(oldest);
     }
-    this.statements.set(key, statement);
+    cache.set(sql, statement);
     return statement;
   }
 
@@ -59,7 +64,7 @@ export class Connection implements Queryable {
    * comes first; `unreleasedConnections` counts the ones still waiting.
    */
   close(): void {
-    this.statements.clear();
+    for (const cache of Object.values(this.statements)) cache.clear();
     this.raw.close();
     noteClosed(this.raw);
   }
