@@ -3,7 +3,7 @@ import { lookup } from "node:dns/promises";
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { namespaceFetch } from "../src/db/location";
+import { LibsqlLocation, namespaceFetch } from "../src/db/location";
 import { otherStore, send, tempDir, testStore } from "./helpers";
 import { manage, storeBody } from "./manage-support";
 import { runCli, type ServerProcess, spawnServer } from "./process";
@@ -473,6 +473,26 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
     // A stopped node leaves no replica behind.
     await server.signal("SIGTERM");
     server = undefined;
+    expect(readdirSync(replicas)).toEqual([]);
+  });
+
+  test("a store's replica is made at its first request read, not for the primary's work, and removed at close", async () => {
+    const location = new LibsqlLocation({
+      url: replicated.url,
+      adminUrl: replicated.adminUrl,
+      authToken: null,
+    });
+    const replicas = join(dir, "replica-unit");
+    location.keepReplicasIn(replicas);
+    const db = await location.openStore("shop1");
+    const count = (await db.get<{ n: number }>("SELECT count(*) AS n FROM products"))?.n;
+    expect(count).toBeNumber();
+    expect(readdirSync(replicas)).toEqual([]);
+    expect(
+      (await db.requestView?.get<{ n: number }>("SELECT count(*) AS n FROM products"))?.n,
+    ).toBe(count as number);
+    expect(readdirSync(replicas)).toContain("store-shop1.db");
+    await db.close();
     expect(readdirSync(replicas)).toEqual([]);
   });
 

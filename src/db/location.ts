@@ -191,17 +191,11 @@ export class LibsqlLocation implements Location {
       throw error;
     }
     if (!this.replicaDir || namespace === PLATFORM_NAMESPACE) return db;
-    try {
-      return await ReplicaDb.open(
-        db,
-        this.replicaUrl(namespace),
-        authToken,
-        join(this.replicaDir, `${namespace}.db`),
-      );
-    } catch (error) {
-      await db.close().catch(() => {});
-      throw error;
-    }
+    return new ReplicaDb(db, {
+      syncUrl: this.replicaUrl(namespace),
+      authToken,
+      path: join(this.replicaDir, `${namespace}.db`),
+    });
   }
 
   private async namespaceExists(namespace: string): Promise<boolean> {

@@ -17,6 +17,19 @@ export function removeReplica(path: string): void {
 
 let native: ReturnType<typeof libsqlNative> | undefined;
 
+/** Where a store's replica syncs from and lives. */
+export interface ReplicaSource {
+  syncUrl: string;
+  authToken: string | null;
+  path: string;
+}
+
+/** The replica's own connection (libsql syncs through it) and the reads' connection. */
+interface ReplicaFiles {
+  replica: InstanceType<typeof Database>;
+  reader: Connection;
+}
+
 /**
  * A store on a libSQL server whose store-API reads come from a local embedded replica.
  * libsql fills the replica's file (`sync`); reads go through a plain read-only
@@ -29,27 +42,25 @@ let native: ReturnType<typeof libsqlNative> | undefined;
  * `requestView` is what a store API request gets: the same writes, but reads from the
  * replica file, brought up to date first when this node wrote since the last sync (a
  * client reads its own writes) or when the last sync is older than `REPLICA_STALENESS_MS`
- * (writes by another node or a command show within that).
+ * (writes by another node or a command show within that). The replica is made at the
+ * first such read, so a store opened only for background work never copies its data.
  */
 export class ReplicaDb implements Db {
   readonly requestView: Db;
+  private files: ReplicaFiles | null = null;
   /** Writes made through this object; `syncedWrites` of them are in the replica. */
   private writes = 0;
   private syncedWrites = 0;
   private syncedAt = Number.NEGATIVE_INFINITY;
   private syncing: Promise<void> | null = null;
 
-  private readonly reader: Connection;
-
-  private constructor(
+  constructor(
     private readonly primary: ClientDb,
-    private readonly replica: InstanceType<typeof Database>,
-    private readonly path: string,
+    private readonly source: ReplicaSource,
   ) {
-    this.reader = openReader(path);
     this.requestView = {
-      all: async (sql, args) => (await this.catchUp()).reader.all(sql, args),
-      get: async (sql, args) => (await this.catchUp()).reader.get(sql, args),
+      all: async (sql, args) => (await this.catchUp()).all(sql, args),
+      get: async (sql, args) => (await this.catchUp()).get(sql, args),
       run: (sql, args) => this.run(sql, args),
       transaction: (fn) => this.transaction(fn),
       exec: (sql) => this.exec(sql),
@@ -58,26 +69,6 @@ export class ReplicaDb implements Db {
       truncateWal: () => this.truncateWal(),
       close: () => this.close(),
     } as Db;
-  }
-
-  /**
-   * Opens a fresh replica of the primary's database at `path` (any earlier file there is
-   * removed: a replica lives only while its store is open) and fills it.
-   */
-  static async open(primary: ClientDb, syncUrl: string, authToken: string | null, path: string) {
-    removeReplica(path);
-    const replica = new Database(path, {
-      syncUrl,
-      authToken: authToken ?? undefined,
-      readYourWrites: false,
-    } as ConstructorParameters<typeof Database>[1]);
-    const db = new ReplicaDb(primary, replica, path);
-    try {
-      return await db.catchUp();
-    } catch (error) {
-      db.closeReplica();
-      throw error;
-    }
   }
 
   all<T = Row>(sql: string, args?: Args) {
@@ -104,14 +95,34 @@ export class ReplicaDb implements Db {
   async close(): Promise<void> {
     await this.primary.close();
     await this.syncing?.catch(() => {});
-    this.closeReplica();
+    if (!this.files) return;
+    this.files.reader.close();
+    this.files.replica.close();
+    noteClosed(this.files.replica);
+    this.files = null;
+    removeReplica(this.source.path);
   }
 
-  private closeReplica(): void {
-    this.reader.close();
-    this.replica.close();
-    noteClosed(this.replica);
-    removeReplica(this.path);
+  /**
+   * A fresh replica (any earlier file at its path is removed: a replica lives only while
+   * its store is open). libsql connects to sqld here, blocking the thread for a few ms.
+   */
+  private openFiles(): ReplicaFiles {
+    const { syncUrl, authToken, path } = this.source;
+    removeReplica(path);
+    const replica = new Database(path, {
+      syncUrl,
+      authToken: authToken ?? undefined,
+      readYourWrites: false,
+    } as ConstructorParameters<typeof Database>[1]);
+    try {
+      this.files = { replica, reader: openReader(path) };
+    } catch (error) {
+      replica.close();
+      noteClosed(replica);
+      throw error;
+    }
+    return this.files;
   }
 
   private async written<T>(write: Promise<T>): Promise<T> {
@@ -123,27 +134,28 @@ export class ReplicaDb implements Db {
   }
 
   /**
-   * Syncs until the replica holds every write this node made before the read arrived, from
-   * a sync begun at most `REPLICA_STALENESS_MS` before it (two syncs at most: a sync in
-   * flight may have begun before one of those writes).
+   * The reads' connection, once the replica holds every write this node made before the
+   * read arrived, from a sync begun at most `REPLICA_STALENESS_MS` before it (two syncs at
+   * most: a sync in flight may have begun before one of those writes).
    */
-  private async catchUp(): Promise<this> {
+  private async catchUp(): Promise<Connection> {
+    const files = this.files ?? this.openFiles();
     const writes = this.writes;
     const freshFrom = performance.now() - REPLICA_STALENESS_MS;
     while (this.syncedWrites < writes || this.syncedAt < freshFrom) {
-      this.syncing ??= this.sync().finally(() => {
+      this.syncing ??= this.sync(files).finally(() => {
         this.syncing = null;
       });
       await this.syncing;
     }
-    return this;
+    return files.reader;
   }
 
-  private async sync(): Promise<void> {
+  private async sync({ replica }: ReplicaFiles): Promise<void> {
     const writes = this.writes;
     const startedAt = performance.now();
     native ??= libsqlNative();
-    await native.databaseSyncAsync.call((this.replica as unknown as { db: unknown }).db);
+    await native.databaseSyncAsync.call((replica as unknown as { db: unknown }).db);
     this.syncedWrites = writes;
     this.syncedAt = startedAt;
   }
