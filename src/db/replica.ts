@@ -6,12 +6,12 @@ import { libsqlNative } from "./libsql-native";
 import { type Connection, noteClosed, openReader } from "./native";
 
 /** How far behind the primary a replica may read: writes made elsewhere show within this. */
-export const REPLICA_STALENESS_MS = 1000;
+const REPLICA_STALENESS_MS = 1000;
 
 /** The files libsql keeps for a replica at `path`. */
 const REPLICA_FILES = ["", "-wal", "-shm", "-info", "-client_wal_index"];
 
-export function removeReplica(path: string): void {
+function removeReplica(path: string): void {
   for (const suffix of REPLICA_FILES) rmSync(path + suffix, { force: true });
 }
 
