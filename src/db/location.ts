@@ -119,8 +119,9 @@ export class LibsqlLocation implements Location {
   }
 
   /**
-   * A store over HTTP holds no file (sockets are shared); with a replica, measured: the
-   * replica's connection (database ×4, WAL, shm, its frame index) and the reader's three.
+   * A store over HTTP holds no file (sockets are shared; counted as one); with a replica,
+   * measured: the replica's connection (database ×4, WAL, shm, its frame index) and the
+   * reader's three.
    */
   get descriptorsPerStore() {
     return this.replicaDir ? REPLICA_DESCRIPTORS : 1;
