@@ -20,7 +20,7 @@ const ROOT = resolve(import.meta.dir, "..");
 const OUTFILE = join(ROOT, "storeapi");
 const ENTRY = join(ROOT, "src/main.ts");
 /** Worker threads are separate entry points of a compiled binary (src/db/checkpointer.ts finds it). */
-const WORKERS = [join(ROOT, "src/db/checkpoint-worker.ts")];
+const WORKERS = [join(ROOT, "src/db/checkpoint-worker.ts"), join(ROOT, "src/db/replica-worker.ts")];
 /** Everything the binary is built from; --if-stale compares their times with the binary's. */
 const INPUTS = [
   "src",

@@ -1,3 +1,5 @@
+import { DatabaseUnavailable } from "./db/driver";
+
 /** Every error code the API answers with, and its HTTP status. */
 export const ERROR_STATUS = {
   invalid_field: 400,
@@ -125,10 +127,14 @@ export function errorBody(error: ApiError): string {
 
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
-/** Renders any thrown value as the error envelope; unknown errors become a bare 500. */
+/** The answer to any thrown value that is not an `ApiError`: a database server out of reach is a 503, the rest a bare 500. */
+const unexpected = (error: unknown) =>
+  fixedError(error instanceof DatabaseUnavailable ? "store_unavailable" : "server_error");
+
+/** Renders any thrown value as the error envelope. */
 export function renderError(error: unknown): Response {
   if (error instanceof ClientClosed) return new Response(null, { status: CLIENT_CLOSED_STATUS });
-  const apiError = error instanceof ApiError ? error : fixedError("server_error");
+  const apiError = error instanceof ApiError ? error : unexpected(error);
   return new Response(errorBody(apiError), {
     status: apiError.status,
     headers: { "Content-Type": JSON_CONTENT_TYPE, ...apiError.headers },

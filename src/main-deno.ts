@@ -1,5 +1,5 @@
 /** The entry point under Deno (scripts/storeapi-deno): the same CLI as src/main.ts. */
-import { runMain } from "./main";
+import { runMain } from "./program";
 import { denoRuntime } from "./runtime/deno";
 
 await runMain(denoRuntime);

@@ -57,14 +57,30 @@ export class StoreRegistry {
     if ((await this.platform.dataVersion()) !== this.lastVersion) await this.load();
   }
 
-  /** Polls `data_version` (one cheap pragma, no table read) so CLI changes apply within a second. */
+  /**
+   * Polls `data_version` (one cheap pragma, no table read) so CLI changes apply within a
+   * second. A failure is logged once, not at every poll, until a poll works again.
+   */
   watch(intervalMs = 250): void {
     let running = false;
+    let failing = false;
     this.timer = setInterval(() => {
       if (running) return; // a slow reload must not pile up behind itself
       running = true;
       this.refreshIfChanged()
-        .catch((error) => this.reportError("store registry refresh failed", error))
+        .then(
+          () => {
+            failing = false;
+          },
+          (error) => {
+            if (!failing)
+              this.reportError(
+                "store registry refresh failed (logged again only after it works)",
+                error,
+              );
+            failing = true;
+          },
+        )
         .finally(() => {
           running = false;
         });

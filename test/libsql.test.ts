@@ -4,7 +4,7 @@ import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { LibsqlLocation, namespaceFetch } from "../src/db/location";
-import { otherStore, send, tempDir, testStore } from "./helpers";
+import { KEYS, otherStore, send, tempDir, testStore } from "./helpers";
 import { manage, storeBody } from "./manage-support";
 import { runCli, type ServerProcess, spawnServer } from "./process";
 import { type Sqld, startSqld, TEST_LIBSQL } from "./sqld";
@@ -523,3 +523,84 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
     ]);
   });
 });
+
+describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)(
+  "a libSQL server that stops answering",
+  () => {
+    let outage: Sqld;
+    const nodes: ServerProcess[] = [];
+    afterAll(async () => {
+      for (const node of nodes) await node.signal("SIGTERM");
+      await outage?.stop();
+    });
+
+    const unavailable = {
+      ok: false,
+      error: {
+        code: "store_unavailable",
+        message: "This store is unavailable right now; try again later.",
+      },
+    };
+    const other = { host: "shop2.test", key: KEYS.other };
+
+    test("answers 503 store_unavailable within the deadline, never hangs the node, logs one line per outage, and recovers", async () => {
+      outage = await startSqld({ replicas: true });
+      const fixture = join(dir, "outage-fixture.json");
+      writeFileSync(fixture, JSON.stringify({ stores: [testStore(), otherStore()] }));
+      const loaded = await runCli(["load", fixture, ...outage.flags, "--data", join(dir, "o1")]);
+      expect([loaded.code, loaded.stderr]).toEqual([0, ""]);
+      const replicaNode = await spawnServer(join(dir, "o1"), outage.serveFlags);
+      const plainNode = await spawnServer(join(dir, "o2"), outage.flags);
+      nodes.push(replicaNode, plainNode);
+
+      const created = await send(plainNode.url, "/api/v1/products", {
+        method: "POST",
+        body: { name: "Lamp", price: 30 },
+      });
+      expect(created.status).toBe(201);
+      const path = `/api/v1/products/${created.json.data.id}`;
+      expect((await send(replicaNode.url, path)).json.data.name).toBe("Lamp");
+
+      outage.signal("SIGSTOP");
+      await Bun.sleep(1100); // the replica's last sync is now too old to read from
+      let pending = 4;
+      const counted = <T>(answer: Promise<T>) => answer.finally(() => pending--);
+      const answers = Promise.all([
+        counted(send(replicaNode.url, path)),
+        // shop2 has no replica yet: making one waits on the server, on the replicas' thread
+        counted(send(replicaNode.url, "/api/v1/products", other)),
+        counted(send(plainNode.url, path)),
+        counted(send(plainNode.url, path, { method: "PATCH", body: { name: "Desk lamp" } })),
+      ]);
+      await Bun.sleep(500);
+      // The node keeps answering what needs no database meanwhile.
+      expect((await send(replicaNode.url, "/api/v1/openapi.json", { key: null })).status).toBe(200);
+      expect(pending).toBe(4);
+      for (const answer of await answers) {
+        expect(answer.status).toBe(503);
+        expect(answer.json).toEqual(unavailable);
+      }
+
+      outage.signal("SIGCONT");
+      expect((await send(plainNode.url, path)).status).toBe(200);
+      expect((await send(replicaNode.url, path)).status).toBe(200);
+      expect((await send(replicaNode.url, "/api/v1/products", other)).status).toBe(200);
+
+      // Gone: refused at once without a replica, within the replica's own sync timeout with one.
+      outage.signal("SIGKILL");
+      await Bun.sleep(1100);
+      for (const node of nodes) expect((await send(node.url, path)).json).toEqual(unavailable);
+
+      // Every line on stdout is ours (JSON), and the registry's poll (every 250 ms) failed
+      // many times but said so once per outage on each node.
+      for (const node of nodes) {
+        const lines = node.stdout().trim().split("\n");
+        for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+        const refreshFailures = lines.filter((line) =>
+          line.includes("store registry refresh failed"),
+        );
+        expect(refreshFailures.length).toBeLessThanOrEqual(2);
+      }
+    });
+  },
+);

@@ -93,7 +93,7 @@ export function runCliInProcess(
 }
 
 async function captureMain(args: string[], env: Record<string, string>): Promise<CliResult> {
-  const { main } = await import("../src/main");
+  const { main } = await import("../src/program");
   const out: string[] = [];
   const err: string[] = [];
   const saved = {

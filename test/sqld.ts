@@ -17,6 +17,8 @@ export interface Sqld {
   flags: string[];
   /** What `serve` gets: the same, plus `--libsql-replicas` in the replica run. */
   serveFlags: string[];
+  /** Sends `signal` to sqld itself (SIGSTOP: it stops answering, SIGCONT: it goes on, SIGKILL: it is gone). */
+  signal(signal: "SIGSTOP" | "SIGCONT" | "SIGKILL"): void;
   stop(): Promise<void>;
 }
 
@@ -50,7 +52,7 @@ async function answers(url: string): Promise<boolean> {
  * process ending in any way) the shell kills sqld and removes its directory.
  */
 const WATCHDOG =
-  'trap "" INT TERM; "$0" "$@" 2>>"$SQLD_DIR/sqld.log" & pid=$!; read -r _; kill -9 $pid; wait $pid; rm -rf "$SQLD_DIR"';
+  'trap "" INT TERM; "$0" "$@" 2>>"$SQLD_DIR/sqld.log" & pid=$!; echo $pid >"$SQLD_DIR/sqld.pid"; read -r _; kill -9 $pid; wait $pid; rm -rf "$SQLD_DIR"';
 
 export async function startSqld({ replicas = TEST_LIBSQL_REPLICAS } = {}): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "storeapi-sqld-"));
@@ -98,7 +100,9 @@ export async function startSqld({ replicas = TEST_LIBSQL_REPLICAS } = {}): Promi
   }
   const flags = ["--libsql-url", url, "--libsql-admin-url", adminUrl];
   const serveFlags = replicas ? [...flags, "--libsql-replicas"] : flags;
-  return { url, adminUrl, flags, serveFlags, stop };
+  const signal = (name: "SIGSTOP" | "SIGCONT" | "SIGKILL") =>
+    process.kill(Number(readFileSync(join(dir, "sqld.pid"), "utf8")), name);
+  return { url, adminUrl, flags, serveFlags, signal, stop };
 }
 
 /**

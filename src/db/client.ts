@@ -4,15 +4,51 @@ import {
   type Config,
   createClient,
   type InStatement,
+  LibsqlError,
   type Transaction,
 } from "@libsql/client";
-import type { Args, Db, Queryable, Row, RunResult } from "./driver";
-import { Mutex } from "./driver";
+import {
+  type Args,
+  DatabaseUnavailable,
+  type Db,
+  Mutex,
+  type Queryable,
+  type Row,
+  type RunResult,
+} from "./driver";
 
 type Executor = Pick<Client, "execute"> | Pick<Transaction, "execute">;
 
+/**
+ * What a failed call to the server means: `DatabaseUnavailable` when no answer came (the
+ * fetch's own failure, which the stream reports first as itself and then as the cause of
+ * "stream closed"; a deadline hit while reading the body; an HTTP error status from the
+ * server or a proxy), else the error as it came (SQLite's own, e.g. a constraint).
+ */
+function unavailableOrSelf(error: unknown): unknown {
+  if (error instanceof LibsqlError && error.code === "SERVER_ERROR")
+    return new DatabaseUnavailable(`the libSQL server answered: ${error.message}`, {
+      cause: error,
+    });
+  if ((error as Error)?.name === "TimeoutError")
+    return new DatabaseUnavailable("the libSQL server did not answer in time", { cause: error });
+  for (let cause = error; cause instanceof Error; cause = cause.cause)
+    if (cause instanceof DatabaseUnavailable) return cause;
+  return error;
+}
+
+/** `call`, its failures as `unavailableOrSelf` says. */
+async function reaching<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    throw unavailableOrSelf(error);
+  }
+}
+
 function adapt(executor: Executor): Queryable {
-  const execute = (sql: string, args: Args = []) => executor.execute({ sql, args } as InStatement);
+  const execute = (sql: string, args: Args = []) =>
+    reaching(executor.execute({ sql, args } as InStatement));
   return {
     async all<T = Row>(sql: string, args?: Args) {
       const result = await execute(sql, args);
@@ -67,10 +103,10 @@ export class ClientDb implements Db {
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.writes.run(async () => {
-      const tx = await this.client.transaction("write");
+      const tx = await reaching(this.client.transaction("write"));
       try {
         const result = await fn(adapt(tx));
-        await tx.commit();
+        await reaching(tx.commit());
         return result;
       } catch (error) {
         await tx.rollback().catch(() => {});
@@ -82,7 +118,7 @@ export class ClientDb implements Db {
   }
 
   async exec(sql: string): Promise<void> {
-    await this.writes.run(() => this.client.executeMultiple(sql));
+    await this.writes.run(() => reaching(this.client.executeMultiple(sql)));
   }
 
   async checkpoint(): Promise<void> {

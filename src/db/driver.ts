@@ -39,6 +39,16 @@ export interface Db extends Queryable {
   close(checkpoint?: boolean): Promise<void>;
 }
 
+/**
+ * The database server was not reached or did not answer in time (a libSQL server, or a
+ * replica's sync from it): nothing is known to have failed in the data, and the request
+ * may be retried. Answered 503 `store_unavailable`.
+ */
+export class DatabaseUnavailable extends Error {}
+
+/** How long one request to a libSQL server may take before it counts as unanswered (under Bun's 10 s idle cut). */
+export const REMOTE_DEADLINE_MS = 8_000;
+
 /** A FIFO lock: one holder at a time, waiters served in order. */
 export class Mutex {
   private tail: Promise<void> = Promise.resolve();

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
-import type { Db } from "./driver";
+import { DatabaseUnavailable, type Db, REMOTE_DEADLINE_MS } from "./driver";
 import { type Migration, migrate } from "./migrate";
 import { platformMigrations, storeMigrations } from "./migrations";
 import { openDb } from "./open";
@@ -91,11 +91,29 @@ export function namespaceFetch(
   serverUrl: string,
 ): (request: Request) => Promise<Response> {
   const host = `${namespace}.${new URL(serverUrl).host}`;
-  return (request) => {
+  return async (request) => {
     const headers = new Headers(request.headers);
     headers.set("host", host);
-    return fetch(new Request(request, { headers }));
+    try {
+      return await fetch(new Request(request, { headers, signal: deadline() }));
+    } catch (error) {
+      throw unanswered(serverUrl, error);
+    }
   };
+}
+
+/** The signal that ends one request to a libSQL server unanswered (its body included). */
+const deadline = () => AbortSignal.timeout(REMOTE_DEADLINE_MS);
+
+/** A request to the libSQL server at `url` that failed without an answer, as `DatabaseUnavailable`. */
+export function unanswered(url: string, error: unknown): DatabaseUnavailable {
+  const reason =
+    (error as Error)?.name === "TimeoutError"
+      ? `no answer within ${REMOTE_DEADLINE_MS / 1000} s`
+      : String((error as Error)?.message ?? error);
+  return new DatabaseUnavailable(`the libSQL server at ${url} did not answer: ${reason}`, {
+    cause: error,
+  });
 }
 
 /** Error from the libSQL admin API, with its own words. */
@@ -224,11 +242,10 @@ export class LibsqlLocation implements Location {
         method,
         headers,
         body: method === "POST" ? "{}" : undefined,
+        signal: deadline(),
       });
     } catch (error) {
-      throw new LibsqlAdminError(
-        `the libSQL admin API at ${adminUrl} did not answer: ${(error as Error).message}`,
-      );
+      throw unanswered(adminUrl, error);
     }
     if (!response.ok && !allowed.includes(response.status)) {
       throw new LibsqlAdminError(

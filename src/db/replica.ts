@@ -1,21 +1,18 @@
-import { rmSync } from "node:fs";
-import Database from "libsql";
+import { runtime } from "../runtime/runtime";
 import type { ClientDb } from "./client";
-import type { Args, Db, Queryable, Row } from "./driver";
-import { libsqlNative } from "./libsql-native";
-import { type Connection, noteClosed, openReader } from "./native";
+import {
+  type Args,
+  DatabaseUnavailable,
+  type Db,
+  type Queryable,
+  REMOTE_DEADLINE_MS,
+  type Row,
+} from "./driver";
+import { type Connection, openReader } from "./native";
+import type { ReplicaCall, ReplicaReply, ReplicaRequest } from "./replica-worker";
 
 /** How far behind the primary a replica may read: writes made elsewhere show within this. */
 const REPLICA_STALENESS_MS = 1000;
-
-/** The files libsql keeps for a replica at `path`. */
-const REPLICA_FILES = ["", "-wal", "-shm", "-info", "-client_wal_index"];
-
-function removeReplica(path: string): void {
-  for (const suffix of REPLICA_FILES) rmSync(path + suffix, { force: true });
-}
-
-let native: ReturnType<typeof libsqlNative> | undefined;
 
 /** Where a store's replica syncs from and lives. */
 export interface ReplicaSource {
@@ -24,11 +21,47 @@ export interface ReplicaSource {
   path: string;
 }
 
-/** The replica's own connection (libsql syncs through it) and the reads' connection. */
-interface ReplicaFiles {
-  replica: InstanceType<typeof Database>;
-  reader: Connection;
+/**
+ * The replicas' thread (src/db/replica-worker.ts), started at the first replica. Each
+ * request is given up after `REMOTE_DEADLINE_MS` (the thread may be waiting on a server
+ * that stopped answering); any failure is `DatabaseUnavailable`.
+ */
+class ReplicaThread {
+  private worker = runtime().startWorker("db/replica-worker.ts");
+  private lastId = 0;
+  private waiting = new Map<number, (error: string | null) => void>();
+
+  constructor() {
+    this.worker.onmessage = ({ data }: MessageEvent<ReplicaReply>) => {
+      this.waiting.get(data.id)?.(data.error);
+      this.waiting.delete(data.id);
+    };
+  }
+
+  call(request: ReplicaCall): Promise<void> {
+    const id = ++this.lastId;
+    return new Promise((resolve, reject) => {
+      const failed = (why: string) =>
+        reject(
+          new DatabaseUnavailable(
+            `the replica at ${request.path} could not ${request.type}: ${why}`,
+          ),
+        );
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        failed(`no answer from the libSQL server within ${REMOTE_DEADLINE_MS / 1000} s`);
+      }, REMOTE_DEADLINE_MS);
+      this.waiting.set(id, (error) => {
+        clearTimeout(timer);
+        if (error === null) resolve();
+        else failed(error);
+      });
+      this.worker.postMessage({ ...request, id } satisfies ReplicaRequest);
+    });
+  }
 }
+
+let thread: ReplicaThread | undefined;
 
 /**
  * A store on a libSQL server whose store-API reads come from a local embedded replica.
@@ -47,7 +80,10 @@ interface ReplicaFiles {
  */
 export class ReplicaDb implements Db {
   readonly requestView: Db;
-  private files: ReplicaFiles | null = null;
+  /** The reads' connection on the replica's file, once the replica is made. */
+  private reader: Promise<Connection> | null = null;
+  /** Whether the replicas' thread was asked to make this replica (then it is asked to remove it at close). */
+  private replicaAsked = false;
   /** Writes made through this object; `syncedWrites` of them are in the replica. */
   private writes = 0;
   private syncedWrites = 0;
@@ -95,34 +131,19 @@ export class ReplicaDb implements Db {
   async close(): Promise<void> {
     await this.primary.close();
     await this.syncing?.catch(() => {});
-    if (!this.files) return;
-    this.files.reader.close();
-    this.files.replica.close();
-    noteClosed(this.files.replica);
-    this.files = null;
-    removeReplica(this.source.path);
+    (await this.reader?.catch(() => null))?.close();
+    this.reader = null;
+    if (this.replicaAsked)
+      await thread?.call({ type: "close", path: this.source.path }).catch(() => {});
   }
 
-  /**
-   * A fresh replica (any earlier file at its path is removed: a replica lives only while
-   * its store is open). libsql connects to sqld here, blocking the thread for a few ms.
-   */
-  private openFiles(): ReplicaFiles {
+  /** Makes the replica (on the replicas' thread), then opens the reads' connection on its file. */
+  private async openReplica(): Promise<Connection> {
     const { syncUrl, authToken, path } = this.source;
-    removeReplica(path);
-    const replica = new Database(path, {
-      syncUrl,
-      authToken: authToken ?? undefined,
-      readYourWrites: false,
-    } as ConstructorParameters<typeof Database>[1]);
-    try {
-      this.files = { replica, reader: openReader(path) };
-    } catch (error) {
-      replica.close();
-      noteClosed(replica);
-      throw error;
-    }
-    return this.files;
+    thread ??= new ReplicaThread();
+    this.replicaAsked = true;
+    await thread.call({ type: "open", path, syncUrl, authToken });
+    return openReader(path);
   }
 
   private async written<T>(write: Promise<T>): Promise<T> {
@@ -139,23 +160,26 @@ export class ReplicaDb implements Db {
    * most: a sync in flight may have begun before one of those writes).
    */
   private async catchUp(): Promise<Connection> {
-    const files = this.files ?? this.openFiles();
+    this.reader ??= this.openReplica().catch((error) => {
+      this.reader = null; // the next read tries again
+      throw error;
+    });
+    const reader = await this.reader;
     const writes = this.writes;
     const freshFrom = performance.now() - REPLICA_STALENESS_MS;
     while (this.syncedWrites < writes || this.syncedAt < freshFrom) {
-      this.syncing ??= this.sync(files).finally(() => {
+      this.syncing ??= this.sync().finally(() => {
         this.syncing = null;
       });
       await this.syncing;
     }
-    return files.reader;
+    return reader;
   }
 
-  private async sync({ replica }: ReplicaFiles): Promise<void> {
+  private async sync(): Promise<void> {
     const writes = this.writes;
     const startedAt = performance.now();
-    native ??= libsqlNative();
-    await native.databaseSyncAsync.call((replica as unknown as { db: unknown }).db);
+    await thread?.call({ type: "sync", path: this.source.path });
     this.syncedWrites = writes;
     this.syncedAt = startedAt;
   }

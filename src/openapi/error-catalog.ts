@@ -147,7 +147,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     rateHeaders: "never",
   },
   store_unavailable: {
-    when: "The store's database file is missing on the server; the operator is told in the log.",
+    when: "The store's database cannot be reached: its file is missing on the server, or the libSQL server holding it does not answer in time; the operator is told in the log. Safe to retry.",
     example: FIXED_MESSAGES.store_unavailable,
     rateHeaders: "never",
   },

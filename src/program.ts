@@ -1,0 +1,123 @@
+import { adminLinkCommand } from "./cli/admin-link";
+import { type Command, HelpRequested, orList, usageLine } from "./cli/args";
+import { backupCommand } from "./cli/backup";
+import { demoCommand } from "./cli/demo";
+import { CliError, UsageError } from "./cli/errors";
+import { hostKeysCommands } from "./cli/host-keys";
+import { keysCommands } from "./cli/keys";
+import { loadCommand } from "./cli/load";
+import { mailCommands } from "./cli/mail";
+import { migrateCommand } from "./cli/migrate";
+import { openapiCommand } from "./cli/openapi";
+import { serveCommand } from "./cli/serve";
+import { storesCommands } from "./cli/stores";
+import { versionText } from "./cli/version";
+import { DataDirError } from "./db/data-dir";
+import { DatabaseUnavailable } from "./db/driver";
+import { LibsqlAdminError } from "./db/location";
+import { SchemaTooNewError } from "./db/migrate";
+import { type Runtime, useRuntime } from "./runtime/runtime";
+
+const COMMANDS: Command[] = [
+  serveCommand,
+  demoCommand,
+  loadCommand,
+  ...storesCommands,
+  ...keysCommands,
+  ...hostKeysCommands,
+  adminLinkCommand,
+  ...mailCommands,
+  openapiCommand,
+  backupCommand,
+  migrateCommand,
+];
+
+/** A command's line in the overview: its full usage, or `[flags]` when it has too many to list there. */
+function overviewLine({ spec }: Command): string {
+  const full = usageLine(spec).slice("storeapi ".length);
+  const short = [spec.name, ...(spec.args ?? []), "[flags]"].join(" ");
+  return `  ${full.length <= 120 ? full : short}\n      ${spec.summary}`;
+}
+
+const overview = (commands: Command[]) =>
+  `storeapi: a multi-tenant Store Management API server
+
+Usage: storeapi COMMAND [flags]     (every command takes --data DIR, --json and --help)
+
+${commands.map(overviewLine).join("\n")}
+
+storeapi COMMAND --help lists a command's flags; storeapi --version prints the version.
+`;
+
+/** The command argv names, and the arguments after its words; a usage error for an unknown one. */
+function findCommand(argv: string[]): [Command, string[]] {
+  const [first, second] = argv;
+  const single = COMMANDS.find((c) => c.spec.name === first);
+  if (single) return [single, argv.slice(1)];
+  const group = COMMANDS.filter((c) => c.spec.name.startsWith(`${first} `));
+  if (group.length === 0) throw new UsageError(`unknown command "${first}"; run storeapi --help`);
+  const sub = group.find((c) => c.spec.name === `${first} ${second}`);
+  if (sub) return [sub, argv.slice(2)];
+  if (second === "--help" || second === "-h") throw new HelpRequested(overview(group));
+  const names = group.map((c) => c.spec.name.slice(first.length + 1));
+  throw new UsageError(`unknown ${first} command "${second ?? ""}"; use ${orList(names)}`);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [first] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    process.stdout.write(overview(COMMANDS));
+    return first === undefined ? 2 : 0;
+  }
+  try {
+    if (first === "--version" || first === "-V") {
+      process.stdout.write(versionText());
+      return 0;
+    }
+    const [command, rest] = findCommand(argv);
+    await command.run(rest);
+    return 0;
+  } catch (error) {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(error.message);
+      return 0;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`storeapi: ${error.message}\n`);
+      return 2;
+    }
+    if (
+      error instanceof CliError ||
+      error instanceof SchemaTooNewError ||
+      error instanceof DataDirError ||
+      error instanceof LibsqlAdminError ||
+      error instanceof DatabaseUnavailable
+    ) {
+      process.stderr.write(`storeapi: ${error.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`storeapi: unexpected failure: ${(error as Error).message ?? error}\n`);
+    return 1;
+  }
+}
+
+/** Resolves once everything written to stdout so far has been handed to the OS (pipes are async). */
+const stdoutFlushed = () =>
+  new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+
+/** Runs the command line on the chosen runtime (src/main.ts is Bun's entry, src/main-deno.ts Deno's). */
+export async function runMain(choice: Runtime): Promise<void> {
+  useRuntime(choice);
+  // Data files hold customer data and secrets: everything this process creates is owner only.
+  process.umask(0o077);
+  const code = await main(process.argv.slice(2));
+  await stdoutFlushed();
+  // serve and demo keep running until a signal; the others exit with their status.
+  if (
+    code !== 0 ||
+    !["serve", "demo"].includes(process.argv[2] ?? "") ||
+    process.argv.slice(3).some((a) => a === "--help" || a === "-h")
+  ) {
+    process.exit(code);
+  }
+}
