@@ -1,4 +1,4 @@
-import { DatabaseUnavailable } from "./db/driver";
+import { isStorageFailure } from "./db/driver";
 
 /** Every error code the API answers with, and its HTTP status. */
 export const ERROR_STATUS = {
@@ -127,9 +127,9 @@ export function errorBody(error: ApiError): string {
 
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
-/** The answer to any thrown value that is not an `ApiError`: a database server out of reach is a 503, the rest a bare 500. */
+/** The answer to any thrown value that is not an `ApiError`: storage out of reach or out of space is a 503, the rest a bare 500. */
 const unexpected = (error: unknown) =>
-  fixedError(error instanceof DatabaseUnavailable ? "store_unavailable" : "server_error");
+  fixedError(isStorageFailure(error) ? "store_unavailable" : "server_error");
 
 /** Renders any thrown value as the error envelope. */
 export function renderError(error: unknown): Response {

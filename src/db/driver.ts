@@ -46,6 +46,15 @@ export interface Db extends Queryable {
  */
 export class DatabaseUnavailable extends Error {}
 
+/**
+ * Whether a failure is the storage's rather than the request's, and may pass: the
+ * database out of reach, or its disk full (SQLITE_FULL, the `code` of both drivers'
+ * errors; SQLite has rolled the transaction back). Answered 503 `store_unavailable`.
+ */
+export const isStorageFailure = (error: unknown): boolean =>
+  error instanceof DatabaseUnavailable ||
+  (error as { code?: unknown } | null)?.code === "SQLITE_FULL";
+
 /** How long one request to a libSQL server may take before it counts as unanswered (under Bun's 10 s idle cut). */
 export const REMOTE_DEADLINE_MS = 8_000;
 

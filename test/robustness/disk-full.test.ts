@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { send, tempDir, testStore } from "../helpers";
+import { runCli, type ServerProcess, spawnServer } from "../process";
+import { TEST_LIBSQL } from "../sqld";
+
+/**
+ * A full disk under a live server: writes answer 503 `store_unavailable` (not 500), reads
+ * go on, nothing acknowledged is lost, and writes work again once there is room. The data
+ * directory is a small tmpfs of its own (mounting needs root; elsewhere this is skipped).
+ */
+
+const mountPoint = tempDir("storeapi-disk-full-");
+
+async function run(command: string[]): Promise<boolean> {
+  const proc = Bun.spawn(command, { stdout: "ignore", stderr: "ignore" });
+  return (await proc.exited) === 0;
+}
+
+const mounted =
+  !TEST_LIBSQL && (await run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mountPoint]));
+
+describe.skipIf(!mounted)("a full disk", () => {
+  let server: ServerProcess | undefined;
+  const data = join(mountPoint, "data");
+
+  beforeAll(async () => {
+    mkdirSync(data);
+    const fixture = join(mountPoint, "fixture.json");
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+    const loaded = await runCli(["load", fixture, "--data", data]);
+    expect([loaded.code, loaded.stderr]).toEqual([0, ""]);
+    rmSync(fixture);
+    server = await spawnServer(data, ["--rate-limit", "1000000"]);
+  });
+
+  afterAll(async () => {
+    await server?.signal("SIGTERM");
+    await run(["umount", mountPoint]);
+    rmSync(mountPoint, { recursive: true, force: true });
+  });
+
+  test("writes answer 503 store_unavailable, reads go on, nothing acknowledged is lost, and room brings writes back", async () => {
+    const url = (server as ServerProcess).url;
+    const description = "x".repeat(5000);
+    const created: number[] = [];
+    let refused: Awaited<ReturnType<typeof send>> | undefined;
+    // 4 MiB hold fewer than 800 such products: the disk fills long before the bound.
+    for (let i = 0; i < 2000 && !refused; i++) {
+      const answer = await send(url, "/api/v1/products", {
+        method: "POST",
+        body: { name: `Product ${i}`, price: 1, description },
+      });
+      if (answer.status === 201) created.push(answer.json.data.id);
+      else refused = answer;
+    }
+    expect(refused?.status).toBe(503);
+    expect(refused?.json).toEqual({
+      ok: false,
+      error: {
+        code: "store_unavailable",
+        message: "This store is unavailable right now; try again later.",
+      },
+    });
+    expect(created.length).toBeGreaterThan(10);
+
+    const first = await send(url, `/api/v1/products/${created[0]}`);
+    expect([first.status, first.json.data.name]).toEqual([200, "Product 0"]);
+
+    expect(await run(["mount", "-o", "remount,size=16m", mountPoint])).toBe(true);
+    const after = await send(url, "/api/v1/products", {
+      method: "POST",
+      body: { name: "After", price: 2 },
+    });
+    expect(after.status).toBe(201);
+
+    // Every acknowledged product is there, and nothing else: the refused write left no row.
+    const ids: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await send(
+        url,
+        `/api/v1/products?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
+      ids.push(...page.json.data.map((product: { id: number }) => product.id));
+      cursor = page.json.nextCursor;
+    } while (cursor);
+    expect(ids.sort((a, b) => a - b)).toEqual(
+      [...created, after.json.data.id].sort((a, b) => a - b),
+    );
+  });
+});
