@@ -127,14 +127,19 @@ export function errorBody(error: ApiError): string {
 
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
-/** The answer to any thrown value that is not an `ApiError`: storage out of reach or out of space is a 503, the rest a bare 500. */
-const unexpected = (error: unknown) =>
-  fixedError(isStorageFailure(error) ? "store_unavailable" : "server_error");
+/**
+ * What any thrown value answers: an `ApiError` itself; storage out of reach or out of
+ * space 503 `store_unavailable`; anything else a bare 500.
+ */
+export function asApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  return fixedError(isStorageFailure(error) ? "store_unavailable" : "server_error");
+}
 
 /** Renders any thrown value as the error envelope. */
 export function renderError(error: unknown): Response {
   if (error instanceof ClientClosed) return new Response(null, { status: CLIENT_CLOSED_STATUS });
-  const apiError = error instanceof ApiError ? error : unexpected(error);
+  const apiError = asApiError(error);
   return new Response(errorBody(apiError), {
     status: apiError.status,
     headers: { "Content-Type": JSON_CONTENT_TYPE, ...apiError.headers },

@@ -3,7 +3,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { StorePool } from "../db/pool";
-import { ApiError } from "../errors";
+import { ApiError, asApiError } from "../errors";
 import type { CidrList } from "../http/cidr";
 import type { Bindings, Variables } from "../http/context";
 import { readLimited } from "../http/json-body";
@@ -91,6 +91,7 @@ const TITLES: Partial<Record<string, string>> = {
   not_found: "Not found",
   method_not_allowed: "Not allowed",
   payload_too_large: "Too much data",
+  store_unavailable: "Unavailable",
 };
 
 function page(
@@ -163,19 +164,20 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
   const perIp = new WindowLimit(20, FIFTEEN_MINUTES);
 
   app.onError((error, c) => {
-    if (error instanceof ApiError) {
-      for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
-      const title =
-        error.status === 403 ? "Not allowed" : (TITLES[error.code] ?? "Something is wrong");
-      return page(
-        c,
-        <ErrorPage title={title} message={error.message} />,
-        error.status as ContentfulStatusCode,
-      );
+    if (!(error instanceof ApiError)) deps.logError(c.get("requestId") ?? "-", error);
+    const answer = asApiError(error);
+    if (answer.code === "server_error") {
+      const message = `Something went wrong on our side; try again. (Request ${c.get("requestId") ?? "-"})`;
+      return page(c, <ErrorPage title="Something went wrong" message={message} />, 500);
     }
-    deps.logError(c.get("requestId") ?? "-", error);
-    const message = `Something went wrong on our side; try again. (Request ${c.get("requestId") ?? "-"})`;
-    return page(c, <ErrorPage title="Something went wrong" message={message} />, 500);
+    for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+    const title =
+      answer.status === 403 ? "Not allowed" : (TITLES[answer.code] ?? "Something is wrong");
+    return page(
+      c,
+      <ErrorPage title={title} message={answer.message} />,
+      answer.status as ContentfulStatusCode,
+    );
   });
 
   // Checks in the contract's order: key in URL, HTTPS, OPTIONS, the store's own host.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { AdminClient, signInToken } from "../admin-support";
 import { send, tempDir, testStore } from "../helpers";
 import { runCli, type ServerProcess, spawnServer } from "../process";
 import { TEST_LIBSQL } from "../sqld";
@@ -37,12 +38,15 @@ describe.skipIf(!mounted)("a full disk", () => {
 
   afterAll(async () => {
     await server?.signal("SIGTERM");
-    await run(["umount", mountPoint]);
+    // Lazily: this process may still hold closed store files until they are collected.
+    await run(["umount", "--lazy", mountPoint]);
     rmSync(mountPoint, { recursive: true, force: true });
   });
 
   test("writes answer 503 store_unavailable, reads go on, nothing acknowledged is lost, and room brings writes back", async () => {
     const url = (server as ServerProcess).url;
+    const admin = new AdminClient(url);
+    expect((await admin.signIn(await signInToken(data, "shop1"))).status).toBe(303);
     const description = "x".repeat(5000);
     const created: number[] = [];
     let refused: Awaited<ReturnType<typeof send>> | undefined;
@@ -64,6 +68,18 @@ describe.skipIf(!mounted)("a full disk", () => {
       },
     });
     expect(created.length).toBeGreaterThan(10);
+
+    // The admin screen says the same as a page.
+    const keyRefused = await admin.post("/api/admin/keys", {
+      name: "ERP",
+      products: "none",
+      orders: "write",
+      customers: "none",
+      leads: "none",
+      expires: "never",
+    });
+    expect(keyRefused.status).toBe(503);
+    expect(keyRefused.text).toContain("This store is unavailable right now; try again later.");
 
     const first = await send(url, `/api/v1/products/${created[0]}`);
     expect([first.status, first.json.data.name]).toEqual([200, "Product 0"]);
