@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BAD_LINK, EMAIL_SENT, LIMIT_SENTENCE, NOT_SHOWN_AGAIN } from "../src/admin/pages";
 import { StorePool } from "../src/db/pool";
 import { listMail } from "../src/mail/outbox";
-import { AdminClient, signInToken, textOfId } from "./admin-support";
+import { AdminClient, ORDERS_WRITE, signInToken, textOfId } from "./admin-support";
 import { otherStore, send, startTestServer, type TestServer, testStore } from "./helpers";
 import { runCli } from "./process";
 import { testLocation } from "./sqld";
@@ -47,15 +47,6 @@ async function mailOf(slug: string) {
     await pool.close();
   }
 }
-
-const ORDERS_WRITE = {
-  name: "ERP",
-  products: "none",
-  orders: "write",
-  customers: "none",
-  leads: "none",
-  expires: "never",
-};
 
 describe("signing in with a one-time link", () => {
   test("a fresh token starts a session (303 to the screen) with a strict cookie; the token is then spent", async () => {

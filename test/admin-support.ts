@@ -82,6 +82,16 @@ export async function signInToken(
   }
 }
 
+/** The "new key" form's fields for a key that writes orders only. */
+export const ORDERS_WRITE = {
+  name: "ERP",
+  products: "none",
+  orders: "write",
+  customers: "none",
+  leads: "none",
+  expires: "never",
+};
+
 /** The text of the element with this id (no nested tags expected). */
 export const textOfId = (html: string, id: string) =>
   new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(html)?.[1];

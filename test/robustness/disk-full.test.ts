@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AdminClient, signInToken } from "../admin-support";
+import { AdminClient, ORDERS_WRITE, signInToken } from "../admin-support";
 import { send, tempDir, testStore } from "../helpers";
 import { runCli, type ServerProcess, spawnServer } from "../process";
 import { TEST_LIBSQL } from "../sqld";
@@ -70,14 +70,7 @@ describe.skipIf(!mounted)("a full disk", () => {
     expect(created.length).toBeGreaterThan(10);
 
     // The admin screen says the same as a page.
-    const keyRefused = await admin.post("/api/admin/keys", {
-      name: "ERP",
-      products: "none",
-      orders: "write",
-      customers: "none",
-      leads: "none",
-      expires: "never",
-    });
+    const keyRefused = await admin.post("/api/admin/keys", ORDERS_WRITE);
     expect(keyRefused.status).toBe(503);
     expect(keyRefused.text).toContain("This store is unavailable right now; try again later.");
 
