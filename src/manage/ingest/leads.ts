@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { leadFixture, leadRecord, toLeadRow } from "../../routes/leads/fixture";
-import { getLead } from "../../routes/leads/queries";
-import { leadOut, toLead } from "../../routes/leads/schema";
+import { getLead, toLead } from "../../routes/leads/row";
+import { leadOut } from "../../routes/leads/schema";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";

@@ -2,7 +2,8 @@ import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
 import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
-import { LEAD_COLUMNS, type LeadRow, SOURCE_MAX } from "./schema";
+import { LEAD_COLUMNS, type LeadRow } from "./row";
+import { SOURCE_MAX } from "./schema";
 
 /** A fixture lead: the API's field names and formats; `id` and `createdAt` optional. */
 export const leadRecord = v.strictObject({

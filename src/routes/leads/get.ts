@@ -1,8 +1,8 @@
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { defineRoute } from "../define";
-import { getLead } from "./queries";
-import { leadOut, toLead } from "./schema";
+import { getLead, toLead } from "./row";
+import { leadOut } from "./schema";
 
 export const getLeadRoute = defineRoute({
   method: "GET",

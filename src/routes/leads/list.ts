@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import { type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
-import { LEAD_COLUMNS, type LeadRow, leadOut, listQuery, toLead } from "./schema";
+import { LEAD_COLUMNS, type LeadRow, toLead } from "./row";
+import { leadOut, listQuery } from "./schema";
 
 const source: ListSource = {
   list: "leads",

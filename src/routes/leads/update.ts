@@ -4,8 +4,8 @@ import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
 import { type Columns, changedColumns, sendsAnyOf } from "../changes";
 import { defineRoute } from "../define";
-import { getLead } from "./queries";
-import { type LeadRow, leadOut, toLead, updateBody } from "./schema";
+import { getLead, type LeadRow, toLead } from "./row";
+import { leadOut, updateBody } from "./schema";
 
 /** The fields a PATCH may change, and their columns. */
 const COLUMN_OF: Columns<v.InferOutput<typeof updateBody>, LeadRow> = {

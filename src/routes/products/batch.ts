@@ -5,15 +5,15 @@ import { ok } from "../../http/respond";
 import { documentedAs, idOut, positiveInteger, text } from "../../http/schemas";
 import { parseBody } from "../../http/validate";
 import { defineRoute } from "../define";
-import { changeStamp, saveProduct } from "./queries";
 import {
   applyChanges,
+  changeStamp,
   hasChanges,
   PRODUCT_COLUMNS,
-  type ProductChanges,
   type ProductRow,
-  productFields,
-} from "./schema";
+  saveProduct,
+} from "./row";
+import { type ProductChanges, productFields } from "./schema";
 
 const MAX_BATCH_ITEMS = 500;
 

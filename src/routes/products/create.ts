@@ -3,8 +3,8 @@ import type { Queryable } from "../../db/driver";
 import { ApiError } from "../../errors";
 import { type Plan, PRODUCT_LIMIT } from "../../plans";
 import { defineRoute } from "../define";
-import { assertInternalSkuFree, changeStamp, getProduct } from "./queries";
-import { createBody, PRODUCT_COLUMNS, productOut, toProduct } from "./schema";
+import { assertInternalSkuFree, changeStamp, getProduct, PRODUCT_COLUMNS, toProduct } from "./row";
+import { createBody, productOut } from "./schema";
 
 type NewProduct = v.InferOutput<typeof createBody>;
 

@@ -2,7 +2,8 @@ import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { bool, positiveInteger } from "../../http/schemas";
 import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
-import { PRODUCT_COLUMNS, type ProductRow, productFields } from "./schema";
+import { PRODUCT_COLUMNS, type ProductRow } from "./row";
+import { productFields } from "./schema";
 
 const nullable = <T>(value: T | undefined) => (value === undefined ? null : value);
 

@@ -1,8 +1,8 @@
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { defineRoute } from "../define";
-import { getProduct } from "./queries";
-import { productOut, toProduct } from "./schema";
+import { getProduct, toProduct } from "./row";
+import { productOut } from "./schema";
 
 export const getProductRoute = defineRoute({
   method: "GET",

@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import { type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
-import { listQuery, PRODUCT_COLUMNS, type ProductRow, productOut, toProduct } from "./schema";
+import { PRODUCT_COLUMNS, type ProductRow, toProduct } from "./row";
+import { listQuery, productOut } from "./schema";
 
 const source: ListSource = {
   list: "products",

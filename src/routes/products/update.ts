@@ -2,8 +2,16 @@ import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
 import { defineRoute } from "../define";
-import { assertInternalSkuFree, changeStamp, getProduct, saveProduct } from "./queries";
-import { applyChanges, hasChanges, productOut, toProduct, updateBody } from "./schema";
+import {
+  applyChanges,
+  assertInternalSkuFree,
+  changeStamp,
+  getProduct,
+  hasChanges,
+  saveProduct,
+  toProduct,
+} from "./row";
+import { productOut, updateBody } from "./schema";
 
 export const updateProduct = defineRoute({
   method: "PATCH",

@@ -1,6 +1,75 @@
 import type { Queryable } from "../../db/driver";
 import { invalidField, notFound } from "../../errors";
-import { PRODUCT_COLUMNS, type ProductRow } from "./schema";
+import { fromMinor, fromMinorOrNull } from "../../format/money";
+import { formatIsrael } from "../../format/time";
+import { changedColumns, sendsAnyOf } from "../changes";
+import type { Product, ProductChanges } from "./schema";
+
+/** A product as stored (snake_case columns, minor units, epoch ms, 0/1). */
+export interface ProductRow {
+  id: number;
+  name: string;
+  sku: string | null;
+  internal_sku: string | null;
+  price: number;
+  sale_price: number | null;
+  stock: number | null;
+  visible: number;
+  description: string | null;
+  vat_free: number;
+  unit_name: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const PRODUCT_COLUMNS =
+  "id, name, sku, internal_sku, price, sale_price, stock, visible, description, vat_free, unit_name, created_at, updated_at";
+
+export function toProduct(row: ProductRow): Product {
+  return {
+    id: row.id,
+    name: row.name,
+    sku: row.sku,
+    internalSku: row.internal_sku,
+    price: fromMinor(row.price),
+    salePrice: fromMinorOrNull(row.sale_price),
+    stock: row.stock,
+    visible: row.visible === 1,
+    description: row.description,
+    vatFree: row.vat_free === 1,
+    unitName: row.unit_name,
+    createdAt: formatIsrael(row.created_at),
+    updatedAt: formatIsrael(row.updated_at),
+  };
+}
+
+/** API field → column, for the fields a client may set. */
+const COLUMN_OF: Record<keyof ProductChanges, keyof ProductRow> = {
+  name: "name",
+  sku: "sku",
+  internalSku: "internal_sku",
+  price: "price",
+  salePrice: "sale_price",
+  stock: "stock",
+  visible: "visible",
+  description: "description",
+  vatFree: "vat_free",
+  unitName: "unit_name",
+};
+
+/**
+ * Applies the sent fields to a row; returns the new row and whether anything really
+ * changed (a field sent with its present value is not a change).
+ */
+export function applyChanges(
+  row: ProductRow,
+  changes: ProductChanges,
+): { row: ProductRow; changed: boolean } {
+  const changed = changedColumns(row, changes, COLUMN_OF);
+  return { row: { ...row, ...changed }, changed: Object.keys(changed).length > 0 };
+}
+
+export const hasChanges = (changes: ProductChanges) => sendsAnyOf(changes, COLUMN_OF);
 
 /** One product row of this store, or 404 `not_found`. */
 export async function getProduct(db: Queryable, id: number): Promise<ProductRow> {
