@@ -7,8 +7,8 @@ import { storeMigrations } from "../db/migrations";
 import { openDb } from "../db/open";
 import { formatIsraelForPeople } from "../format/time";
 import { KeyInputError, prepareKey } from "../keys/repository";
-import { isSameOrigin } from "./app";
 import { FlashStore } from "./flash";
+import { isSameOrigin } from "./http";
 import { WindowLimit } from "./limits";
 import { consumeSignInLink, createSignInLink, LINK_LIFETIME_MS, signInUrl } from "./links";
 import {

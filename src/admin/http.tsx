@@ -1,0 +1,174 @@
+import type { MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import type { JSX } from "hono/jsx/jsx-runtime";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ApiError, asApiError } from "../errors";
+import type { CidrList } from "../http/cidr";
+import { readLimited } from "../http/json-body";
+import { isSecure } from "../http/middleware/transport";
+import { searchParamsOf } from "../http/request-url";
+import type { AdminContext, AdminDeps, AdminEnv, AdminState } from "./context";
+import { SIGN_IN_PATH } from "./links";
+import { ErrorPage } from "./pages";
+import { findSession, SESSION_COOKIE } from "./sessions";
+
+const MAX_FORM_BYTES = 16 * 1024;
+
+/** Headers on every answer of the screen, pages, redirects and errors alike. */
+const SECURITY_HEADERS = {
+  "Content-Security-Policy":
+    "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  "Referrer-Policy": "no-referrer",
+  "Cache-Control": "no-store",
+  "X-Content-Type-Options": "nosniff",
+};
+
+const TITLES: Partial<Record<string, string>> = {
+  https_required: "HTTPS required",
+  key_in_url: "Key in the address",
+  not_found: "Not found",
+  method_not_allowed: "Not allowed",
+  payload_too_large: "Too much data",
+  store_unavailable: "Unavailable",
+};
+
+export function page(
+  c: AdminContext,
+  element: JSX.Element,
+  status: ContentfulStatusCode = 200,
+): Promise<Response> {
+  return Promise.resolve(element.toString()).then((html) =>
+    c.html(`<!doctype html>${html}`, status),
+  );
+}
+
+export const redirect = (c: AdminContext, path: string) => c.redirect(path, 303);
+
+/** Every error as a page: an `ApiError`'s own status and words, anything else logged and a 500 naming the request. */
+export const renderAdminError =
+  (deps: AdminDeps) =>
+  (error: Error, c: AdminContext): Promise<Response> => {
+    if (!(error instanceof ApiError)) deps.logError(c.get("requestId") ?? "-", error);
+    const answer = asApiError(error);
+    if (answer.code === "server_error") {
+      const message = `Something went wrong on our side; try again. (Request ${c.get("requestId") ?? "-"})`;
+      return page(c, <ErrorPage title="Something went wrong" message={message} />, 500);
+    }
+    for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+    const title =
+      answer.status === 403 ? "Not allowed" : (TITLES[answer.code] ?? "Something is wrong");
+    return page(
+      c,
+      <ErrorPage title={title} message={answer.message} />,
+      answer.status as ContentfulStatusCode,
+    );
+  };
+
+export const securityHeaders: MiddlewareHandler<AdminEnv> = (c, next) => {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
+  return next();
+};
+
+export const refuseKeyInUrl: MiddlewareHandler<AdminEnv> = (c, next) => {
+  if ([...searchParamsOf(c.req.url).keys()].some((name) => name.toLowerCase() === "apikey")) {
+    throw new ApiError("key_in_url", "Never put an API key in the URL.");
+  }
+  return next();
+};
+
+export const refuseOptions: MiddlewareHandler<AdminEnv> = (c, next) => {
+  if (c.req.method === "OPTIONS") {
+    throw new ApiError(
+      "method_not_allowed",
+      "This page accepts only GET and POST.",
+      {},
+      { Allow: "GET, POST" },
+    );
+  }
+  return next();
+};
+
+/** `https://shop.example` for the request: the scheme it arrived on and its Host (default port dropped). */
+export function ownOrigin(c: AdminContext, trustProxy: CidrList | null): string {
+  const secure = isHttps(c, trustProxy);
+  const host = (c.req.header("host") ?? "").toLowerCase().replace(secure ? /:443$/ : /:80$/, "");
+  return `${secure ? "https" : "http"}://${host}`;
+}
+
+export function isHttps(c: AdminContext, trustProxy: CidrList | null): boolean {
+  const peer = c.env?.peerIp ?? "unknown";
+  return isSecure(
+    c.env?.tls === true,
+    trustProxy?.contains(peer) ?? false,
+    c.req.header("x-forwarded-proto"),
+  );
+}
+
+/**
+ * A state-changing POST from this origin? `Sec-Fetch-Site` decides when the browser sends
+ * it (with `no-referrer`, same-origin posts carry `Origin: null`); else `Origin` must be
+ * the page's own. Neither header, or `Origin: null` alone, is not enough.
+ */
+export function isSameOrigin(
+  headers: { secFetchSite?: string; origin?: string },
+  own: string,
+): boolean {
+  if (headers.secFetchSite !== undefined) return headers.secFetchSite === "same-origin";
+  return (
+    headers.origin !== undefined &&
+    headers.origin !== "null" &&
+    headers.origin.toLowerCase() === own
+  );
+}
+
+/** The request's own origin, after 403 unless the POST came from it. */
+export function requireSameOrigin(c: AdminContext, trustProxy: CidrList | null): string {
+  const own = ownOrigin(c, trustProxy);
+  const headers = { secFetchSite: c.req.header("sec-fetch-site"), origin: c.req.header("origin") };
+  if (!isSameOrigin(headers, own)) throw forbidden();
+  return own;
+}
+
+export const forbidden = () =>
+  new ApiError(
+    "insufficient_scope",
+    "This form was not sent from this page; reload the page and try again.",
+  );
+
+/** A URL-encoded form body, at most MAX_FORM_BYTES (anything else reads as an empty form). */
+export async function readForm(c: AdminContext): Promise<URLSearchParams> {
+  const type = c.req.header("content-type") ?? "";
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) return new URLSearchParams();
+  if (Number(c.req.header("content-length") ?? 0) > MAX_FORM_BYTES) {
+    throw new ApiError("payload_too_large", `The form is larger than ${MAX_FORM_BYTES} bytes.`);
+  }
+  const bytes = await readLimited(c.req.raw.body, MAX_FORM_BYTES);
+  return new URLSearchParams(new TextDecoder().decode(bytes));
+}
+
+export const sessionOf = ({ deps }: AdminState, c: AdminContext) =>
+  findSession(c.get("db"), getCookie(c, SESSION_COOKIE), deps.now());
+
+/** Pages that need a session: without one, 303 to the sign-in page. */
+export const signedIn =
+  (state: AdminState): MiddlewareHandler<AdminEnv> =>
+  async (c, next) => {
+    const session = await sessionOf(state, c);
+    if (!session) return redirect(c, SIGN_IN_PATH);
+    c.set("session", session);
+    await next();
+  };
+
+/** State-changing POSTs: same origin (403), a session (303 to sign in), the session's form token (403). */
+export const guardedPost =
+  (state: AdminState): MiddlewareHandler<AdminEnv> =>
+  async (c, next) => {
+    requireSameOrigin(c, state.deps.trustProxy);
+    const session = await sessionOf(state, c);
+    if (!session) return redirect(c, SIGN_IN_PATH);
+    const form = await readForm(c);
+    if (form.get("formToken") !== session.formToken) throw forbidden();
+    c.set("session", session);
+    c.set("form", form);
+    await next();
+  };

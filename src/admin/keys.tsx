@@ -1,0 +1,155 @@
+import type { Handler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ApiError } from "../errors";
+import { AREAS } from "../keys/permissions";
+import {
+  createKey,
+  deleteKey,
+  KeyInputError,
+  KeyLimitError,
+  KeyNotFoundError,
+  listKeys,
+  prepareKey,
+} from "../keys/repository";
+import type { AdminContext, AdminEnv, AdminState } from "./context";
+import { page, redirect } from "./http";
+import {
+  ADMIN_PATH,
+  ConfirmDeletePage,
+  type CreateFormValues,
+  FIELD_LABELS,
+  KeyCreatedPage,
+  KeysScreen,
+} from "./pages";
+
+type AdminHandler = Handler<AdminEnv>;
+
+const BY_SCREEN = "the store admin (API and keys screen)";
+export const CREATED_PATH = "/api/admin/keys/new";
+const KEY_ID = /^[1-9]\d{0,14}$/;
+
+type ScreenExtras = { error?: string; notice?: string; values?: CreateFormValues };
+
+/** The keys screen: the store's keys, with a notice, or the create form's error and values. */
+async function keysScreen(
+  { deps }: AdminState,
+  c: AdminContext,
+  extra: ScreenExtras = {},
+  status: ContentfulStatusCode = 200,
+): Promise<Response> {
+  const keys = await deps.usage.listKeys(c.get("db"), c.get("store").slug);
+  const props = {
+    storeName: c.get("store").name,
+    keys,
+    now: deps.now(),
+    formToken: c.get("session").formToken,
+    ...extra,
+  };
+  return page(c, <KeysScreen {...props} />, status);
+}
+
+export const showKeys =
+  (state: AdminState): AdminHandler =>
+  (c) => {
+    const flash = state.flashes.take(c.get("session").id, state.deps.now(), "deleted");
+    const notice =
+      flash?.kind === "deleted"
+        ? `The key ${flash.name} (${flash.hint}) was deleted; it no longer works.`
+        : undefined;
+    return keysScreen(state, c, { notice });
+  };
+
+/** The create form: a new key, shown once on the next page; a bad field or a sixth key is the screen again. */
+export const createKeyFromForm =
+  (state: AdminState): AdminHandler =>
+  async (c) => {
+    const { deps } = state;
+    const form = c.get("form");
+    const values: CreateFormValues = {
+      name: form.get("name") ?? "",
+      permissions: Object.fromEntries(AREAS.map((area) => [area, form.get(area) ?? undefined])),
+      expires: form.get("expires") ?? "never",
+    };
+    const now = deps.now();
+    const store = c.get("store");
+    try {
+      const input = prepareKey(values, now, { requireAccess: true });
+      const created = await createKey(c.get("db"), store, input, BY_SCREEN, now);
+      await deps.keysChanged(store.slug);
+      state.flashes.put(
+        c.get("session").id,
+        { kind: "created", secret: created.secret, name: input.name },
+        now,
+      );
+      return redirect(c, CREATED_PATH);
+    } catch (error) {
+      if (error instanceof KeyInputError) {
+        const message = `${FIELD_LABELS[error.field] ?? error.field} ${error.problem}.`;
+        return keysScreen(state, c, { error: message, values }, 400);
+      }
+      if (error instanceof KeyLimitError)
+        return keysScreen(state, c, { error: error.message, values }, 409);
+      throw error;
+    }
+  };
+
+/** The new key's secret, once: a reload goes back to the screen. */
+export const showCreatedKey =
+  ({ deps, flashes }: AdminState): AdminHandler =>
+  (c) => {
+    const { id, formToken } = c.get("session");
+    const flash = flashes.take(id, deps.now(), "created");
+    if (flash?.kind !== "created") return redirect(c, ADMIN_PATH);
+    return page(
+      c,
+      <KeyCreatedPage
+        storeName={c.get("store").name}
+        formToken={formToken}
+        keyName={flash.name}
+        secret={flash.secret}
+      />,
+    );
+  };
+
+const noSuchKey = () =>
+  new ApiError("not_found", "There is no such key, or it was already deleted.");
+
+async function activeKeyOf(c: AdminContext) {
+  const id = c.req.param("id") ?? "";
+  const key = KEY_ID.test(id)
+    ? (await listKeys(c.get("db"))).find((k) => k.id === Number(id) && k.deletedAt === null)
+    : undefined;
+  if (!key) throw noSuchKey();
+  return key;
+}
+
+export const confirmDelete: AdminHandler = async (c) => {
+  const apiKey = await activeKeyOf(c);
+  return page(
+    c,
+    <ConfirmDeletePage
+      storeName={c.get("store").name}
+      formToken={c.get("session").formToken}
+      apiKey={apiKey}
+    />,
+  );
+};
+
+export const deleteKeyFromForm =
+  ({ deps, flashes }: AdminState): AdminHandler =>
+  async (c) => {
+    const store = c.get("store");
+    const { id: keyId } = await activeKeyOf(c);
+    const deleted = await deleteKey(c.get("db"), store, keyId, BY_SCREEN, deps.now()).catch(
+      (error) => {
+        throw error instanceof KeyNotFoundError ? noSuchKey() : error;
+      },
+    );
+    await deps.keysChanged(store.slug);
+    flashes.put(
+      c.get("session").id,
+      { kind: "deleted", name: deleted.name, hint: deleted.hint },
+      deps.now(),
+    );
+    return redirect(c, ADMIN_PATH);
+  };

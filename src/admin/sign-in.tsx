@@ -1,0 +1,97 @@
+import type { Handler } from "hono";
+import { deleteCookie, setCookie } from "hono/cookie";
+import { queueMail } from "../mail/outbox";
+import { adminSignInLink } from "../mail/templates";
+import type { AdminContext, AdminEnv, AdminState } from "./context";
+import { isHttps, page, readForm, redirect, requireSameOrigin, sessionOf } from "./http";
+import { insertSignInLink, LINK_LIFETIME_MS, SIGN_IN_PATH } from "./links";
+import { ADMIN_PATH, BAD_LINK, EMAIL_SENT, ErrorPage, SignInPage } from "./pages";
+import { endSession, SESSION_COOKIE, SESSION_LIFETIME_MS, signInWithToken } from "./sessions";
+
+type AdminHandler = Handler<AdminEnv>;
+
+const cookieOptions = (state: AdminState, c: AdminContext) => ({
+  path: "/api/admin",
+  httpOnly: true,
+  sameSite: "Strict" as const,
+  secure: isHttps(c, state.deps.trustProxy),
+});
+
+/** GET sign-in: with a one-time token, start a session; without, the page asking for the owner's email. */
+export const signIn =
+  (state: AdminState): AdminHandler =>
+  async (c) => {
+    const storeName = c.get("store").name;
+    const token = c.req.query("token");
+    if (token === undefined) {
+      if (await sessionOf(state, c)) return redirect(c, ADMIN_PATH);
+      return page(c, <SignInPage storeName={storeName} />);
+    }
+    const session = /^[A-Za-z0-9_-]{32,128}$/.test(token)
+      ? await signInWithToken(c.get("db"), token, state.deps.now())
+      : undefined;
+    if (!session) return page(c, <SignInPage storeName={storeName} error={BAD_LINK} />, 400);
+    setCookie(c, SESSION_COOKIE, session.id, {
+      ...cookieOptions(state, c),
+      maxAge: SESSION_LIFETIME_MS / 1000,
+    });
+    return redirect(c, ADMIN_PATH);
+  };
+
+/**
+ * POST sign-in: the owner's email gets a one-time link (mailed in the same transaction);
+ * any other address gets the same page, and every post counts against the limits.
+ */
+export const sendSignInLink =
+  ({ deps, perIp, perStore }: AdminState): AdminHandler =>
+  async (c) => {
+    const own = requireSameOrigin(c, deps.trustProxy);
+    const store = c.get("store");
+    const now = deps.now();
+    // Every post counts, whatever the address, so a 429 reveals nothing about it.
+    const ip = c.get("clientIp")();
+    for (const [limit, key] of [
+      [perIp, ip],
+      [perStore, store.slug],
+    ] as const) {
+      if (!limit.take(key, now)) {
+        c.header("Retry-After", String(limit.retryAfter(key, now)));
+        const message = "Too many sign-in requests; wait a few minutes and try again.";
+        return page(
+          c,
+          <ErrorPage title="Too many requests" message={message} storeName={store.name} />,
+          429,
+        );
+      }
+    }
+    const email = (await readForm(c)).get("email")?.trim() ?? "";
+    if (email === "")
+      return page(
+        c,
+        <SignInPage storeName={store.name} error="Enter the store owner's email address." />,
+        400,
+      );
+    if (email.toLowerCase() === store.ownerEmail.toLowerCase()) {
+      await c.get("db").transaction(async (tx) => {
+        const link = await insertSignInLink(tx, own, now);
+        const mail = adminSignInLink({
+          storeName: store.name,
+          url: link.url,
+          validMinutes: LINK_LIFETIME_MS / 60_000,
+        });
+        await queueMail(tx, { ...mail, to: store.ownerEmail }, now);
+      });
+      deps.onMailQueued(store.slug);
+    }
+    return page(c, <SignInPage storeName={store.name} notice={EMAIL_SENT} />);
+  };
+
+export const signOut =
+  (state: AdminState): AdminHandler =>
+  async (c) => {
+    const { id } = c.get("session");
+    await endSession(c.get("db"), id);
+    state.flashes.drop(id);
+    deleteCookie(c, SESSION_COOKIE, cookieOptions(state, c));
+    return redirect(c, SIGN_IN_PATH);
+  };
