@@ -13,7 +13,7 @@ import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
 import { DataDirError } from "./db/data-dir";
-import { DatabaseUnavailable } from "./db/driver";
+import { DatabaseUnavailable, isDiskFull } from "./db/driver";
 import { LibsqlAdminError } from "./db/location";
 import { SchemaTooNewError } from "./db/migrate";
 import { type Runtime, useRuntime } from "./runtime/runtime";
@@ -94,6 +94,12 @@ export async function main(argv: string[]): Promise<number> {
       error instanceof DatabaseUnavailable
     ) {
       process.stderr.write(`storeapi: ${error.message}\n`);
+      return 1;
+    }
+    if (isDiskFull(error)) {
+      process.stderr.write(
+        "storeapi: the disk is full; free some space and run the command again\n",
+      );
       return 1;
     }
     process.stderr.write(`storeapi: unexpected failure: ${(error as Error).message ?? error}\n`);

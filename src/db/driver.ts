@@ -48,11 +48,14 @@ export class DatabaseUnavailable extends Error {}
 
 /**
  * Whether a failure is the storage's rather than the request's, and may pass: the
- * database out of reach, or its disk full (SQLITE_FULL, the `code` of both drivers'
- * errors; SQLite has rolled the transaction back). Answered 503 `store_unavailable`.
+ * database out of reach, or its disk full (SQLite has rolled the transaction back).
+ * Answered 503 `store_unavailable`.
  */
 export const isStorageFailure = (error: unknown): boolean =>
-  error instanceof DatabaseUnavailable ||
+  error instanceof DatabaseUnavailable || isDiskFull(error);
+
+/** SQLite could not write for want of space (SQLITE_FULL, the `code` of both drivers' errors). */
+export const isDiskFull = (error: unknown): boolean =>
   (error as { code?: unknown } | null)?.code === "SQLITE_FULL";
 
 /** How long one request to a libSQL server may take before it counts as unanswered (under Bun's 10 s idle cut). */

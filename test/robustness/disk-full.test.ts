@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AdminClient, ORDERS_WRITE, signInToken } from "../admin-support";
 import { send, tempDir, testStore } from "../helpers";
@@ -76,6 +76,15 @@ describe.skipIf(!mounted)("a full disk", () => {
 
     const first = await send(url, `/api/v1/products/${created[0]}`);
     expect([first.status, first.json.data.name]).toEqual([200, "Product 0"]);
+
+    // A command that runs out of space says so in one line and leaves nothing half made.
+    const backupDir = join(mountPoint, "backup");
+    const backup = await runCli(["backup", backupDir, "--data", data]);
+    expect([backup.code, backup.stderr]).toEqual([
+      1,
+      "storeapi: the disk is full; free some space and run the command again\n",
+    ]);
+    expect(existsSync(backupDir) ? readdirSync(backupDir) : []).toEqual([]);
 
     expect(await run(["mount", "-o", "remount,size=16m", mountPoint])).toBe(true);
     const after = await send(url, "/api/v1/products", {
