@@ -106,7 +106,7 @@ export function namespaceFetch(
 const deadline = () => AbortSignal.timeout(REMOTE_DEADLINE_MS);
 
 /** A request to the libSQL server at `url` that failed without an answer, as `DatabaseUnavailable`. */
-export function unanswered(url: string, error: unknown): DatabaseUnavailable {
+function unanswered(url: string, error: unknown): DatabaseUnavailable {
   const reason =
     (error as Error)?.name === "TimeoutError"
       ? `no answer within ${REMOTE_DEADLINE_MS / 1000} s`
