@@ -129,8 +129,17 @@ describe("durability under kill -9", () => {
       expect(answer.json.data.map((c: { email: string }) => c.email)).toEqual([email]);
     }
     const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline && (await readStore()).outbox.some((r) => r.status === "queued"))
-      await Bun.sleep(100);
+    const queued = async () => (await readStore()).outbox.some((r) => r.status === "queued");
+    while (Date.now() < deadline && (await queued())) await Bun.sleep(100);
+    // Should mail stay queued, the server's own words about it say why.
+    const mailLog = server
+      .stdout()
+      .split("\n")
+      .filter((line) => line.includes('"msg":"mail'))
+      .join("\n");
+    expect(await queued(), `mail still queued after 20 s; the server's mail log:\n${mailLog}`).toBe(
+      false,
+    );
     expect(await server.signal("SIGTERM")).toBe(0);
 
     const stored = await readStore();
