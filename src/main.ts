@@ -6,7 +6,7 @@
  */
 import { quietNativeLogs } from "./runtime/quiet-native-logs";
 
-quietNativeLogs();
+await quietNativeLogs();
 const { runMain } = await import("./program");
 const { bunRuntime } = await import("./runtime/bun");
 await runMain(bunRuntime);

@@ -1,6 +1,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { isStorageFailure } from "./db/driver";
 import { FileLocation } from "./db/location";
 import type { StorePool } from "./db/pool";
 import type { AuthFailures } from "./http/auth-failures";
@@ -204,9 +205,17 @@ export function serveMetrics(metrics: Metrics, hostname: string, port: number) {
         return new Response("not found: metrics are at /metrics\n", { status: 404 });
       if (request.method !== "GET" && request.method !== "HEAD")
         return new Response("method not allowed\n", { status: 405, headers: { Allow: "GET" } });
-      return new Response(await metrics.text(), {
-        headers: { "Content-Type": metrics.contentType },
-      });
+      try {
+        return new Response(await metrics.text(), {
+          headers: { "Content-Type": metrics.contentType },
+        });
+      } catch (error) {
+        // The per-store gauges read the open stores: storage out of reach makes the scrape fail, in one line.
+        if (!isStorageFailure(error)) throw error;
+        return new Response("metrics unavailable: a store's database cannot be read now\n", {
+          status: 503,
+        });
+      }
     },
   });
 }

@@ -549,7 +549,17 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)(
       writeFileSync(fixture, JSON.stringify({ stores: [testStore(), otherStore()] }));
       const loaded = await runCli(["load", fixture, ...outage.flags, "--data", join(dir, "o1")]);
       expect([loaded.code, loaded.stderr]).toEqual([0, ""]);
-      const replicaNode = await spawnServer(join(dir, "o1"), outage.serveFlags);
+      const replicaNode = await spawnServer(join(dir, "o1"), [
+        ...outage.serveFlags,
+        "--metrics-listen",
+        "127.0.0.1:0",
+      ]);
+      const metricsUrl = JSON.parse(
+        replicaNode
+          .stdout()
+          .split("\n")
+          .find((line) => line.includes('"listening"')) ?? "{}",
+      ).metricsUrl;
       const plainNode = await spawnServer(join(dir, "o2"), outage.flags);
       nodes.push(replicaNode, plainNode);
 
@@ -565,6 +575,8 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)(
       await Bun.sleep(1100); // the replica's last sync is now too old to read from
       let pending = 4;
       const counted = <T>(answer: Promise<T>) => answer.finally(() => pending--);
+      // A scrape reads the open stores' outboxes: it fails in one plain line, not a 500 page.
+      const scrape = fetch(metricsUrl).then(async (r) => [r.status, await r.text()]);
       const answers = Promise.all([
         counted(send(replicaNode.url, path)),
         // shop2 has no replica yet: making one waits on the server, on the replicas' thread
@@ -580,11 +592,16 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)(
         expect(answer.status).toBe(503);
         expect(answer.json).toEqual(unavailable);
       }
+      expect(await scrape).toEqual([
+        503,
+        "metrics unavailable: a store's database cannot be read now\n",
+      ]);
 
       outage.signal("SIGCONT");
       expect((await send(plainNode.url, path)).status).toBe(200);
       expect((await send(replicaNode.url, path)).status).toBe(200);
       expect((await send(replicaNode.url, "/api/v1/products", other)).status).toBe(200);
+      expect((await fetch(metricsUrl)).status).toBe(200);
 
       // Gone: refused at once without a replica, within the replica's own sync timeout with one.
       outage.signal("SIGKILL");

@@ -1,5 +1,5 @@
 import { LIBC, raiseOpenFilesLimitWith } from "./open-files";
-import type { Runtime } from "./runtime";
+import { type Runtime, unexpectedError } from "./runtime";
 
 /**
  * Bun. In the compiled binary (`bun build --compile`, scripts/build.ts) every module's
@@ -21,6 +21,9 @@ export const bunRuntime: Runtime = {
       port,
       tls,
       maxRequestBodySize,
+      // A handler that throws gets a bare 500: Bun's development page would show its message.
+      development: false,
+      error: unexpectedError,
       fetch: (request, srv) =>
         fetch(request, {
           get peerIp() {
@@ -48,7 +51,7 @@ export const bunRuntime: Runtime = {
 
   async raiseOpenFilesLimit() {
     try {
-      // Imported here, not at the top: Deno loads this file too (src/main.ts) and has no bun:ffi.
+      // Imported here, not at the top: only this needs it.
       const { dlopen, FFIType, ptr } = await import("bun:ffi");
       const rlimit = { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 } as const;
       const { symbols, close } = dlopen(LIBC, { getrlimit: rlimit, setrlimit: rlimit });

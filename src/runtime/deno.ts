@@ -1,5 +1,5 @@
 import { LIBC, raiseOpenFilesLimitWith } from "./open-files";
-import type { Runtime } from "./runtime";
+import { type Runtime, unexpectedError } from "./runtime";
 
 /** The part of Deno's global this file uses (the project type-checks against Bun's types). */
 declare const Deno: {
@@ -38,7 +38,8 @@ export const denoRuntime: Runtime = {
 
   serve({ hostname, port, tls, fetch }) {
     const secure = Boolean(tls);
-    const server = Deno.serve({ hostname, port, ...tls, onListen() {} }, (request, info) =>
+    const options = { hostname, port, ...tls, onListen() {}, onError: unexpectedError };
+    const server = Deno.serve(options, (request, info) =>
       fetch(request, {
         get peerIp() {
           return info.remoteAddr.hostname;

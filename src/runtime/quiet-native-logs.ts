@@ -1,22 +1,27 @@
+import { LIBC } from "./open-files";
+
 /**
  * The `libsql` binding writes its own errors (an embedded replica's failed syncs, once a
  * second while a libSQL server is down) to stdout as coloured text, which would break the
  * log's JSON lines; storeapi reports those failures itself. The binding reads RUST_LOG from
  * the C environment once, when it loads, so unless the operator set RUST_LOG this sets it
- * to "off" there, before the program is loaded (src/main.ts). Bun's `process.env` does
- * not reach the C environment, hence libc's setenv; elsewhere, and where libc cannot be
- * opened, nothing changes.
+ * to "off" there, before the program is loaded (src/main.ts, Bun's entry: Deno cannot
+ * keep replicas). Bun's `process.env` does not reach the C environment, hence libc's
+ * setenv; where libc cannot be opened, nothing changes.
  */
-export function quietNativeLogs(): void {
-  if (typeof Bun === "undefined" || process.env.RUST_LOG !== undefined) return;
+export async function quietNativeLogs(): Promise<void> {
+  if (process.env.RUST_LOG !== undefined) return;
   try {
-    const { dlopen, FFIType } = import.meta.require("bun:ffi") as typeof import("bun:ffi");
-    const libc = dlopen("libc.so.6", {
+    const { dlopen, FFIType } = await import("bun:ffi");
+    const { symbols, close } = dlopen(LIBC, {
       setenv: { args: [FFIType.cstring, FFIType.cstring, FFIType.i32], returns: FFIType.i32 },
     });
-    libc.symbols.setenv(Buffer.from("RUST_LOG\0"), Buffer.from("off\0"), 0);
-    libc.close();
+    try {
+      symbols.setenv(Buffer.from("RUST_LOG\0"), Buffer.from("off\0"), 0);
+    } finally {
+      close();
+    }
   } catch {
-    // Not glibc: the binding's lines stay.
+    // No libc to open: the binding's lines stay.
   }
 }

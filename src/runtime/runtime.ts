@@ -72,3 +72,13 @@ export function runtime(): Runtime {
   if (!chosen) throw new Error("no runtime chosen: the entry point calls useRuntime() first");
   return chosen;
 }
+
+/**
+ * What a server answers when its handler throws after all (the app renders its own
+ * errors; this is the edge's last resort): a bare 500 that shows nothing of the error.
+ */
+export const unexpectedError = (): Response =>
+  new Response("internal server error\n", {
+    status: 500,
+    headers: { "Content-Type": "text/plain; charset=utf-8" },
+  });
