@@ -9,6 +9,7 @@ import {
 } from "@libsql/client";
 import {
   type Args,
+  BUSY_TIMEOUT_MS,
   DatabaseUnavailable,
   type Db,
   Mutex,
@@ -76,16 +77,18 @@ export class ClientDb implements Db {
 
   /** `options`: what else @libsql/client needs to reach a server (auth token, a namespace's `fetch`). */
   constructor(url: string, options: Omit<Config, "url" | "intMode"> = {}) {
-    this.client = createClient({ ...options, url, intMode: "number" });
-    this.queries = adapt(this.client);
     this.isFile = url.startsWith("file:");
+    // On a file the client keeps a pool of connections and opens new ones as it goes (one
+    // after each transaction): only this option gives every one of them the busy timeout.
+    const timeout = this.isFile ? BUSY_TIMEOUT_MS : undefined;
+    this.client = createClient({ ...options, url, intMode: "number", timeout });
+    this.queries = adapt(this.client);
     this.walPath = this.isFile ? `${url.slice("file:".length)}-wal` : null;
   }
 
   async init(): Promise<this> {
     if (this.isFile) {
       await this.client.execute("PRAGMA journal_mode = WAL");
-      await this.client.execute("PRAGMA busy_timeout = 5000");
       await this.client.execute("PRAGMA synchronous = NORMAL");
     }
     return this;

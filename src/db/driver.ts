@@ -58,6 +58,9 @@ export const isStorageFailure = (error: unknown): boolean =>
 export const isDiskFull = (error: unknown): boolean =>
   (error as { code?: unknown } | null)?.code === "SQLITE_FULL";
 
+/** How long a statement on a database file waits for another connection's lock before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5_000;
+
 /** How long one request to a libSQL server may take before it counts as unanswered (under Bun's 10 s idle cut). */
 export const REMOTE_DEADLINE_MS = 8_000;
 

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import Database from "libsql";
 import type { Args, Db, Queryable, Row, RunResult } from "./driver";
-import { Mutex } from "./driver";
+import { BUSY_TIMEOUT_MS, Mutex } from "./driver";
 
 interface Statement {
   run(...args: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
@@ -89,14 +89,14 @@ export class Connection implements Queryable {
  */
 export function openReader(path: string): Connection {
   const raw = new Database(path);
-  raw.exec("PRAGMA busy_timeout = 5000");
+  raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   raw.exec("PRAGMA query_only = 1");
   return new Connection(raw);
 }
 
 function openConnection(path: string): Connection {
   const raw = new Database(path);
-  raw.exec("PRAGMA busy_timeout = 5000");
+  raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   raw.exec("PRAGMA journal_mode = WAL");
   raw.exec("PRAGMA synchronous = NORMAL");
   raw.exec("PRAGMA foreign_keys = ON");

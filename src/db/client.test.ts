@@ -1,0 +1,43 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ClientDb } from "./client";
+
+const dir = mkdtempSync(join(tmpdir(), "storeapi-client-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("every connection of a file client waits for another's write lock instead of failing at once", async () => {
+  const path = join(dir, "store.db");
+  const db = await new ClientDb(`file:${path}`).init();
+  await db.exec("CREATE TABLE t (v INTEGER)");
+  // The client opens connections as it needs them (one after each transaction, one per
+  // overlapping read); a few of each, so that the writes below use ones opened late.
+  await db.transaction((tx) => tx.run("INSERT INTO t VALUES (0)"));
+  await Promise.all([db.all("SELECT * FROM t"), db.all("SELECT * FROM t"), db.all("SELECT 1")]);
+  await db.transaction((tx) => tx.run("INSERT INTO t VALUES (0)"));
+
+  // The lock is held by another process: a statement waiting for it blocks this thread.
+  for (let i = 1; i <= 3; i++) {
+    const holder = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `const D = require("libsql"); const d = new D(${JSON.stringify(path)}); d.exec("BEGIN IMMEDIATE"); console.log("locked"); setTimeout(() => d.exec("COMMIT"), 300);`,
+      ],
+      { stdout: "pipe", cwd: import.meta.dir },
+    );
+    const reader = holder.stdout.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("locked\n");
+    await db.run("INSERT INTO t VALUES (?)", [i]);
+    expect(await holder.exited).toBe(0);
+  }
+  expect(await db.all("SELECT v FROM t ORDER BY rowid")).toEqual([
+    { v: 0 },
+    { v: 0 },
+    { v: 1 },
+    { v: 2 },
+    { v: 3 },
+  ]);
+  await db.close();
+});
