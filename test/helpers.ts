@@ -1,3 +1,4 @@
+import { expect } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -181,3 +182,20 @@ export const statusAndCode = (answer: ApiAnswer): string =>
 
 /** Asserts-free accessor for an error envelope's code (undefined when not an error). */
 export const errorCode = (answer: ApiAnswer): string | undefined => answer.json?.error?.code;
+
+/**
+ * A hostile request's answer: under 500, JSON, an envelope whose error has a code and a
+ * sentence, no trace of SQL or a stack, and a request id (robustness tests).
+ */
+export function expectEnvelope(answer: ApiAnswer, context: string): void {
+  const where = `${context} → ${answer.status} ${answer.text.slice(0, 200)}`;
+  expect(answer.status, where).toBeLessThan(500);
+  expect(answer.headers.get("content-type"), where).toBe("application/json; charset=utf-8");
+  expect(typeof answer.json?.ok, where).toBe("boolean");
+  if (answer.json.ok === false) {
+    expect(typeof answer.json.error.code, where).toBe("string");
+    expect(answer.json.error.message, where).toMatch(/\.$/);
+    expect(answer.text, where).not.toMatch(/SQLITE|\n\s+at |\.ts:\d+|"stack"/i);
+  }
+  expect(answer.headers.get("x-request-id"), where).toBeTruthy();
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { apiRoutes } from "../../src/routes";
 import {
-  type ApiAnswer,
+  expectEnvelope,
   KEYS,
   otherStore,
   startTestServer,
@@ -25,19 +25,6 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
-
-function expectEnvelope(answer: ApiAnswer, context: string): void {
-  const where = `${context} → ${answer.status} ${answer.text.slice(0, 200)}`;
-  expect(answer.status, where).toBeLessThan(500);
-  expect(answer.headers.get("content-type"), where).toBe("application/json; charset=utf-8");
-  expect(typeof answer.json?.ok, where).toBe("boolean");
-  if (answer.json.ok === false) {
-    expect(typeof answer.json.error.code, where).toBe("string");
-    expect(answer.json.error.message, where).toMatch(/\.$/);
-    expect(answer.text, where).not.toMatch(/SQLITE|\n\s+at |\.ts:\d+|"stack"/i);
-  }
-  expect(answer.headers.get("x-request-id"), where).toBeTruthy();
-}
 
 /** A concrete path for a route, with each `:param` replaced by `value`. */
 const pathFor = (path: string, value: string) => `/api/v1${path.replace(/:[^/]+/g, value)}`;

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { manageRoutes } from "../../src/manage/routes";
-import { otherStore, readAnswer, startTestServer, type TestServer, testStore } from "../helpers";
+import {
+  expectEnvelope,
+  otherStore,
+  readAnswer,
+  startTestServer,
+  type TestServer,
+  testStore,
+} from "../helpers";
 import { newHostKey } from "../manage-support";
 
 /**
@@ -34,18 +41,6 @@ async function call(method: string, path: string, body?: string, type = "applica
   };
   if (body !== undefined) headers["Content-Type"] = type;
   return readAnswer(await fetch(`${server.url}/manage/v1${path}`, { method, headers, body }));
-}
-
-function expectEnvelope(answer: Awaited<ReturnType<typeof call>>, context: string): void {
-  const where = `${context} → ${answer.status} ${answer.text.slice(0, 200)}`;
-  expect(answer.status, where).toBeLessThan(500);
-  expect(answer.headers.get("content-type"), where).toBe("application/json; charset=utf-8");
-  expect(typeof answer.json?.ok, where).toBe("boolean");
-  if (answer.json.ok === false) {
-    expect(typeof answer.json.error.code, where).toBe("string");
-    expect(answer.json.error.message, where).toMatch(/\.$/);
-    expect(answer.text, where).not.toMatch(/SQLITE|\n\s+at |\.ts:\d+|"stack"/i);
-  }
 }
 
 /** A concrete path: `:slug` a store that exists (or a hostile one), other parameters `id`. */
