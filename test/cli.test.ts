@@ -426,6 +426,21 @@ describe("load", () => {
     },
   );
 
+  test("a fixture file that cannot be read is named with the reason, in one line", async () => {
+    const dir = freshDir();
+    const run = inDir(dir);
+    const missing = await run("load", join(dir, "missing.json"));
+    expect([missing.code, missing.stderr]).toEqual([
+      1,
+      `storeapi: cannot read fixture file ${join(dir, "missing.json")}: no such file\n`,
+    ]);
+    const directory = await run("load", dir);
+    expect([directory.code, directory.stderr]).toEqual([
+      1,
+      `storeapi: cannot read fixture file ${dir}: it is a directory\n`,
+    ]);
+  });
+
   test("a broken fixture is refused with the record's path and nothing is loaded", async () => {
     const dir = freshDir();
     const run = inDir(dir);

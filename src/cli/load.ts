@@ -19,12 +19,21 @@ export function progressPrinter(from = PROGRESS_FROM) {
   };
 }
 
+/** What a failed read of the fixture file says, for the usual reasons. */
+const READ_ERRORS: Record<string, string> = {
+  ENOENT: "no such file",
+  EACCES: "permission denied",
+  EISDIR: "it is a directory",
+};
+
 function readFixtureFile(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
-  } catch {
-    throw new CliError(`cannot read fixture file ${path}`);
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    const why = (code && READ_ERRORS[code]) ?? message;
+    throw new CliError(`cannot read fixture file ${path}: ${why}`);
   }
   try {
     return JSON.parse(text);
