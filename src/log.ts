@@ -1,3 +1,5 @@
+import { isStorageFailure } from "./db/driver";
+
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -63,3 +65,35 @@ export const reportToStderr: ReportError = (message, error) =>
 /** An error as a log field: message and stack for operators, never sent to clients. */
 export const errorFields = (error: unknown) =>
   error instanceof Error ? { error: error.message, stack: error.stack } : { error: String(error) };
+
+/** While storage fails, at most one "request failed" line for it per this long. */
+export const STORAGE_FAILURE_LOG_MS = 10_000;
+
+/**
+ * The "request failed" line for a request that answered 5xx. While storage is out of
+ * reach or full every request fails alike, and a line with its stack per request would
+ * flood the log: those are written once per `STORAGE_FAILURE_LOG_MS`, counting the ones
+ * left out (each still has its request line, status 503). Other failures, as they come.
+ */
+export function requestFailureLog(logger: Pick<Logger, "error">, now: () => number = Date.now) {
+  let lastAt = Number.NEGATIVE_INFINITY;
+  let leftOut = 0;
+  return (requestId: string, error: unknown): void => {
+    if (!isStorageFailure(error)) {
+      logger.error("request failed", { requestId, ...errorFields(error) });
+      return;
+    }
+    const at = now();
+    if (at - lastAt < STORAGE_FAILURE_LOG_MS) {
+      leftOut++;
+      return;
+    }
+    logger.error("request failed: storage out of reach or full", {
+      requestId,
+      sameFailuresNotLogged: leftOut,
+      ...errorFields(error),
+    });
+    lastAt = at;
+    leftOut = 0;
+  };
+}

@@ -18,7 +18,7 @@ import { Housekeeper } from "./housekeeping";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RateLimiter } from "./http/rate-limit";
-import { errorFields, Logger, type ReportError } from "./log";
+import { errorFields, Logger, type ReportError, requestFailureLog } from "./log";
 import { MailWorker } from "./mail/worker";
 import { HostKeyCache } from "./manage/host-keys";
 import { Metrics, serveMetrics } from "./metrics";
@@ -157,8 +157,7 @@ async function serveFrom(
     log: logger.enabled("info")
       ? (entry) => logger.write("info", entry as unknown as Record<string, unknown>)
       : undefined,
-    logError: (requestId, error) =>
-      logger.error("request failed", { requestId, ...errorFields(error) }),
+    logError: requestFailureLog(logger),
     onMailQueued: (slug) => mail.notify(slug),
     beforeMailQueued: (slug) => mail.markQueued(slug),
     // The bump reaches this server's registry at once (a reload), other processes by their poll.
