@@ -89,7 +89,7 @@ export const refuseOptions: MiddlewareHandler<AdminEnv> = (c, next) => {
 };
 
 /** `https://shop.example` for the request: the scheme it arrived on and its Host (default port dropped). */
-export function ownOrigin(c: AdminContext, trustProxy: CidrList | null): string {
+function ownOrigin(c: AdminContext, trustProxy: CidrList | null): string {
   const secure = isHttps(c, trustProxy);
   const host = (c.req.header("host") ?? "").toLowerCase().replace(secure ? /:443$/ : /:80$/, "");
   return `${secure ? "https" : "http"}://${host}`;
@@ -129,7 +129,7 @@ export function requireSameOrigin(c: AdminContext, trustProxy: CidrList | null):
   return own;
 }
 
-export const forbidden = () =>
+const forbidden = () =>
   new ApiError(
     "insufficient_scope",
     "This form was not sent from this page; reload the page and try again.",

@@ -21,7 +21,7 @@ const released = new FinalizationRegistry<undefined>(() => unreleased--);
 export const unreleasedConnections = () => unreleased;
 
 /** Counts a closed binding handle until the collector frees its descriptors (see `Connection.close`). */
-export function noteClosed(raw: object): void {
+function noteClosed(raw: object): void {
   unreleased++;
   released.register(raw, undefined);
 }
