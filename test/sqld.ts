@@ -44,7 +44,7 @@ async function answers(url: string): Promise<boolean> {
  * Starts one sqld with namespaces on free loopback ports in a temp directory, and waits
  * (30 s at most) until both its APIs answer. `stop()` kills it by pid and removes its data.
  * With `replicas` its URL names it `localhost` (a replica reaches store-{slug}.localhost)
- * and `serveFlags` add `--libsql-replicas`.
+ * and `serveFlags` add `--libsql-replicas`; `args` are more of sqld's own flags.
  */
 /**
  * sqld has no parent-death option, and a test run can end without exit handlers: a shell
@@ -54,7 +54,10 @@ async function answers(url: string): Promise<boolean> {
 const WATCHDOG =
   'trap "" INT TERM; "$0" "$@" 2>>"$SQLD_DIR/sqld.log" & pid=$!; echo $pid >"$SQLD_DIR/sqld.pid"; read -r _; kill -9 $pid; wait $pid; rm -rf "$SQLD_DIR"';
 
-export async function startSqld({ replicas = TEST_LIBSQL_REPLICAS } = {}): Promise<Sqld> {
+export async function startSqld({
+  replicas = TEST_LIBSQL_REPLICAS,
+  args = [] as string[],
+} = {}): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "storeapi-sqld-"));
   const [http, admin] = [await freePort(), await freePort()];
   const log = join(dir, "sqld.log");
@@ -72,6 +75,7 @@ export async function startSqld({ replicas = TEST_LIBSQL_REPLICAS } = {}): Promi
       `127.0.0.1:${admin}`,
       "--enable-namespaces",
       "--disable-default-namespace",
+      ...args,
     ],
     {
       cwd: dir,

@@ -53,6 +53,31 @@ function remove(path: string): void {
   for (const suffix of REPLICA_FILES) rmSync(path + suffix, { force: true });
 }
 
+/**
+ * While sqld compacts a database's replication log into a snapshot (after enough writes),
+ * a replica asking for the frames meanwhile is told the snapshot is "not found" until it
+ * is written: that answer is tried again, for up to `SNAPSHOT_WAIT_MS`.
+ */
+const SNAPSHOT_WAIT_MS = 3_000;
+const SNAPSHOT_RETRY_MS = 50;
+const isSnapshotPending = (error: unknown) =>
+  String((error as Error)?.message ?? error).includes("snapshot not found");
+
+async function sync(replica: InstanceType<typeof Database>): Promise<void> {
+  // The binding's own sync() blocks the thread; its native call is a promise.
+  native ??= libsqlNative();
+  const giveUpAt = performance.now() + SNAPSHOT_WAIT_MS;
+  for (;;) {
+    try {
+      await native.databaseSyncAsync.call((replica as unknown as { db: unknown }).db);
+      return;
+    } catch (error) {
+      if (!isSnapshotPending(error) || performance.now() > giveUpAt) throw error;
+      await new Promise((resolve) => setTimeout(resolve, SNAPSHOT_RETRY_MS));
+    }
+  }
+}
+
 async function handle(request: ReplicaRequest): Promise<void> {
   if (request.type === "open") {
     remove(request.path); // a replica lives only while its store is open: always a fresh copy
@@ -69,9 +94,7 @@ async function handle(request: ReplicaRequest): Promise<void> {
   } else if (request.type === "sync") {
     const replica = replicas.get(request.path);
     if (!replica) throw new Error("the replica is not open");
-    // The binding's own sync() blocks the thread; its native call is a promise.
-    native ??= libsqlNative();
-    await native.databaseSyncAsync.call((replica as unknown as { db: unknown }).db);
+    await sync(replica);
   } else {
     remove(request.path);
   }
