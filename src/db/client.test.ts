@@ -41,3 +41,50 @@ test("every connection of a file client waits for another's write lock instead o
   ]);
   await db.close();
 });
+
+test("batches that wait for the writer together are committed in one transaction; a failing one fails alone", async () => {
+  const db = await new ClientDb(`file:${join(dir, "group.db")}`).init();
+  await db.exec("CREATE TABLE t (v INTEGER UNIQUE)");
+  const client = (db as unknown as { client: { batch: (...args: unknown[]) => unknown } }).client;
+  const sent: number[] = [];
+  const batch = client.batch.bind(client);
+  client.batch = (...[statements, mode]: unknown[]) => {
+    sent.push((statements as unknown[]).length);
+    return batch(statements, mode);
+  };
+
+  const results = await Promise.all(
+    [1, 2, 3].map((v) =>
+      db.batch([
+        { sql: "INSERT INTO t VALUES (?)", args: [v] },
+        { sql: "UPDATE t SET v = v * 10 WHERE v = ?", args: [v] },
+      ]),
+    ),
+  );
+  expect(sent).toEqual([6]);
+  expect(results.map((r) => r.map(({ changes }) => changes))).toEqual([
+    [1, 1],
+    [1, 1],
+    [1, 1],
+  ]);
+
+  // 20 is taken: the second batch's INSERT fails, which rolls back the first and third
+  // with it; alone, they go through.
+  sent.length = 0;
+  const settled = await Promise.allSettled([
+    db.batch([{ sql: "INSERT INTO t VALUES (?)", args: [4] }]),
+    db.batch([{ sql: "INSERT INTO t VALUES (?)", args: [20] }]),
+    db.batch([{ sql: "INSERT INTO t VALUES (?)", args: [5] }]),
+  ]);
+  expect(sent).toEqual([3, 1, 1, 1]);
+  expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  expect(String((settled[1] as PromiseRejectedResult).reason)).toContain("UNIQUE");
+  expect(await db.all("SELECT v FROM t ORDER BY v")).toEqual([
+    { v: 4 },
+    { v: 5 },
+    { v: 10 },
+    { v: 20 },
+    { v: 30 },
+  ]);
+  await db.close();
+});

@@ -5,6 +5,7 @@ import {
   createClient,
   type InStatement,
   LibsqlError,
+  type ResultSet,
   type Transaction,
 } from "@libsql/client";
 import {
@@ -12,10 +13,12 @@ import {
   BUSY_TIMEOUT_MS,
   DatabaseUnavailable,
   type Db,
+  isStorageFailure,
   Mutex,
   type Queryable,
   type Row,
   type RunResult,
+  type Statement,
 } from "./driver";
 
 type Executor = Pick<Client, "execute"> | Pick<Transaction, "execute">;
@@ -47,6 +50,21 @@ async function reaching<T>(call: Promise<T>): Promise<T> {
   }
 }
 
+const toRunResult = (result: ResultSet): RunResult => ({
+  changes: result.rowsAffected,
+  lastInsertRowid: Number(result.lastInsertRowid ?? 0),
+});
+
+/** The most waiting batches one group commit takes (the rest go in the next). */
+const GROUP_COMMIT_LIMIT = 64;
+
+/** A `Db.batch` call waiting for the writer. */
+interface WaitingBatch {
+  statements: Statement[];
+  resolve(results: RunResult[]): void;
+  reject(error: unknown): void;
+}
+
 function adapt(executor: Executor): Queryable {
   const execute = (sql: string, args: Args = []) =>
     reaching(executor.execute({ sql, args } as InStatement));
@@ -61,8 +79,7 @@ function adapt(executor: Executor): Queryable {
       return (row ? { ...row } : undefined) as T | undefined;
     },
     async run(sql: string, args?: Args): Promise<RunResult> {
-      const result = await execute(sql, args);
-      return { changes: result.rowsAffected, lastInsertRowid: Number(result.lastInsertRowid ?? 0) };
+      return toRunResult(await execute(sql, args));
     },
   };
 }
@@ -72,6 +89,9 @@ export class ClientDb implements Db {
   private client: Client;
   private queries: Queryable;
   private writes = new Mutex();
+  private waitingBatches: WaitingBatch[] = [];
+  /** Whether a group commit is queued for the writer (it takes whatever waits when it runs). */
+  private groupCommitQueued = false;
   private isFile: boolean;
   private readonly walPath: string | null;
 
@@ -118,6 +138,49 @@ export class ClientDb implements Db {
         tx.close();
       }
     });
+  }
+
+  batch(statements: Statement[]): Promise<RunResult[]> {
+    const { promise, resolve, reject } = Promise.withResolvers<RunResult[]>();
+    this.waitingBatches.push({ statements, resolve, reject });
+    if (!this.groupCommitQueued) this.queueGroupCommit();
+    return promise;
+  }
+
+  private queueGroupCommit(): void {
+    this.groupCommitQueued = true;
+    void this.writes.run(() => this.commitWaitingBatches());
+  }
+
+  /**
+   * Group commit: the batches waiting when the writer is free, in one transaction and one
+   * round trip. When one batch's statement fails (a constraint, say), SQLite rolls back
+   * the others with it, so each is then run alone and only that one fails.
+   */
+  private async commitWaitingBatches(): Promise<void> {
+    const group = this.waitingBatches.splice(0, GROUP_COMMIT_LIMIT);
+    this.groupCommitQueued = false;
+    if (this.waitingBatches.length > 0) this.queueGroupCommit();
+    try {
+      const results = await this.runBatch(group.flatMap((waiting) => waiting.statements));
+      let first = 0;
+      for (const waiting of group) {
+        waiting.resolve(results.slice(first, first + waiting.statements.length));
+        first += waiting.statements.length;
+      }
+    } catch (error) {
+      if (group.length === 1 || isStorageFailure(error)) {
+        for (const waiting of group) waiting.reject(error);
+        return;
+      }
+      for (const waiting of group)
+        await this.runBatch(waiting.statements).then(waiting.resolve, waiting.reject);
+    }
+  }
+
+  private async runBatch(statements: Statement[]): Promise<RunResult[]> {
+    const sent = statements.map(({ sql, args = [] }) => ({ sql, args }) as InStatement);
+    return (await reaching(this.client.batch(sent, "write"))).map(toRunResult);
   }
 
   async exec(sql: string): Promise<void> {

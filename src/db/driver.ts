@@ -12,6 +12,12 @@ export interface RunResult {
   lastInsertRowid: number;
 }
 
+/** One statement of a `Db.batch`. */
+export interface Statement {
+  sql: string;
+  args?: Args;
+}
+
 /** What a transaction callback may do; also what `Db` offers outside one. */
 export interface Queryable {
   all<T = Row>(sql: string, args?: Args): Promise<T[]>;
@@ -24,6 +30,13 @@ export interface Db extends Queryable {
   readonly requestView?: Db;
   /** Runs `fn` inside one write transaction. Writes to one database are serialised. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `statements` in order as one write transaction, answering each one's result. A
+   * libSQL server gets the batches that wait for one database's writer together, in one
+   * transaction and one round trip (group commit), so a batch must not rely on being
+   * alone in its transaction: whatever it assumes about the rows, its SQL checks.
+   */
+  batch(statements: Statement[]): Promise<RunResult[]>;
   /** Runs a script of statements (migrations, pragmas). */
   exec(sql: string): Promise<void>;
   /** Moves the WAL into the database file without blocking readers. */

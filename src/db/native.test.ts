@@ -19,3 +19,26 @@ test("a get after an all of the same SQL answers its own arguments (the binding 
   expect((await db.get<{ name: string }>(sql, [1]))?.name).toBe("one");
   await db.close();
 });
+
+test("a batch is all or nothing: a failing statement rolls back the ones before it", async () => {
+  const db = new NativeDb(join(dir, "b.db"));
+  await db.exec("CREATE TABLE t (v INTEGER UNIQUE)");
+  expect(
+    await db.batch([
+      { sql: "INSERT INTO t VALUES (?)", args: [1] },
+      { sql: "UPDATE t SET v = 2 WHERE v = 9" },
+    ]),
+  ).toEqual([
+    { changes: 1, lastInsertRowid: 1 },
+    { changes: 0, lastInsertRowid: 1 },
+  ]);
+  const failing = db.batch([
+    { sql: "INSERT INTO t VALUES (?)", args: [2] },
+    { sql: "INSERT INTO t VALUES (?)", args: [1] },
+  ]);
+  await expect(failing).rejects.toThrow("UNIQUE");
+  expect(await db.all("SELECT v FROM t")).toEqual([{ v: 1 }]);
+  await db.batch([{ sql: "INSERT INTO t VALUES (?)", args: [3] }]);
+  expect(await db.all("SELECT v FROM t ORDER BY v")).toEqual([{ v: 1 }, { v: 3 }]);
+  await db.close();
+});

@@ -1,9 +1,9 @@
 import { statSync } from "node:fs";
 import Database from "libsql";
-import type { Args, Db, Queryable, Row, RunResult } from "./driver";
+import type { Args, Db, Queryable, Row, RunResult, Statement } from "./driver";
 import { BUSY_TIMEOUT_MS, Mutex } from "./driver";
 
-interface Statement {
+interface Prepared {
   run(...args: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
   get(...args: unknown[]): unknown;
   all(...args: unknown[]): unknown[];
@@ -36,7 +36,7 @@ type Use = "get" | "all" | "run";
  */
 export class Connection implements Queryable {
   // Keyed by the SQL string itself (a string built per call would be hashed per call).
-  private statements: Record<Use, Map<string, Statement>> = {
+  private statements: Record<Use, Map<string, Prepared>> = {
     get: new Map(),
     all: new Map(),
     run: new Map(),
@@ -44,11 +44,11 @@ export class Connection implements Queryable {
 
   constructor(readonly raw: InstanceType<typeof Database>) {}
 
-  prepare(sql: string, use: Use = "run"): Statement {
+  prepare(sql: string, use: Use = "run"): Prepared {
     const cache = this.statements[use];
     let statement = cache.get(sql);
     if (statement) return statement;
-    statement = this.raw.prepare(sql) as unknown as Statement;
+    statement = this.raw.prepare(sql) as unknown as Prepared;
     if (cache.size >= STATEMENT_CACHE_SIZE) {
       const oldest = cache.keys().next().value as string;
       cache.delete(oldest);
@@ -78,6 +78,11 @@ export class Connection implements Queryable {
   }
 
   async run(sql: string, args: Args = []): Promise<RunResult> {
+    return this.runNow(sql, args);
+  }
+
+  /** `run`, throwing rather than rejecting: for a batch that must stop at its first failure. */
+  runNow(sql: string, args: Args = []): RunResult {
     const result = this.prepare(sql).run(...args);
     return { changes: Number(result.changes), lastInsertRowid: Number(result.lastInsertRowid) };
   }
@@ -184,6 +189,22 @@ export class NativeDb implements Db {
         throw error;
       } finally {
         this.inTransaction = false;
+      }
+    });
+  }
+
+  /** Synchronous between BEGIN and COMMIT, so no read meets its transaction open. */
+  batch(statements: Statement[]): Promise<RunResult[]> {
+    return this.writes.run(async () => {
+      this.main.prepare("BEGIN IMMEDIATE").run();
+      try {
+        const results = statements.map(({ sql, args }) => this.main.runNow(sql, args));
+        this.main.prepare("COMMIT").run();
+        this.noteWrite();
+        return results;
+      } catch (error) {
+        if (this.main.raw.inTransaction) this.main.prepare("ROLLBACK").run();
+        throw error;
       }
     });
   }

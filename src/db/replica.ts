@@ -7,6 +7,7 @@ import {
   type Queryable,
   REMOTE_DEADLINE_MS,
   type Row,
+  type Statement,
 } from "./driver";
 import { type Connection, openReader } from "./native";
 import type { ReplicaCall, ReplicaReply, ReplicaRequest } from "./replica-worker";
@@ -99,6 +100,7 @@ export class ReplicaDb implements Db {
       get: async (sql, args) => (await this.catchUp()).get(sql, args),
       run: (sql, args) => this.run(sql, args),
       transaction: (fn) => this.transaction(fn),
+      batch: (statements) => this.batch(statements),
       exec: (sql) => this.exec(sql),
       checkpoint: () => this.checkpoint(),
       walSize: () => this.walSize(),
@@ -118,6 +120,9 @@ export class ReplicaDb implements Db {
   }
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.written(this.primary.transaction(fn));
+  }
+  batch(statements: Statement[]) {
+    return this.written(this.primary.batch(statements));
   }
   exec(sql: string): Promise<void> {
     return this.written(this.primary.exec(sql));
