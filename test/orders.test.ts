@@ -408,6 +408,29 @@ describe("status email", () => {
     expect((await outbox()).length).toBe(before);
   });
 
+  test("PATCHes of one order at once: each answers the order as its own write left it, and the emails are the status changes answered", async () => {
+    const before = (await outbox()).length;
+    // Each writes a field of its own, so an answer built from a stale read would show another's old value.
+    const bodies = Array.from({ length: 24 }, (_, i) => ({
+      status: i % 2 === 0 ? 3 : 7,
+      notifyCustomer: true,
+      ...(i % 3 === 0 ? { trackingNumber: `T${i}` } : { adminNotes: `N${i}` }),
+    }));
+    const answers = await Promise.all(bodies.map((body) => patch(30, body)));
+    expect(answers.map((a) => a.status)).toEqual(bodies.map(() => 200));
+    const states = answers.map(({ json }) => json.data);
+    const final = (await request("/api/v1/orders/30")).json.data;
+    const last = states.filter((state) => state.updatedAt === final.updatedAt);
+    expect(last.length).toBeGreaterThanOrEqual(1);
+    expect(last.map(({ customerNotified, ...order }) => order)).toContainEqual(final);
+    const notified = states.filter((state) => state.customerNotified);
+    expect(notified.length).toBeGreaterThanOrEqual(1);
+    const mails = (await outbox()).slice(before);
+    expect(mails.map((mail) => mail.subject).sort()).toEqual(
+      notified.map((state) => `Order #2030: ${state.status.name}`).sort(),
+    );
+  });
+
   test("not when the store does not notify of status changes", async () => {
     const answer = await patch(1, { status: 3, notifyCustomer: true }, "quiet.test");
     expect(answer.status).toBe(200);

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from "../db/driver";
+import type { Args, Db, Queryable, Statement } from "../db/driver";
 
 export type MailKind =
   | "customer_approved"
@@ -32,15 +32,33 @@ export interface OutboxRow {
   sent_at: number | null;
 }
 
+const INSERT_MAIL =
+  "INSERT INTO outbox (kind, recipient, subject, text, html, status, attempts, next_attempt_at, created_at)";
+const QUEUED = "?, ?, ?, ?, ?, 'queued', 0, ?, ?";
+const queuedArgs = (mail: Mail, now: number): Args => [
+  mail.kind,
+  mail.to,
+  mail.subject,
+  mail.text,
+  mail.html,
+  now,
+  now,
+];
+
 /** Queues an email inside the caller's transaction, so it exists exactly when its cause does. */
 export async function queueMail(tx: Queryable, mail: Mail, now = Date.now()): Promise<number> {
-  const result = await tx.run(
-    `INSERT INTO outbox (kind, recipient, subject, text, html, status, attempts, next_attempt_at, created_at)
-     VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)`,
-    [mail.kind, mail.to, mail.subject, mail.text, mail.html, now, now],
-  );
+  const result = await tx.run(`${INSERT_MAIL} VALUES (${QUEUED})`, queuedArgs(mail, now));
   return result.lastInsertRowid;
 }
+
+/**
+ * The statement that queues an email in a `Db.batch` right after the statement that causes
+ * it, only if that statement changed a row (`changes()` is the previous statement's count).
+ */
+export const queueMailIfChanged = (mail: Mail, now: number): Statement => ({
+  sql: `${INSERT_MAIL} SELECT ${QUEUED} WHERE changes() > 0`,
+  args: queuedArgs(mail, now),
+});
 
 /** When the store's next queued message is due, or null when nothing is queued (uses `outbox_due`). */
 export async function nextDueAt(db: Queryable): Promise<number | null> {

@@ -1,10 +1,11 @@
-import type { Queryable } from "../../db/driver";
+import type { AppDeps } from "../../app";
+import type { Db, Queryable, RunResult, SqlValue, Statement } from "../../db/driver";
 import type { Store } from "../../db/platform";
 import { ApiError } from "../../errors";
 import { ok } from "../../http/respond";
 import { idParams } from "../../http/schemas";
 import { nothingToUpdate } from "../../http/validate";
-import { queueMail } from "../../mail/outbox";
+import { type Mail, queueMailIfChanged } from "../../mail/outbox";
 import { orderStatusChanged } from "../../mail/templates";
 import { type Columns, changedColumns, sendsAnyOf } from "../changes";
 import { defineRoute } from "../define";
@@ -55,12 +56,7 @@ function shouldNotify(
   );
 }
 
-async function queueStatusEmail(
-  tx: Queryable,
-  store: Store,
-  row: OrderRow,
-  now: number,
-): Promise<void> {
+function statusEmail(store: Store, row: OrderRow): Mail {
   const mail = orderStatusChanged({
     storeName: store.name,
     customerName: row.customer_name,
@@ -68,7 +64,91 @@ async function queueStatusEmail(
     statusName: row.status_name ?? "",
     trackingNumber: row.tracking_number,
   });
-  await queueMail(tx, { ...mail, to: row.customer_email }, now);
+  return { ...mail, to: row.customer_email };
+}
+
+/** The columns a PATCH may change, and `updated_at`: its write happens only if they are still as it read them. */
+const GUARDED = ["status_id", "paid", "tracking_number", "admin_notes", "updated_at"] as const;
+
+/** Races lost to other writes of the same order before the change is made under the write lock. */
+const OPTIMISTIC_TRIES = 3;
+
+export interface Update {
+  store: Store;
+  deps: AppDeps;
+  id: number;
+  body: UpdateBody;
+  status: Status | null;
+}
+
+interface Outcome {
+  row: OrderRow;
+  notified: boolean;
+}
+
+/** The UPDATE that sets `changes` only if the order's `GUARDED` columns are still as in `row`. */
+function updateIfUnchanged(row: OrderRow, changes: Partial<OrderRow>): Statement {
+  const assignments = Object.entries(changes);
+  return {
+    sql: `UPDATE orders SET ${assignments.map(([column]) => `${column} = ?`).join(", ")}
+          WHERE id = ? AND ${GUARDED.map((column) => `${column} IS ?`).join(" AND ")}`,
+    args: [
+      ...assignments.map(([, value]) => value as SqlValue),
+      row.id,
+      ...GUARDED.map((column) => row[column]),
+    ],
+  };
+}
+
+/**
+ * Reads the order through `read` and writes its change through `write`: the UPDATE (only
+ * if the order is still as read) and the status email after it (only if the UPDATE
+ * happened). Null when another write changed the order in between.
+ */
+async function tryUpdate(
+  read: Queryable,
+  write: (statements: Statement[]) => Promise<RunResult[]>,
+  { store, deps, id, body, status }: Update,
+): Promise<Outcome | null> {
+  const row = await getOrder(read, id);
+  const changed = changedColumns(row, body, COLUMN_OF);
+  if (Object.keys(changed).length === 0) return { row, notified: false };
+  const now = deps.now();
+  const statements = [updateIfUnchanged(row, { ...changed, updated_at: now })];
+  const statusChanged = changed.status_id !== undefined;
+  const updated: OrderRow = { ...row, ...changed, updated_at: now };
+  if (status && statusChanged) updated.status_name = status.name;
+  const notify = shouldNotify(store, body, updated, statusChanged);
+  if (notify) {
+    await deps.beforeMailQueued(store.slug);
+    statements.push(queueMailIfChanged(statusEmail(store, updated), now));
+  }
+  const [update] = await write(statements);
+  return update?.changes === 1 ? { row: updated, notified: notify } : null;
+}
+
+const runInOrder = async (tx: Queryable, statements: Statement[]) => {
+  const results: RunResult[] = [];
+  for (const { sql, args } of statements) results.push(await tx.run(sql, args));
+  return results;
+};
+
+/**
+ * The change without holding the write lock while the order is read: one `batch`, which a
+ * libSQL server commits together with other requests' (a PATCH in an interactive
+ * transaction took four round trips under the lock). After `OPTIMISTIC_TRIES` lost races
+ * the order is read and written inside one transaction, so a busy order's PATCH ends.
+ */
+export async function updateOrderRow(db: Db, update: Update): Promise<Outcome> {
+  for (let tries = 1; ; tries++) {
+    const outcome =
+      tries <= OPTIMISTIC_TRIES
+        ? await tryUpdate(db, (statements) => db.batch(statements), update)
+        : await db.transaction((tx) =>
+            tryUpdate(tx, (statements) => runInOrder(tx, statements), update),
+          );
+    if (outcome) return outcome;
+  }
 }
 
 /**
@@ -90,28 +170,14 @@ export const updateOrder = defineRoute({
     const db = c.get("db");
     const store = c.get("store");
     const deps = c.get("deps");
-    // Statuses never change through the API, so they are checked before taking the write lock.
+    // Statuses never change through the API, so they are checked before anything is written.
     const status = body.status === undefined ? null : await requireStatus(db, body.status);
-    const now = deps.now();
-    const { row, notified } = await db.transaction(async (tx) => {
-      const row = await getOrder(tx, params.id);
-      const changed = changedColumns(row, body, COLUMN_OF);
-      if (Object.keys(changed).length === 0) return { row, notified: false };
-      const assignments = Object.entries({ ...changed, updated_at: now });
-      const columns = assignments.map(([column]) => `${column} = ?`).join(", ");
-      await tx.run(`UPDATE orders SET ${columns} WHERE id = ?`, [
-        ...assignments.map(([, value]) => value),
-        row.id,
-      ]);
-      const statusChanged = changed.status_id !== undefined;
-      const updated: OrderRow = { ...row, ...changed, updated_at: now };
-      if (status && statusChanged) updated.status_name = status.name;
-      const notify = shouldNotify(store, body, updated, statusChanged);
-      if (notify) {
-        await deps.beforeMailQueued(store.slug);
-        await queueStatusEmail(tx, store, updated, now);
-      }
-      return { row: updated, notified: notify };
+    const { row, notified } = await updateOrderRow(db, {
+      store,
+      deps,
+      id: params.id,
+      body,
+      status,
     });
     if (notified) deps.onMailQueued(store.slug);
     return ok(c, { ...toOrder(row), customerNotified: notified });

@@ -1,0 +1,97 @@
+import { afterAll, beforeEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AppDeps } from "../../app";
+import type { Db } from "../../db/driver";
+import { storeMigrations } from "../../db/migrations";
+import { openDb } from "../../db/open";
+import type { Store } from "../../db/platform";
+import type { OrderRow } from "./row";
+import { type Update, updateOrderRow } from "./update";
+
+/** The optimistic write of PATCH /orders/{id} when another write of the order lands between its read and its write. */
+
+const dir = mkdtempSync(join(tmpdir(), "storeapi-order-update-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const store = {
+  slug: "shop",
+  name: "Shop",
+  settings: { notifyStatusChange: true },
+} as Store;
+const NOW = 1_800_000_000_000;
+const deps = { now: () => NOW, beforeMailQueued: async () => {} } as unknown as AppDeps;
+const shipped: Update = {
+  store,
+  deps,
+  id: 1,
+  body: { status: 3, notifyCustomer: true },
+  status: { id: 3, name: "Shipped" },
+};
+
+let db: Db;
+let path = 0;
+beforeEach(async () => {
+  db = await openDb(`file:${join(dir, `${++path}.db`)}`, storeMigrations);
+  await db.exec(`INSERT INTO order_statuses VALUES (1, 'New'), (3, 'Shipped');
+    INSERT INTO orders (id, number, status_id, customer_email, created_at) VALUES (1, 1001, 1, 'b@example.test', 0)`);
+});
+
+/** `db`, whose first `races` batches each find the order changed by `competing` since it was read. */
+function racing(races: number, competing: string) {
+  let batches = 0;
+  const raced: Db = Object.create(db);
+  raced.batch = async (statements) => {
+    if (++batches <= races) await db.run(competing, [batches]);
+    return db.batch(statements);
+  };
+  return { raced, batches: () => batches };
+}
+
+const mails = async () =>
+  (await db.all<{ kind: string; subject: string }>("SELECT kind, subject FROM outbox")).map(
+    ({ kind, subject }) => ({ kind, subject }),
+  );
+async function order() {
+  const row = await db.get<OrderRow>("SELECT * FROM orders WHERE id = 1");
+  return (
+    row && { status_id: row.status_id, admin_notes: row.admin_notes, updated_at: row.updated_at }
+  );
+}
+
+test("a lost race reads the order again and writes the change over the other write", async () => {
+  const { raced, batches } = racing(
+    1,
+    "UPDATE orders SET admin_notes = 'other ' || CAST(? AS INTEGER) WHERE id = 1",
+  );
+  const { row, notified } = await updateOrderRow(raced, shipped);
+  expect(batches()).toBe(2);
+  expect([row.status_id, row.admin_notes, row.updated_at, notified]).toEqual([
+    3,
+    "other 1",
+    NOW,
+    true,
+  ]);
+  expect(await order()).toEqual({ status_id: 3, admin_notes: "other 1", updated_at: NOW });
+  expect(await mails()).toEqual([{ kind: "order_status", subject: "Order #1001: Shipped" }]);
+});
+
+test("the other write made the same change: no email, though the first try's batch carried one", async () => {
+  const { raced } = racing(1, "UPDATE orders SET status_id = 3, updated_at = ? WHERE id = 1");
+  const { row, notified } = await updateOrderRow(raced, shipped);
+  expect([row.status_id, row.updated_at, notified]).toEqual([3, 1, false]);
+  expect(await mails()).toEqual([]);
+});
+
+test("after three lost races the order is read and written under the write lock", async () => {
+  const { raced, batches } = racing(
+    Number.POSITIVE_INFINITY,
+    "UPDATE orders SET admin_notes = 'other ' || CAST(? AS INTEGER) WHERE id = 1",
+  );
+  const { row, notified } = await updateOrderRow(raced, shipped);
+  expect(batches()).toBe(3);
+  expect([row.status_id, row.admin_notes, notified]).toEqual([3, "other 3", true]);
+  expect(await order()).toEqual({ status_id: 3, admin_notes: "other 3", updated_at: NOW });
+  expect((await mails()).length).toBe(1);
+});
