@@ -404,6 +404,14 @@ function scenarios(data: BenchData, deep: { cursor: string; afterId: number }): 
       anchor: "patch",
     },
     {
+      id: "patch-replica",
+      label: "PATCH /orders/{id} on a libSQL server, --libsql-replicas",
+      target: "replica",
+      spec: patch,
+      connections: c,
+      anchor: "patch",
+    },
+    {
       id: "deno-patch",
       label: "PATCH /orders/{id} under Deno",
       target: "deno",
