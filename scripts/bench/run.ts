@@ -905,7 +905,7 @@ function targets(
       met: under(s("get-zipf")?.rssMb ?? Number.NaN, 500),
     },
     ratioTarget("GET one order on a libSQL server vs files", "get-order-replica", 0.5, "files"),
-    ratioTarget("PATCH /orders/{id} on a libSQL server vs files", "patch-libsql", 0.25, "files"),
+    ratioTarget("PATCH /orders/{id} on a libSQL server vs files", "patch-replica", 0.25, "files"),
     {
       name: "RSS after touching every small store",
       goal: "< 300 MB",
