@@ -21,8 +21,18 @@ test("storage failures are logged once per interval with a count of the rest; ot
   log("r5", down);
 
   expect(lines.map(([msg, f]) => [msg, f.requestId, f.sameFailuresNotLogged, f.error])).toEqual([
-    ["request failed: storage out of reach or full", "r1", 0, "the libSQL server did not answer"],
+    [
+      "request failed: storage out of reach, full or damaged",
+      "r1",
+      0,
+      "the libSQL server did not answer",
+    ],
     ["request failed", "r3", undefined, "a bug"],
-    ["request failed: storage out of reach or full", "r5", 2, "the libSQL server did not answer"],
+    [
+      "request failed: storage out of reach, full or damaged",
+      "r5",
+      2,
+      "the libSQL server did not answer",
+    ],
   ]);
 });

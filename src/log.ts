@@ -88,7 +88,7 @@ export function requestFailureLog(logger: Pick<Logger, "error">, now: () => numb
       leftOut++;
       return;
     }
-    logger.error("request failed: storage out of reach or full", {
+    logger.error("request failed: storage out of reach, full or damaged", {
       requestId,
       sameFailuresNotLogged: leftOut,
       ...errorFields(error),

@@ -13,7 +13,7 @@ import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
 import { DataDirError } from "./db/data-dir";
-import { DatabaseUnavailable, isDiskFull } from "./db/driver";
+import { DamagedDatabase, DatabaseUnavailable, isDamaged, isDiskFull } from "./db/driver";
 import { LibsqlAdminError } from "./db/location";
 import { SchemaTooNewError } from "./db/migrate";
 import { type Runtime, useRuntime } from "./runtime/runtime";
@@ -91,7 +91,8 @@ export async function main(argv: string[]): Promise<number> {
       error instanceof SchemaTooNewError ||
       error instanceof DataDirError ||
       error instanceof LibsqlAdminError ||
-      error instanceof DatabaseUnavailable
+      error instanceof DatabaseUnavailable ||
+      error instanceof DamagedDatabase
     ) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
@@ -99,6 +100,12 @@ export async function main(argv: string[]): Promise<number> {
     if (isDiskFull(error)) {
       process.stderr.write(
         "storeapi: the disk is full; free some space and run the command again\n",
+      );
+      return 1;
+    }
+    if (isDamaged(error)) {
+      process.stderr.write(
+        `storeapi: a database is damaged (${(error as Error).message}); restore it from a backup\n`,
       );
       return 1;
     }

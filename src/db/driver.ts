@@ -60,16 +60,38 @@ export interface Db extends Queryable {
 export class DatabaseUnavailable extends Error {}
 
 /**
- * Whether a failure is the storage's rather than the request's, and may pass: the
- * database out of reach, or its disk full (SQLite has rolled the transaction back).
+ * Whether a failure is the storage's rather than the request's: the database out of
+ * reach, its disk full (SQLite has rolled the transaction back), or its file damaged.
  * Answered 503 `store_unavailable`.
  */
 export const isStorageFailure = (error: unknown): boolean =>
-  error instanceof DatabaseUnavailable || isDiskFull(error);
+  error instanceof DatabaseUnavailable || isDiskFull(error) || isDamaged(error);
 
-/** SQLite could not write for want of space (SQLITE_FULL, the `code` of both drivers' errors). */
-export const isDiskFull = (error: unknown): boolean =>
-  (error as { code?: unknown } | null)?.code === "SQLITE_FULL";
+/** SQLite's result code of either driver's error (`SQLITE_FULL`, …), if it has one. */
+const sqliteCode = (error: unknown): string =>
+  String((error as { code?: unknown } | null)?.code ?? "");
+
+/** SQLite could not write for want of space. */
+export const isDiskFull = (error: unknown): boolean => sqliteCode(error) === "SQLITE_FULL";
+
+/**
+ * The database file is not SQLite's or its pages do not hold together: only restoring it
+ * from a backup helps. Its store answers 503 while the others go on.
+ */
+export const isDamaged = (error: unknown): boolean =>
+  sqliteCode(error) === "SQLITE_NOTADB" || sqliteCode(error).startsWith("SQLITE_CORRUPT");
+
+/** A database file found damaged as it was opened, named by its path. */
+export class DamagedDatabase extends Error {
+  readonly code: string;
+
+  constructor(path: string, cause: unknown) {
+    // SQLite's words, without the code @libsql/client puts before them.
+    const why = String((cause as Error).message).replace(/^SQLITE_\w+: /, "");
+    super(`${path} is damaged (${why}); restore it from a backup`, { cause });
+    this.code = sqliteCode(cause);
+  }
+}
 
 /** How long a statement on a database file waits for another connection's lock before SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;

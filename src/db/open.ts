@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ClientDb } from "./client";
-import type { Db } from "./driver";
+import { DamagedDatabase, type Db, isDamaged } from "./driver";
 import { type Migration, migrate, SchemaTooNewError } from "./migrate";
 import { NativeDb } from "./native";
 
@@ -18,21 +18,23 @@ export async function openDb(
   migrations: Migration[],
   driver = driverFromEnv(),
 ): Promise<Db> {
-  let db: Db;
-  if (url.startsWith("file:")) {
-    const path = url.slice("file:".length);
-    mkdirSync(dirname(path), { recursive: true });
-    db = driver === "client" ? await new ClientDb(url).init() : new NativeDb(path);
-  } else {
-    db = await new ClientDb(url).init();
-  }
+  let db: Db | undefined;
   try {
+    db = await connect(url, driver);
     await migrate(db, migrations);
+    return db;
   } catch (error) {
-    await db.close();
-    if (error instanceof SchemaTooNewError && url.startsWith("file:"))
-      error.message = `${url.slice(5)}: ${error.message}`;
-    throw error;
+    await db?.close().catch(() => {});
+    if (!url.startsWith("file:")) throw error;
+    const path = url.slice("file:".length);
+    if (error instanceof SchemaTooNewError) error.message = `${path}: ${error.message}`;
+    throw isDamaged(error) ? new DamagedDatabase(path, error) : error;
   }
-  return db;
+}
+
+async function connect(url: string, driver: DriverName): Promise<Db> {
+  if (!url.startsWith("file:")) return new ClientDb(url).init();
+  const path = url.slice("file:".length);
+  mkdirSync(dirname(path), { recursive: true });
+  return driver === "client" ? new ClientDb(url).init() : new NativeDb(path);
 }

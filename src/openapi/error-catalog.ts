@@ -147,7 +147,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     rateHeaders: "never",
   },
   store_unavailable: {
-    when: "The store's database cannot be used now: its file is missing on the server, its disk is full (a write), or the libSQL server holding it does not answer in time; the operator is told in the log. Retry later (a create with the same Idempotency-Key).",
+    when: "The store's database cannot be used now: its file is missing or damaged on the server, its disk is full (a write), or the libSQL server holding it does not answer in time; the operator is told in the log. Retry later (a create with the same Idempotency-Key).",
     example: FIXED_MESSAGES.store_unavailable,
     rateHeaders: "never",
   },

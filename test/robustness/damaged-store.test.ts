@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { KEYS, otherStore, send, tempDir, testStore } from "../helpers";
+import { runCli, type ServerProcess, spawnServer } from "../process";
+import { TEST_LIBSQL } from "../sqld";
+
+/**
+ * One store's database file damaged on disk (a bad sector, a botched copy): that store
+ * answers 503 `store_unavailable`, the others go on, and the log and every command name the
+ * file to restore. Files only (a libSQL server keeps its own files).
+ */
+
+const UNAVAILABLE = {
+  ok: false,
+  error: {
+    code: "store_unavailable",
+    message: "This store is unavailable right now; try again later.",
+  },
+};
+
+/** Keeps the file's first page (the header and the schema) and makes every other page noise. */
+function scramblePages(path: string): void {
+  const file = readFileSync(path);
+  const pageSize = file.readUInt16BE(16);
+  writeFileSync(
+    path,
+    Buffer.concat([file.subarray(0, pageSize), randomBytes(file.length - pageSize)]),
+  );
+}
+
+describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
+  const dir = tempDir("storeapi-damaged-");
+  const data = join(dir, "data");
+  const shop1 = join(data, "stores", "shop1.db");
+  const shop2 = join(data, "stores", "shop2.db");
+  let server: ServerProcess | undefined;
+
+  beforeAll(async () => {
+    const fixture = join(dir, "fixture.json");
+    writeFileSync(
+      fixture,
+      JSON.stringify({
+        stores: [
+          testStore(),
+          otherStore(),
+          testStore({ slug: "shop3", domain: "shop3.test", ownerEmail: "owner@shop3.test" }),
+        ],
+      }),
+    );
+    const loaded = await runCli(["load", fixture, "--data", data]);
+    expect([loaded.code, loaded.stderr]).toEqual([0, ""]);
+    writeFileSync(shop1, randomBytes(64 * 1024)); // not a database at all
+    scramblePages(shop2); // a database whose pages are noise
+    rmSync(`${shop2}-wal`, { force: true });
+    server = await spawnServer(data);
+  });
+
+  afterAll(async () => {
+    await server?.signal("SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("its requests answer 503 store_unavailable and the log names the file; other stores and /healthz go on", async () => {
+    const url = (server as ServerProcess).url;
+    for (const [host, key] of [
+      ["shop1.test", KEYS.all],
+      ["shop2.test", KEYS.other],
+    ]) {
+      for (const [method, path, body] of [
+        ["GET", "/api/v1/products", undefined],
+        ["POST", "/api/v1/products", { name: "Mug", price: 1 }],
+        ["GET", "/api/v1/orders/1", undefined],
+      ] as const) {
+        const answer = await send(url, path, { method, host, key, body });
+        expect([host, method, path, answer.status]).toEqual([host, method, path, 503]);
+        expect(answer.json).toEqual(UNAVAILABLE);
+        expect(answer.headers.get("x-request-id")).toBeString();
+      }
+    }
+    const healthy = await send(url, "/api/v1/products", { host: "shop3.test" });
+    expect([healthy.status, healthy.json.data]).toEqual([200, []]);
+    expect((await send(url, "/healthz")).status).toBe(200);
+    const failures = (server as ServerProcess)
+      .stdout()
+      .split("\n")
+      .filter((line) => line.includes('"level":"error"'))
+      .map((line) => JSON.parse(line));
+    expect(failures[0].msg).toBe("request failed: storage out of reach, full or damaged");
+    expect(failures[0].error).toBe(
+      `${shop1} is damaged (file is not a database); restore it from a backup`,
+    );
+    expect(JSON.stringify(failures)).not.toContain("SELECT");
+  });
+
+  test("commands that need the store say which file is damaged, in one line, exit 1", async () => {
+    const listed = await runCli(["keys", "list", "shop1", "--data", data]);
+    expect([listed.code, listed.stdout, listed.stderr]).toEqual([
+      1,
+      "",
+      `storeapi: ${shop1} is damaged (file is not a database); restore it from a backup\n`,
+    ]);
+    const other = await runCli(["keys", "list", "shop2", "--data", data]);
+    expect([other.code, other.stderr]).toEqual([
+      1,
+      `storeapi: ${shop2} is damaged (database disk image is malformed); restore it from a backup\n`,
+    ]);
+    const stores = await runCli(["stores", "list", "--json", "--data", data]);
+    expect(stores.code).toBe(0);
+    expect(stores.json.map((store: { slug: string }) => store.slug)).toEqual([
+      "shop1",
+      "shop2",
+      "shop3",
+    ]);
+  });
+
+  test("a damaged platform.db: serve and commands refuse in one line naming it, exit 1", async () => {
+    expect(await server?.signal("SIGTERM")).toBe(0);
+    server = undefined;
+    const platform = join(data, "platform.db");
+    writeFileSync(platform, randomBytes(64 * 1024));
+    rmSync(`${platform}-wal`, { force: true });
+    const refusal = `storeapi: ${platform} is damaged (file is not a database); restore it from a backup\n`;
+    for (const command of [
+      ["serve", "--listen", "127.0.0.1:0", "--allow-http"],
+      ["stores", "list"],
+    ]) {
+      const ran = await runCli([...command, "--data", data]);
+      expect([command[0], ran.code, ran.stderr]).toEqual([command[0], 1, refusal]);
+    }
+  });
+});
