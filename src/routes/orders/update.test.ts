@@ -27,7 +27,6 @@ const shipped: Update = {
   deps,
   id: 1,
   body: { status: 3, notifyCustomer: true },
-  status: { id: 3, name: "Shipped" },
 };
 
 let db: Db;
@@ -94,4 +93,24 @@ test("after three lost races the order is read and written under the write lock"
   expect([row.status_id, row.admin_notes, notified]).toEqual([3, "other 3", true]);
   expect(await order()).toEqual({ status_id: 3, admin_notes: "other 3", updated_at: NOW });
   expect((await mails()).length).toBe(1);
+});
+
+test("the host replaced the statuses in between: a status renamed is answered and mailed by its new name", async () => {
+  const { row, notified } = await updateOrderRow(
+    racing(1, "UPDATE order_statuses SET name = 'Sent ' || CAST(? AS INTEGER) WHERE id = 3").raced,
+    shipped,
+  );
+  expect([row.status_id, row.status_name, notified]).toEqual([3, "Sent 1", true]);
+  expect(await mails()).toEqual([{ kind: "order_status", subject: "Order #1001: Sent 1" }]);
+});
+
+test("the host replaced the statuses in between: a status removed is 400 invalid_field, and nothing is written", async () => {
+  const { raced } = racing(1, "DELETE FROM order_statuses WHERE id = 3 AND ? > 0");
+  const refused = updateOrderRow(raced, shipped);
+  await expect(refused).rejects.toMatchObject({
+    code: "invalid_field",
+    message: 'Field "status" must be one of this store\'s status ids: 1.',
+  });
+  expect(await order()).toEqual({ status_id: 1, admin_notes: null, updated_at: null });
+  expect(await mails()).toEqual([]);
 });

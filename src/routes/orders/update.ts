@@ -78,7 +78,6 @@ export interface Update {
   deps: AppDeps;
   id: number;
   body: UpdateBody;
-  status: Status | null;
 }
 
 interface Outcome {
@@ -86,36 +85,50 @@ interface Outcome {
   notified: boolean;
 }
 
-/** The UPDATE that sets `changes` only if the order's `GUARDED` columns are still as in `row`. */
-function updateIfUnchanged(row: OrderRow, changes: Partial<OrderRow>): Statement {
+/**
+ * The UPDATE that sets `changes` only if the order's `GUARDED` columns are still as in
+ * `row` and the status it moves to is still the store's, by the name read (the host's
+ * management API replaces a store's statuses).
+ */
+function updateIfUnchanged(
+  row: OrderRow,
+  changes: Partial<OrderRow>,
+  newStatus: Status | null,
+): Statement {
   const assignments = Object.entries(changes);
+  const conditions = GUARDED.map((column) => `${column} IS ?`);
+  const args = GUARDED.map((column): SqlValue => row[column]);
+  if (newStatus) {
+    conditions.push("EXISTS (SELECT 1 FROM order_statuses WHERE id = ? AND name = ?)");
+    args.push(newStatus.id, newStatus.name);
+  }
   return {
     sql: `UPDATE orders SET ${assignments.map(([column]) => `${column} = ?`).join(", ")}
-          WHERE id = ? AND ${GUARDED.map((column) => `${column} IS ?`).join(" AND ")}`,
-    args: [
-      ...assignments.map(([, value]) => value as SqlValue),
-      row.id,
-      ...GUARDED.map((column) => row[column]),
-    ],
+          WHERE id = ? AND ${conditions.join(" AND ")}`,
+    args: [...assignments.map(([, value]) => value as SqlValue), row.id, ...args],
   };
 }
 
 /**
- * Reads the order through `read` and writes its change through `write`: the UPDATE (only
- * if the order is still as read) and the status email after it (only if the UPDATE
- * happened). Null when another write changed the order in between.
+ * Reads the status and the order through `read` and writes the change through `write`:
+ * the UPDATE (only if nothing it read has changed) and the status email after it (only
+ * if the UPDATE happened). Null when another write changed them in between.
  */
 async function tryUpdate(
   read: Queryable,
   write: (statements: Statement[]) => Promise<RunResult[]>,
-  { store, deps, id, body, status }: Update,
+  { store, deps, id, body }: Update,
 ): Promise<Outcome | null> {
+  // Contract order: an unknown status is answered before a missing order.
+  const status = body.status === undefined ? null : await requireStatus(read, body.status);
   const row = await getOrder(read, id);
   const changed = changedColumns(row, body, COLUMN_OF);
   if (Object.keys(changed).length === 0) return { row, notified: false };
   const now = deps.now();
-  const statements = [updateIfUnchanged(row, { ...changed, updated_at: now })];
   const statusChanged = changed.status_id !== undefined;
+  const statements = [
+    updateIfUnchanged(row, { ...changed, updated_at: now }, statusChanged ? status : null),
+  ];
   const updated: OrderRow = { ...row, ...changed, updated_at: now };
   if (status && statusChanged) updated.status_name = status.name;
   const notify = shouldNotify(store, body, updated, statusChanged);
@@ -167,17 +180,13 @@ export const updateOrder = defineRoute({
   errors: ["invalid_field", "nothing_to_update", "not_found"],
   async handler(c, { params, body }) {
     if (!sendsAnyOf(body, COLUMN_OF)) throw nothingToUpdate();
-    const db = c.get("db");
     const store = c.get("store");
     const deps = c.get("deps");
-    // Statuses never change through the API, so they are checked before anything is written.
-    const status = body.status === undefined ? null : await requireStatus(db, body.status);
-    const { row, notified } = await updateOrderRow(db, {
+    const { row, notified } = await updateOrderRow(c.get("db"), {
       store,
       deps,
       id: params.id,
       body,
-      status,
     });
     if (notified) deps.onMailQueued(store.slug);
     return ok(c, { ...toOrder(row), customerNotified: notified });
