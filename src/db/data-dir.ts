@@ -41,8 +41,20 @@ export function makeDataDirPrivate(dataDir: string): void {
     if (!existsSync(dir)) continue;
     chmodSync(dir, PRIVATE_DIR_MODE);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isFile()) chmodSync(join(dir, entry.name), PRIVATE_FILE_MODE);
+      if (entry.isFile()) chmodIfPresent(join(dir, entry.name), PRIVATE_FILE_MODE);
     }
+  }
+}
+
+/**
+ * `chmod`, except of a file gone since the directory was read: a command beside the
+ * starting server removes a store's `-wal` and `-shm` as it closes the store.
+ */
+export function chmodIfPresent(path: string, mode: number): void {
+  try {
+    chmodSync(path, mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
 }
 
