@@ -22,7 +22,7 @@
  * end or at the deadline.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -586,7 +586,13 @@ async function startServers(
     freePort(),
     freePort(),
   ];
-  const deno = [join(ROOT, "scripts/storeapi-deno"), ...serveArgs(data.dir, denoPort)];
+  // A server holds its data directory alone (serve.lock): Deno serves a copy of it.
+  const denoData = join(TMP, "deno-data");
+  if (withDeno) {
+    rmSync(denoData, { recursive: true, force: true });
+    cpSync(data.dir, denoData, { recursive: true });
+  }
+  const deno = [join(ROOT, "scripts/storeapi-deno"), ...serveArgs(denoData, denoPort)];
   /** The binary on the sqld copy, with its own `--data` (node name, replicas) and log. */
   const startOnSqld = (name: string, port: number, flags: string[]) =>
     start(
