@@ -28,6 +28,8 @@ export interface Queryable {
 export interface Db extends Queryable {
   /** What a store API request uses instead, when it is not this: reads from a local replica (ReplicaDb). */
   readonly requestView?: Db;
+  /** Whether reads may miss writes made elsewhere (another node, a command) for up to a second: a replica's view. */
+  readonly readsMayLag?: boolean;
   /** Runs `fn` inside one write transaction. Writes to one database are serialised. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**

@@ -96,6 +96,7 @@ export class ReplicaDb implements Db {
     private readonly source: ReplicaSource,
   ) {
     this.requestView = {
+      readsMayLag: true,
       all: async (sql, args) => (await this.catchUp()).all(sql, args),
       get: async (sql, args) => (await this.catchUp()).get(sql, args),
       run: (sql, args) => this.run(sql, args),

@@ -38,9 +38,9 @@ beforeEach(async () => {
 });
 
 /** `db`, whose first `races` batches each find the order changed by `competing` since it was read. */
-function racing(races: number, competing: string) {
+function racing(races: number, competing: string, readsMayLag = false) {
   let batches = 0;
-  const raced: Db = Object.create(db);
+  const raced: Db = Object.create(db, { readsMayLag: { value: readsMayLag } });
   raced.batch = async (statements) => {
     if (++batches <= races) await db.run(competing, [batches]);
     return db.batch(statements);
@@ -113,4 +113,28 @@ test("the host replaced the statuses in between: a status removed is 400 invalid
   });
   expect(await order()).toEqual({ status_id: 1, admin_notes: null, updated_at: null });
   expect(await mails()).toEqual([]);
+});
+
+test("read from a replica, a PATCH that changes nothing confirms it: another node's write of the last second is not lost", async () => {
+  const stillNew: Update = { ...shipped, body: { status: 1 } };
+  const quiet = racing(0, "", true);
+  const unchanged = await updateOrderRow(quiet.raced, stillNew);
+  expect([quiet.batches(), unchanged.row.status_id, unchanged.notified]).toEqual([1, 1, false]);
+  expect(await order()).toEqual({ status_id: 1, admin_notes: null, updated_at: null });
+
+  // The other node set status 3 just before: this PATCH's status 1 is written over it.
+  const { raced, batches } = racing(
+    1,
+    "UPDATE orders SET status_id = 3, updated_at = ? WHERE id = 1",
+    true,
+  );
+  const { row } = await updateOrderRow(raced, stillNew);
+  expect([batches(), row.status_id, row.updated_at]).toEqual([2, 1, NOW]);
+  expect(await order()).toEqual({ status_id: 1, admin_notes: null, updated_at: NOW });
+});
+
+test("read from the database itself, a PATCH that changes nothing writes nothing", async () => {
+  const { raced, batches } = racing(1, "UPDATE orders SET status_id = 3 WHERE id = 1 AND ? > 0");
+  const { row } = await updateOrderRow(raced, { ...shipped, body: { status: 1 } });
+  expect([batches(), row.status_id]).toEqual([0, 1]);
 });

@@ -118,12 +118,13 @@ async function tryUpdate(
   read: Queryable,
   write: (statements: Statement[]) => Promise<RunResult[]>,
   { store, deps, id, body }: Update,
+  readsMayLag = false,
 ): Promise<Outcome | null> {
   // Contract order: an unknown status is answered before a missing order.
   const status = body.status === undefined ? null : await requireStatus(read, body.status);
   const row = await getOrder(read, id);
   const changed = changedColumns(row, body, COLUMN_OF);
-  if (Object.keys(changed).length === 0) return { row, notified: false };
+  if (Object.keys(changed).length === 0) return confirmUnchanged(row, readsMayLag, write);
   const now = deps.now();
   const statusChanged = changed.status_id !== undefined;
   const statements = [
@@ -138,6 +139,21 @@ async function tryUpdate(
   }
   const [update] = await write(statements);
   return update?.changes === 1 ? { row: updated, notified: notify } : null;
+}
+
+/**
+ * A PATCH that changes nothing answers the order as read. Read from a replica, that may
+ * miss another node's write of the last second: then a guarded UPDATE that sets nothing
+ * new confirms the order is still as read (null, read again, when it is not).
+ */
+async function confirmUnchanged(
+  row: OrderRow,
+  readsMayLag: boolean,
+  write: (statements: Statement[]) => Promise<RunResult[]>,
+): Promise<Outcome | null> {
+  if (!readsMayLag) return { row, notified: false };
+  const [confirmed] = await write([updateIfUnchanged(row, { updated_at: row.updated_at }, null)]);
+  return confirmed?.changes === 1 ? { row, notified: false } : null;
 }
 
 const runInOrder = async (tx: Queryable, statements: Statement[]) => {
@@ -156,7 +172,7 @@ export async function updateOrderRow(db: Db, update: Update): Promise<Outcome> {
   for (let tries = 1; ; tries++) {
     const outcome =
       tries <= OPTIMISTIC_TRIES
-        ? await tryUpdate(db, (statements) => db.batch(statements), update)
+        ? await tryUpdate(db, (statements) => db.batch(statements), update, db.readsMayLag)
         : await db.transaction((tx) =>
             tryUpdate(tx, (statements) => runInOrder(tx, statements), update),
           );
