@@ -50,7 +50,7 @@ export function makeDataDirPrivate(dataDir: string): void {
  * `chmod`, except of a file gone since the directory was read: a command beside the
  * starting server removes a store's `-wal` and `-shm` as it closes the store.
  */
-export function chmodIfPresent(path: string, mode: number): void {
+function chmodIfPresent(path: string, mode: number): void {
   try {
     chmodSync(path, mode);
   } catch (error) {
