@@ -397,6 +397,13 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
   });
 });
 
+/** Polls `done` every 50 ms for up to 15 s: whether it came true. */
+async function eventually(done: () => boolean): Promise<boolean> {
+  for (const endAt = Date.now() + 15_000; Date.now() < endAt; await Bun.sleep(50))
+    if (done()) return true;
+  return done();
+}
+
 /** Whether `*.localhost` resolves here (systemd's resolver or Debian's libnss-myhostname; CI installs it). */
 async function localhostNamesResolve(): Promise<boolean> {
   try {
@@ -457,6 +464,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
     expect((await send(server.url, `/api/v1/products/${id}`)).json.data.name).toBe("Cup");
 
     const replicas = join(data(), "replicas");
+    expect(await eventually(() => readdirSync(replicas).includes("store-shop1.db"))).toBe(true);
     expect(statSync(replicas).mode & 0o777).toBe(0o700);
     expect(statSync(join(replicas, "store-shop1.db")).mode & 0o777).toBe(0o600);
 
@@ -491,8 +499,60 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
     expect(
       (await db.requestView?.get<{ n: number }>("SELECT count(*) AS n FROM products"))?.n,
     ).toBe(count as number);
-    expect(readdirSync(replicas)).toContain("store-shop1.db");
+    // Made in the background from that read on.
+    expect(await eventually(() => readdirSync(replicas).includes("store-shop1.db"))).toBe(true);
     await db.close();
+    expect(readdirSync(replicas)).toEqual([]);
+  });
+
+  test("until a store's replica is made, its reads go to the server (a big store's first copy holds up nothing)", async () => {
+    // A proxy in front of sqld that holds the replication API's requests until `release`:
+    // the replica is made as slowly as a big store's first copy.
+    const { promise: released, resolve: release } = Promise.withResolvers<void>();
+    const upstream = new URL(replicated.url);
+    const proxy = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      idleTimeout: 0,
+      async fetch(request) {
+        const url = new URL(request.url);
+        if (url.pathname.includes("ReplicationLog")) await released;
+        url.port = upstream.port;
+        const answer = await fetch(url, {
+          method: request.method,
+          headers: request.headers,
+          body: request.body,
+          redirect: "manual",
+        });
+        // fetch has decoded the body already.
+        const headers = new Headers(answer.headers);
+        headers.delete("content-encoding");
+        headers.delete("content-length");
+        return new Response(answer.body, { status: answer.status, headers });
+      },
+    });
+    const location = new LibsqlLocation({
+      url: `http://localhost:${proxy.port}`,
+      adminUrl: replicated.adminUrl,
+      authToken: null,
+    });
+    const replicas = join(dir, "replica-held");
+    location.keepReplicasIn(replicas);
+    const db = await location.openStore("shop1");
+    try {
+      const count = (await db.get<{ n: number }>("SELECT count(*) AS n FROM products"))?.n;
+      const read = () => db.requestView?.get<{ n: number }>("SELECT count(*) AS n FROM products");
+      for (let i = 0; i < 5; i++) expect((await read())?.n).toBe(count as number);
+      expect(readdirSync(replicas).filter((name) => name.endsWith(".db"))).toEqual([
+        "store-shop1.db",
+      ]);
+      release();
+      expect(await eventually(() => readdirSync(replicas).includes("store-shop1.db"))).toBe(true);
+      for (let i = 0; i < 5; i++) expect((await read())?.n).toBe(count as number);
+    } finally {
+      await db.close();
+      proxy.stop(true);
+    }
     expect(readdirSync(replicas)).toEqual([]);
   });
 

@@ -23,9 +23,10 @@ export interface ReplicaSource {
 }
 
 /**
- * The replicas' thread (src/db/replica-worker.ts), started at the first replica. Each
- * request is given up after `REMOTE_DEADLINE_MS` (the thread may be waiting on a server
- * that stopped answering); any failure is `DatabaseUnavailable`.
+ * The replicas' thread (src/db/replica-worker.ts), started at the first replica. A call a
+ * request waits for is given up after `REMOTE_DEADLINE_MS` (the thread may be waiting on a
+ * server that stopped answering); making a replica, whose first sync copies the whole
+ * database, is not (no request waits for it). Any failure is `DatabaseUnavailable`.
  */
 class ReplicaThread {
   private worker = runtime().startWorker("db/replica-worker.ts");
@@ -39,7 +40,7 @@ class ReplicaThread {
     };
   }
 
-  call(request: ReplicaCall): Promise<void> {
+  call(request: ReplicaCall, { deadline = true } = {}): Promise<void> {
     const id = ++this.lastId;
     return new Promise((resolve, reject) => {
       const failed = (why: string) =>
@@ -48,10 +49,12 @@ class ReplicaThread {
             `the replica at ${request.path} could not ${request.type}: ${why}`,
           ),
         );
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        failed(`no answer from the libSQL server within ${REMOTE_DEADLINE_MS / 1000} s`);
-      }, REMOTE_DEADLINE_MS);
+      const timer = !deadline
+        ? undefined
+        : setTimeout(() => {
+            this.waiting.delete(id);
+            failed(`no answer from the libSQL server within ${REMOTE_DEADLINE_MS / 1000} s`);
+          }, REMOTE_DEADLINE_MS);
       this.waiting.set(id, (error) => {
         clearTimeout(timer);
         if (error === null) resolve();
@@ -76,13 +79,18 @@ let thread: ReplicaThread | undefined;
  * `requestView` is what a store API request gets: the same writes, but reads from the
  * replica file, brought up to date first when this node wrote since the last sync (a
  * client reads its own writes) or when the last sync is older than `REPLICA_STALENESS_MS`
- * (writes by another node or a command show within that). The replica is made at the
- * first such read, so a store opened only for background work never copies its data.
+ * (writes by another node or a command show within that). The replica is made in the
+ * background from the first such read on (a store opened only for background work never
+ * copies its data); until it is, reads go to the server, so a big store's first copy
+ * never holds up its requests.
  */
 export class ReplicaDb implements Db {
   readonly requestView: Db;
   /** The reads' connection on the replica's file, once the replica is made. */
-  private reader: Promise<Connection> | null = null;
+  private reader: Connection | null = null;
+  /** The replica being made (null before the first read, and after a failure: the next read tries again). */
+  private making: Promise<void> | null = null;
+  private closed = false;
   /** Whether the replicas' thread was asked to make this replica (then it is asked to remove it at close). */
   private replicaAsked = false;
   /** Writes made through this object; `syncedWrites` of them are in the replica. */
@@ -97,8 +105,8 @@ export class ReplicaDb implements Db {
   ) {
     this.requestView = {
       readsMayLag: true,
-      all: async (sql, args) => (await this.catchUp()).all(sql, args),
-      get: async (sql, args) => (await this.catchUp()).get(sql, args),
+      all: async (sql, args) => (await this.readView()).all(sql, args),
+      get: async (sql, args) => (await this.readView()).get(sql, args),
       run: (sql, args) => this.run(sql, args),
       transaction: (fn) => this.transaction(fn),
       batch: (statements) => this.batch(statements),
@@ -136,20 +144,35 @@ export class ReplicaDb implements Db {
 
   async close(): Promise<void> {
     await this.primary.close();
+    this.closed = true;
     await this.syncing?.catch(() => {});
-    (await this.reader?.catch(() => null))?.close();
+    this.reader?.close();
     this.reader = null;
     if (this.replicaAsked)
       await thread?.call({ type: "close", path: this.source.path }).catch(() => {});
   }
 
-  /** Makes the replica (on the replicas' thread), then opens the reads' connection on its file. */
-  private async openReplica(): Promise<Connection> {
+  /** Where a request's read goes: the replica once it is made and up to date, the server until then. */
+  private async readView(): Promise<Queryable> {
+    if (this.reader) return this.catchUp(this.reader);
+    if (!this.making)
+      this.making = this.makeReplica().catch(() => {
+        this.making = null; // the next read tries again
+      });
+    return this.primary;
+  }
+
+  /**
+   * Makes the replica and fills it (on the replicas' thread, however long the first copy
+   * takes), then opens the reads' connection on its file.
+   */
+  private async makeReplica(): Promise<void> {
     const { syncUrl, authToken, path } = this.source;
     thread ??= new ReplicaThread();
     this.replicaAsked = true;
-    await thread.call({ type: "open", path, syncUrl, authToken });
-    return openReader(path);
+    await thread.call({ type: "open", path, syncUrl, authToken }, { deadline: false });
+    await this.sync({ deadline: false });
+    if (!this.closed) this.reader = openReader(path);
   }
 
   private async written<T>(write: Promise<T>): Promise<T> {
@@ -165,12 +188,7 @@ export class ReplicaDb implements Db {
    * read arrived, from a sync begun at most `REPLICA_STALENESS_MS` before it (two syncs at
    * most: a sync in flight may have begun before one of those writes).
    */
-  private async catchUp(): Promise<Connection> {
-    this.reader ??= this.openReplica().catch((error) => {
-      this.reader = null; // the next read tries again
-      throw error;
-    });
-    const reader = await this.reader;
+  private async catchUp(reader: Connection): Promise<Connection> {
     const writes = this.writes;
     const freshFrom = performance.now() - REPLICA_STALENESS_MS;
     while (this.syncedWrites < writes || this.syncedAt < freshFrom) {
@@ -182,10 +200,10 @@ export class ReplicaDb implements Db {
     return reader;
   }
 
-  private async sync(): Promise<void> {
+  private async sync(options?: { deadline: boolean }): Promise<void> {
     const writes = this.writes;
     const startedAt = performance.now();
-    await thread?.call({ type: "sync", path: this.source.path });
+    await thread?.call({ type: "sync", path: this.source.path }, options);
     this.syncedWrites = writes;
     this.syncedAt = startedAt;
   }
