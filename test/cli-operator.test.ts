@@ -1,24 +1,16 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
-import { KEYS, send, tempDir, testStore } from "./helpers";
+import { KEYS, scratchDirs, send, testStore } from "./helpers";
 import { isOneCleanLine, runCli, spawnServer } from "./process";
 import { testLocation } from "./sqld";
 
 // What a first-time operator types, and what they read back (issue 13, items 9 and 10 and
 // "CLI messages"; issue 19, item 1).
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function freshData(): string {
-  const dir = tempDir("storeapi-cli-operator-");
-  dirs.push(dir);
-  return join(dir, "data");
-}
+const freshDir = scratchDirs("storeapi-cli-operator-");
+const freshData = () => join(freshDir(), "data");
 
 const add = (data: string, slug: string, ...flags: string[]) =>
   runCli([

@@ -1,20 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir, testStore } from "./helpers";
+import { scratchDirs, testStore } from "./helpers";
 import { isOneCleanLine, runCli, runCliInProcess, spawnUntil } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function freshDir(): string {
-  const dir = tempDir("storeapi-cli-");
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = scratchDirs("storeapi-cli-");
 
 /** Runs a command against one data directory, in this process (these tests are about the CLI's logic). */
 const inDir =

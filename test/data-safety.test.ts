@@ -1,21 +1,12 @@
 /** Issue 13, data safety: one server per directory, crash-atomic load, private files, no invented stores. */
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KEYS, otherStore, send, tempDir, testStore } from "./helpers";
+import { KEYS, otherStore, scratchDirs, send, testStore } from "./helpers";
 import { isOneCleanLine, runCli, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function freshDir(): string {
-  const dir = tempDir("storeapi-safety-");
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = scratchDirs("storeapi-safety-");
 
 function writeFixture(dir: string, stores: unknown[], name = "fixture.json"): string {
   const path = join(dir, name);

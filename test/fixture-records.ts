@@ -31,7 +31,7 @@ export function sectionRows(
   store: Record<string, unknown> = {},
 ) {
   const [valid] = validateFixture(oneStoreFixture(section, records, store), { now: FIXTURE_NOW });
-  return valid.sections.find((s) => s.section.name === section)?.rows;
+  return valid.rows[section];
 }
 
 /** The message a fixture with these records is refused with, or "accepted". */

@@ -1,4 +1,4 @@
-import { expect } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -85,6 +85,19 @@ export interface TestServer {
 
 export function tempDir(prefix = "storeapi-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A maker of temporary directories that are all removed when the test file is done. */
+export function scratchDirs(prefix: string): () => string {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    const dir = tempDir(prefix);
+    dirs.push(dir);
+    return dir;
+  };
 }
 
 /** Sends one request to a server; defaults: host shop1.test, the all-access key, JSON body. */

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import demoFixture from "../../fixtures/demo.json" with { type: "json" };
+import { objectSource } from "../load/source";
 import { command, locationOf, printJson } from "./args";
 import { CliError, UsageError } from "./errors";
 import { loadInto } from "./load";
@@ -104,9 +105,8 @@ export const demoCommand = command(
     refuseReplicasOnFiles(config);
     // Only a valid command line empties the demo directory.
     freshDemoDir(dataDir);
-    await loadInto(dataDir, demoFixture, {
+    await loadInto(dataDir, objectSource(demoFixture), {
       replace: false,
-      quiet: true,
       platformDomain: config.platformDomain,
     });
     const server = await startServerOrExplain(config);

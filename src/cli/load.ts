@@ -1,14 +1,17 @@
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, statSync } from "node:fs";
 import type { Location } from "../db/location";
-import { FixtureError, type LoadSummary, loadFixture } from "../load/load";
+import { FixtureError, type LoadSummary, loadSource } from "../load/load";
+import { type FixtureSource, fileSource, UnreadableFixture } from "../load/source";
 import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
 import { CliError } from "./errors";
 
 /** Sections smaller than this load in a blink: no progress lines for them. */
 const PROGRESS_FROM = 10_000;
 
+type Progress = (what: string, done: number, total: number) => void;
+
 /** Progress on stderr, at most a line a second, so stdout stays clean for --json. */
-export function progressPrinter(from = PROGRESS_FROM) {
+export function progressPrinter(from = PROGRESS_FROM): Progress {
   let last = 0;
   return (what: string, done: number, total: number) => {
     if (total < from) return;
@@ -19,6 +22,11 @@ export function progressPrinter(from = PROGRESS_FROM) {
   };
 }
 
+const MB = 1024 * 1024;
+
+/** Files at least this big say how far the first of their two reads got. */
+const READ_PROGRESS_FROM = 16 * MB;
+
 /** What a failed read of the fixture file says, for the usual reasons. */
 const READ_ERRORS: Record<string, string> = {
   ENOENT: "no such file",
@@ -26,33 +34,35 @@ const READ_ERRORS: Record<string, string> = {
   EISDIR: "it is a directory",
 };
 
-function readFixtureFile(path: string): unknown {
-  let text: string;
+/** A fixture file that cannot be read or parsed as one line naming it; other errors as they are. */
+function asReadError(path: string, error: unknown): unknown {
+  if (error instanceof UnreadableFixture) return new CliError(`${path} ${error.message}`);
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (typeof code !== "string") return error;
+  return new CliError(`cannot read fixture file ${path}: ${READ_ERRORS[code] ?? message}`);
+}
+
+/** The fixture file as a stream (src/load/source.ts), once it is known to be a readable file. */
+function fixtureFile(path: string, progress: Progress): FixtureSource {
   try {
-    text = readFileSync(path, "utf8");
+    if (statSync(path).isDirectory()) throw Object.assign(new Error(), { code: "EISDIR" });
+    closeSync(openSync(path, "r"));
   } catch (error) {
-    const { code, message } = error as NodeJS.ErrnoException;
-    const why = (code && READ_ERRORS[code]) ?? message;
-    throw new CliError(`cannot read fixture file ${path}: ${why}`);
+    throw asReadError(path, error);
   }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new CliError(`${path} is not valid JSON: ${(error as Error).message}`);
-  }
+  return fileSource(path, (bytes, total) => {
+    if (total >= READ_PROGRESS_FROM)
+      progress(`reading ${path} (MB)`, Math.floor(bytes / MB), Math.floor(total / MB));
+  });
 }
 
 export async function loadInto(
   dataDir: string | Location,
-  json: unknown,
-  { replace, quiet, platformDomain }: { replace: boolean; quiet: boolean; platformDomain: string },
+  source: FixtureSource,
+  options: { replace: boolean; platformDomain: string; progress?: Progress },
 ): Promise<LoadSummary> {
   try {
-    return await loadFixture(dataDir, json, {
-      replace,
-      platformDomain,
-      progress: quiet ? undefined : progressPrinter(),
-    });
+    return await loadSource(dataDir, source, options);
   } catch (error) {
     if (error instanceof FixtureError)
       throw new CliError(`fixture refused, nothing loaded: ${error.message}`);
@@ -72,12 +82,15 @@ export const loadCommand = command(
   },
   async ({ values, args: [file] }) => {
     const started = Date.now();
+    const progress = progressPrinter();
     const options = {
       replace: values.replace ?? false,
-      quiet: false,
       platformDomain: platformDomainOf(values),
+      progress,
     };
-    const summary = await loadInto(locationOf(values), readFixtureFile(file), options);
+    const summary = await loadInto(locationOf(values), fixtureFile(file, progress), options).catch(
+      (error) => Promise.reject(asReadError(file, error)),
+    );
     if (values.json) return printJson(summary);
     for (const s of summary.stores) {
       const counts = Object.entries(s.counts)

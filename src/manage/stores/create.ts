@@ -6,7 +6,8 @@ import { writeStore } from "../../db/platform";
 import { moveIntoPlace } from "../../db/staging";
 import { ApiError } from "../../errors";
 import type { AppContext } from "../../http/context";
-import { buildStoreDb, buildStoreNamespace, validateFixture } from "../../load/load";
+import { buildStoreDb, buildStoreNamespace, planFixture } from "../../load/load";
+import { outlineObject } from "../../load/source";
 import { manageDeps, reloadRegistry } from "../context";
 import { defineManageRoute } from "../define";
 import { storeJson } from "./json";
@@ -43,24 +44,24 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
   if (await platform.domainTaken(body.domain)) throw domainTaken(body.domain); // the CLI may have added it a moment ago
   // The loader's rules and code build the file (operations.md fixture format); the body
   // already passed the same rules, so this cannot refuse it.
-  const [valid] = validateFixture(
-    { stores: [body] },
-    { now, platformDomain: registry.platformDomain },
-  );
+  const [plan] = planFixture(outlineObject({ stores: [body] }), {
+    now,
+    platformDomain: registry.platformDomain,
+  });
   // A leftover database may still be open here (the mail worker or key usage touched it): a
   // connection to the replaced one would keep reading the old one.
   if (pool.location instanceof FileLocation) {
     const finalPath = storeDbPath(pool.location.dataDir, body.slug);
     mkdirSync(join(pool.location.dataDir, "stores"), { recursive: true });
     const tempPath = `${finalPath}.creating`;
-    await buildStoreDb(tempPath, valid, {}, now);
+    await buildStoreDb(tempPath, plan, [], {});
     await pool.closeStore(body.slug);
     moveIntoPlace(tempPath, finalPath);
   } else {
     await pool.closeStore(body.slug);
-    await buildStoreNamespace(pool.location, valid, {}, now).catch(refuseWithoutAdmin);
+    await buildStoreNamespace(pool.location, plan, [], {}).catch(refuseWithoutAdmin);
   }
-  await writeStore(platform.db, valid.store, now);
+  await writeStore(platform.db, plan.store, now);
   await reloadRegistry(c);
 }
 

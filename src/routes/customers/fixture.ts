@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
+import { type FixtureSection, fixtureDateTime, repeatedId } from "../../load/section";
 import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./row";
 
 /**
@@ -64,7 +64,6 @@ export const customerFixture: FixtureSection<CustomerRecord> = {
   },
   /** One statement text: the driver prepares it once and reuses it for every row. */
   async insert(tx: Queryable, customers: CustomerRecord[]) {
-    for (const customer of idsFirst(customers, (c) => c.id !== undefined))
-      await tx.run(INSERT_CUSTOMER, argsOf(customer));
+    for (const customer of customers) await tx.run(INSERT_CUSTOMER, argsOf(customer));
   },
 };

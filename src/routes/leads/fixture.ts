@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
+import { type FixtureSection, fixtureDateTime, repeatedId } from "../../load/section";
 import { LEAD_COLUMNS, type LeadRow } from "./row";
 import { SOURCE_MAX } from "./schema";
 
@@ -44,7 +44,7 @@ export type FixtureLead = Omit<LeadRow, "id" | "created_at"> & {
 const INSERT = `INSERT INTO leads (${LEAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 async function insertLeads(tx: Queryable, rows: FixtureLead[]): Promise<void> {
-  for (const r of idsFirst(rows, (r) => r.id !== null)) {
+  for (const r of rows) {
     await tx.run(INSERT, [
       r.id,
       r.name,

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import type { Queryable, SqlValue } from "../../db/driver";
 import { toSignedMinor } from "../../format/money";
 import { bool, email, money, nullableText, text } from "../../http/schemas";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
+import { type FixtureSection, fixtureDateTime, repeatedId } from "../../load/section";
 import type { StoredCoupon, StoredField, StoredInvoice, StoredItem, StoredPromotion } from "./row";
 import { PAY_TYPES } from "./schema";
 
@@ -185,7 +185,6 @@ export const orderFixture: FixtureSection<OrderRecord> = {
   },
   /** One statement text: the driver prepares it once and reuses it for every row. */
   async insert(tx: Queryable, orders: OrderRecord[]) {
-    for (const order of idsFirst(orders, (o) => o.id !== undefined))
-      await tx.run(INSERT_SQL, argsOf(order));
+    for (const order of orders) await tx.run(INSERT_SQL, argsOf(order));
   },
 };

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { bool, positiveInteger } from "../../http/schemas";
-import { type FixtureSection, fixtureDateTime, idsFirst, repeatedId } from "../../load/section";
+import { type FixtureSection, fixtureDateTime, repeatedId } from "../../load/section";
 import { PRODUCT_COLUMNS, type ProductRow } from "./row";
 import { productFields } from "./schema";
 
@@ -46,7 +46,7 @@ type FixtureProduct = Omit<ProductRow, "id" | "created_at" | "updated_at"> & {
 const INSERT = `INSERT INTO products (${PRODUCT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 async function insertProducts(tx: Queryable, rows: FixtureProduct[]): Promise<void> {
-  for (const r of idsFirst(rows, (r) => r.id !== null)) {
+  for (const r of rows) {
     await tx.run(INSERT, [
       r.id,
       r.name,

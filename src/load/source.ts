@@ -1,0 +1,220 @@
+import { createReadStream, statSync } from "node:fs";
+import { JSONParser } from "@streamparser/json";
+
+/**
+ * Where a fixture comes from. A file is read twice and never held: once for its outline
+ * (every store's own fields and the size of each record section), then record by record
+ * while they are checked and written. A parsed object (the demo, the management API,
+ * tests) is walked the same way.
+ */
+
+export const SECTION_NAMES = ["customers", "products", "orders", "leads"] as const;
+export type SectionName = (typeof SECTION_NAMES)[number];
+
+/** One record, where it sits in the fixture. */
+export interface FixtureRecord {
+  store: number;
+  section: SectionName;
+  index: number;
+  value: unknown;
+}
+
+/** A record section before its records are read: how many, and the largest id one names. */
+export interface SectionOutline {
+  count: number;
+  maxId: number;
+}
+
+export interface FixtureOutline {
+  /** The fixture with each store's record arrays emptied; anything else left for the checks. */
+  fixture: unknown;
+  /** Per store index (a store that is not an object has none). */
+  sections: Map<number, Record<SectionName, SectionOutline>>;
+}
+
+export interface FixtureSource {
+  outline(): Promise<FixtureOutline>;
+  /** Every record in fixture order: a store's records all come before the next store's. */
+  records(): AsyncIterable<FixtureRecord>;
+}
+
+/** A file that is not a JSON document, or changed while it was read. */
+export class UnreadableFixture extends Error {}
+
+const isSection = (key: unknown): key is SectionName =>
+  (SECTION_NAMES as readonly unknown[]).includes(key);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The id a raw record names, when it is one an id could be (the checks refuse the rest). */
+const idOf = (record: unknown): number => {
+  const id = isObject(record) ? record.id : undefined;
+  return typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? id : 0;
+};
+
+function emptyOutline(): Record<SectionName, SectionOutline> {
+  return {
+    customers: { count: 0, maxId: 0 },
+    products: { count: 0, maxId: 0 },
+    orders: { count: 0, maxId: 0 },
+    leads: { count: 0, maxId: 0 },
+  };
+}
+
+class OutlineBuilder {
+  readonly sections = new Map<number, Record<SectionName, SectionOutline>>();
+
+  add(store: number, section: SectionName, record: unknown): void {
+    let outline = this.sections.get(store);
+    if (!outline) {
+      outline = emptyOutline();
+      this.sections.set(store, outline);
+    }
+    outline[section].count++;
+    outline[section].maxId = Math.max(outline[section].maxId, idOf(record));
+  }
+}
+
+const storesOf = (fixture: unknown): unknown[] =>
+  isObject(fixture) && Array.isArray(fixture.stores) ? fixture.stores : [];
+
+const recordsOf = (store: unknown, section: SectionName): unknown[] | null =>
+  isObject(store) && Array.isArray(store[section]) ? store[section] : null;
+
+/** A parsed fixture's outline. */
+export function outlineObject(fixture: unknown): FixtureOutline {
+  const builder = new OutlineBuilder();
+  const outlined = storesOf(fixture).map((store, i) => {
+    if (!isObject(store)) return store;
+    builder.sections.set(i, emptyOutline());
+    const copy = { ...store };
+    for (const section of SECTION_NAMES) {
+      const records = recordsOf(store, section);
+      if (!records) continue;
+      for (const record of records) builder.add(i, section, record);
+      copy[section] = [];
+    }
+    return copy;
+  });
+  const whole = isObject(fixture) && Array.isArray(fixture.stores);
+  return {
+    fixture: whole ? { ...fixture, stores: outlined } : fixture,
+    sections: builder.sections,
+  };
+}
+
+/** A parsed fixture's records, in fixture order. */
+export function* objectRecords(fixture: unknown): Generator<FixtureRecord> {
+  for (const [store, raw] of storesOf(fixture).entries()) {
+    for (const section of SECTION_NAMES) {
+      const records = recordsOf(raw, section) ?? [];
+      for (const [index, value] of records.entries()) yield { store, section, index, value };
+    }
+  }
+}
+
+/** A fixture already parsed. */
+export function objectSource(fixture: unknown): FixtureSource {
+  return {
+    outline: async () => outlineObject(fixture),
+    async *records() {
+      yield* objectRecords(fixture);
+    },
+  };
+}
+
+/** The parser's frames above a value; above a record their keys are [, "stores", store, section]. */
+type Frame = { key?: unknown; value?: unknown };
+
+/** The store and section of a value the parser emitted at `$.stores.*.{section}.*`, if it is a record. */
+function recordPlace(
+  stack: Frame[],
+  parent: unknown,
+): { store: number; section: SectionName } | null {
+  const store = stack[2]?.key;
+  const section = stack[3]?.key;
+  if (typeof store !== "number" || !isSection(section)) return null;
+  if (!Array.isArray(stack[2]?.value) || !Array.isArray(parent)) return null; // refused by the checks
+  return { store, section };
+}
+
+const RECORD_PATHS = SECTION_NAMES.map((section) => `$.stores.*.${section}.*`);
+const CHUNK_BYTES = 1 << 20;
+
+/** Identity of the file's content as far as the file system tells: it must not change between the reads. */
+const versionOf = (path: string) => {
+  const s = statSync(path);
+  return `${s.ino}:${s.size}:${s.mtimeMs}`;
+};
+
+/**
+ * Feeds a file to a streaming parser chunk by chunk and yields, after each chunk, what
+ * the parser emitted: at most a chunk's records wait in memory.
+ */
+async function* parsed<T>(
+  path: string,
+  parser: JSONParser,
+  emitted: T[],
+  onRead?: (bytes: number) => void,
+): AsyncGenerator<T[]> {
+  let bytes = 0;
+  try {
+    for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES })) {
+      parser.write(chunk as Uint8Array);
+      bytes += (chunk as Uint8Array).length;
+      onRead?.(bytes);
+      if (emitted.length) yield emitted.splice(0);
+    }
+    if (!parser.isEnded) parser.end();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code) throw error; // a read error: the caller names it
+    throw new UnreadableFixture(`is not valid JSON: ${(error as Error).message}`);
+  }
+  if (emitted.length) yield emitted.splice(0);
+}
+
+/** A fixture file, read as a stream; `onRead(bytes, total)` reports the outline's progress. */
+export function fileSource(
+  path: string,
+  onRead?: (bytes: number, total: number) => void,
+): FixtureSource {
+  let version = "";
+  return {
+    async outline() {
+      version = versionOf(path);
+      const total = statSync(path).size;
+      const builder = new OutlineBuilder();
+      const roots: unknown[] = [];
+      const parser = new JSONParser({ paths: ["$", ...RECORD_PATHS], keepStack: false });
+      parser.onValue = ({ value, parent, stack }) => {
+        if (stack.length === 0) roots.push(value);
+        const place = recordPlace(stack, parent);
+        if (!place) return;
+        builder.add(place.store, place.section, value);
+        (parent as unknown[]).length -= 1; // counted; the outline keeps no record
+      };
+      const reporting = onRead && ((bytes: number) => onRead(bytes, total));
+      for await (const _ of parsed(path, parser, [], reporting));
+      const [fixture] = roots;
+      if (fixture === undefined)
+        throw new UnreadableFixture("is empty: a fixture is a JSON object");
+      for (const [i, store] of storesOf(fixture).entries()) {
+        if (isObject(store) && !builder.sections.has(i)) builder.sections.set(i, emptyOutline());
+      }
+      return { fixture, sections: builder.sections };
+    },
+    async *records() {
+      version ||= versionOf(path);
+      const parser = new JSONParser({ paths: RECORD_PATHS, keepStack: false });
+      const emitted: FixtureRecord[] = [];
+      parser.onValue = ({ value, key, parent, stack }) => {
+        const place = recordPlace(stack, parent);
+        if (place) emitted.push({ ...place, index: key as number, value });
+      };
+      for await (const records of parsed(path, parser, emitted)) yield* records;
+      if (versionOf(path) !== version)
+        throw new UnreadableFixture("changed while it was being loaded; nothing was loaded");
+    },
+  };
+}

@@ -1,0 +1,212 @@
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openDb } from "../src/db/open";
+import { loadFixture, loadSource } from "../src/load/load";
+import {
+  type FixtureRecord,
+  type FixtureSource,
+  fileSource,
+  objectSource,
+  UnreadableFixture,
+} from "../src/load/source";
+import { scratchDirs, testStore } from "./helpers";
+import { storeapiCommand } from "./process";
+
+const freshDir = scratchDirs("storeapi-load-stream-");
+
+function writeJson(text: string): string {
+  const path = join(freshDir(), "fixture.json");
+  writeFileSync(path, text);
+  return path;
+}
+
+async function recordsOf(source: FixtureSource): Promise<FixtureRecord[]> {
+  const records: FixtureRecord[] = [];
+  for await (const record of source.records()) records.push(record);
+  return records;
+}
+
+/** Records before the statuses they name, sections interleaved, an id-less record before one with an id. */
+const FIXTURE = {
+  stores: [
+    {
+      orders: [
+        { number: 1001, status: 2, total: 10 },
+        { id: 9, number: 1002, status: 1, total: 20 },
+      ],
+      ...testStore({ slug: "a", domain: "a.example.com" }),
+      leads: [{ name: "Dana" }],
+      products: [
+        { id: 3, name: "Tea", price: 5 },
+        { name: "Cup", price: 7 },
+      ],
+    },
+    { ...testStore({ slug: "b", domain: "b.example.com" }), customers: [] },
+  ],
+};
+
+describe("a fixture file read as a stream", () => {
+  test("outlines and yields exactly what the parsed fixture does", async () => {
+    const path = writeJson(JSON.stringify(FIXTURE, null, 2));
+    const fromFile = fileSource(path);
+    const fromObject = objectSource(FIXTURE);
+    const outline = await fromFile.outline();
+    expect(outline).toEqual(await fromObject.outline());
+    expect(outline.sections.get(0)).toEqual({
+      customers: { count: 0, maxId: 0 },
+      products: { count: 2, maxId: 3 },
+      orders: { count: 2, maxId: 9 },
+      leads: { count: 1, maxId: 0 },
+    });
+    expect((outline.fixture as { stores: Array<{ orders: unknown }> }).stores[0].orders).toEqual(
+      [],
+    );
+    const fileRecords = await recordsOf(fromFile);
+    // A file yields records in its own key order; a parsed fixture section by section.
+    const bySection = (records: FixtureRecord[]) =>
+      [...records].sort((x, y) => x.section.localeCompare(y.section) || x.index - y.index);
+    expect(bySection(fileRecords)).toEqual(bySection(await recordsOf(fromObject)));
+    expect(fileRecords.map((r) => `${r.store}.${r.section}[${r.index}]`)).toEqual([
+      "0.orders[0]",
+      "0.orders[1]",
+      "0.leads[0]",
+      "0.products[0]",
+      "0.products[1]",
+    ]);
+  });
+
+  test("keeps a record section that is not an array in the outline, for the checks to refuse", async () => {
+    const fixture = { stores: [{ ...testStore(), orders: { first: { number: 1 } } }] };
+    const outline = await fileSource(writeJson(JSON.stringify(fixture))).outline();
+    expect((outline.fixture as typeof fixture).stores[0].orders).toEqual({ first: { number: 1 } });
+    expect(await recordsOf(fileSource(writeJson(JSON.stringify(fixture))))).toEqual([]);
+  });
+
+  test("a file that is not one JSON document is refused with the parser's reason", async () => {
+    const cases: Array<[string, string]> = [
+      ['{ "stores": [', "is not valid JSON: Parser ended in mid-parsing"],
+      ['{ "stores": [] } x', 'is not valid JSON: Unexpected "x"'],
+      ['{ "stores": [] }{}', 'is not valid JSON: Unexpected "{"'],
+      ["  \n", "is empty: a fixture is a JSON object"],
+    ];
+    for (const [text, message] of cases) {
+      const error = await fileSource(writeJson(text))
+        .outline()
+        .catch((e) => e);
+      expect(error).toBeInstanceOf(UnreadableFixture);
+      expect((error as Error).message).toStartWith(message);
+    }
+  });
+
+  test("a file changed between its two reads is refused", async () => {
+    const path = writeJson(JSON.stringify(FIXTURE));
+    const source = fileSource(path);
+    await source.outline();
+    appendFileSync(path, "\n");
+    const error = await recordsOf(source).catch((e) => e);
+    expect(error).toBeInstanceOf(UnreadableFixture);
+    expect((error as Error).message).toBe("changed while it was being loaded; nothing was loaded");
+  });
+
+  test("loads the same rows, with the same ids, as the parsed fixture", async () => {
+    const path = writeJson(JSON.stringify(FIXTURE));
+    const [fromFile, fromObject] = [join(freshDir(), "data"), join(freshDir(), "data")];
+    const now = Date.parse("2026-11-01T00:00:00Z");
+    const summary = await loadSource(fromFile, fileSource(path), { now });
+    expect(summary).toEqual(await loadFixture(fromObject, FIXTURE, { now }));
+    const rows = async (dataDir: string) => {
+      const db = await openDb(`file:${join(dataDir, "stores", "a.db")}`, []);
+      try {
+        return {
+          orders: await db.all("SELECT id, number, status_id FROM orders ORDER BY id"),
+          products: await db.all("SELECT id, name FROM products ORDER BY id"),
+          leads: await db.all("SELECT id, name FROM leads ORDER BY id"),
+        };
+      } finally {
+        await db.close();
+      }
+    };
+    const loaded = await rows(fromFile);
+    expect(loaded).toEqual(await rows(fromObject));
+    expect(loaded.orders.map((o) => ({ ...o }))).toEqual([
+      { id: 9, number: 1002, status_id: 1 },
+      { id: 10, number: 1001, status_id: 2 },
+    ]);
+    expect(loaded.products.map((p) => ({ ...p }))).toEqual([
+      { id: 3, name: "Tea" },
+      { id: 4, name: "Cup" },
+    ]);
+  });
+
+  test("a broken record far into the file leaves no data directory behind", async () => {
+    const orders = Array.from({ length: 3000 }, (_, i) => ({
+      number: 1001 + i,
+      status: i === 2999 ? 99 : 1,
+      total: 10,
+    }));
+    const path = writeJson(JSON.stringify({ stores: [testStore({ orders })] }));
+    const dataDir = join(freshDir(), "data");
+    const error = await loadSource(dataDir, fileSource(path)).catch((e) => e);
+    expect((error as Error).message).toStartWith(
+      "stores[0].orders[2999].status: status 99 must be",
+    );
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});
+
+/** The process's peak resident memory so far (Linux), in bytes. */
+function peakRss(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+  } catch {
+    return 0; // it has exited
+  }
+}
+
+describe("load of a big file", () => {
+  // Reading the whole file took ~16 times its size (a 47 MB file: 790 MB, 2026-11-26).
+  test("holds a record at a time: peak memory under 450 MB for a 42 MB file", async () => {
+    const dir = freshDir();
+    const path = join(dir, "big.json");
+    const orders = Array.from({ length: 120_000 }, (_, i) =>
+      JSON.stringify({
+        number: 1001 + i,
+        status: (i % 3) + 1,
+        total: 59.9,
+        customer: { name: "Noa Cohen", email: `c${i % 5000}@example.com`, address: "Herzl 1" },
+        customerNotes: "Please leave at the door, thank you very much",
+        items: [
+          { name: "Coffee 250 g", sku: "C-250", productId: 1, quantity: 1, price: 59.9 },
+          { name: "Tea", productId: 2, quantity: 2, price: 10 },
+        ],
+        createdAt: "2026-01-01T10:00:00+02:00",
+      }),
+    );
+    const store = JSON.stringify(testStore({ slug: "big", domain: "big.example.com" }));
+    writeFileSync(path, `{"stores":[${store.slice(0, -1)},"orders":[${orders.join(",")}]}]}`);
+    const size = readFileSync(path).length;
+    expect(size).toBeGreaterThan(40 * 1024 * 1024);
+    const proc = Bun.spawn(
+      [...storeapiCommand(), "load", path, "--json", "--data", join(dir, "data")],
+      {
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    let peak = 0;
+    const watch = setInterval(() => {
+      peak = Math.max(peak, peakRss(proc.pid));
+    }, 25);
+    const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    clearInterval(watch);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).stores[0].counts.orders).toBe(120_000);
+    process.stderr.write(
+      `[load-stream] ${(size / 2 ** 20).toFixed(0)} MB file: peak ${(peak / 2 ** 20).toFixed(0)} MB\n`,
+    );
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThan(450 * 1024 * 1024);
+  }, 180_000);
+});
