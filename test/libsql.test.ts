@@ -397,6 +397,44 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
   });
 });
 
+const isReplication = (url: URL) => url.pathname.includes("ReplicationLog");
+
+/**
+ * A proxy in front of sqld that counts the requests it passes on (statements, and the
+ * replication API's), after `intercept` may hold one or answer it itself (null: pass it on).
+ */
+function sqldProxy(
+  upstreamUrl: string,
+  intercept: (url: URL) => Promise<Response | null> | Response | null,
+) {
+  const upstream = new URL(upstreamUrl);
+  const passed = { statements: 0, replication: 0 };
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      const own = await intercept(url);
+      if (own) return own;
+      passed[isReplication(url) ? "replication" : "statements"]++;
+      url.port = upstream.port;
+      const answer = await fetch(url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        redirect: "manual",
+      });
+      // fetch has decoded the body already.
+      const headers = new Headers(answer.headers);
+      headers.delete("content-encoding");
+      headers.delete("content-length");
+      return new Response(answer.body, { status: answer.status, headers });
+    },
+  });
+  return { url: `http://localhost:${server.port}`, passed, stop: () => server.stop(true) };
+}
+
 /** Polls `done` every 50 ms for up to 15 s: whether it came true. */
 async function eventually(done: () => boolean): Promise<boolean> {
   for (const endAt = Date.now() + 15_000; Date.now() < endAt; await Bun.sleep(50))
@@ -506,33 +544,15 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
   });
 
   test("until a store's replica is made, its reads go to the server (a big store's first copy holds up nothing)", async () => {
-    // A proxy in front of sqld that holds the replication API's requests until `release`:
-    // the replica is made as slowly as a big store's first copy.
+    // The replication API's requests are held until `release`: the replica is made as
+    // slowly as a big store's first copy.
     const { promise: released, resolve: release } = Promise.withResolvers<void>();
-    const upstream = new URL(replicated.url);
-    const proxy = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      idleTimeout: 0,
-      async fetch(request) {
-        const url = new URL(request.url);
-        if (url.pathname.includes("ReplicationLog")) await released;
-        url.port = upstream.port;
-        const answer = await fetch(url, {
-          method: request.method,
-          headers: request.headers,
-          body: request.body,
-          redirect: "manual",
-        });
-        // fetch has decoded the body already.
-        const headers = new Headers(answer.headers);
-        headers.delete("content-encoding");
-        headers.delete("content-length");
-        return new Response(answer.body, { status: answer.status, headers });
-      },
+    const proxy = sqldProxy(replicated.url, async (url) => {
+      if (isReplication(url)) await released;
+      return null;
     });
     const location = new LibsqlLocation({
-      url: `http://localhost:${proxy.port}`,
+      url: proxy.url,
       adminUrl: replicated.adminUrl,
       authToken: null,
     });
@@ -551,9 +571,55 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
       for (let i = 0; i < 5; i++) expect((await read())?.n).toBe(count as number);
     } finally {
       await db.close();
-      proxy.stop(true);
+      proxy.stop();
     }
     expect(readdirSync(replicas)).toEqual([]);
+  });
+
+  test("while the replica cannot be synced its reads go to the server, and back to the replica once it can", async () => {
+    let syncsFail = false;
+    const proxy = sqldProxy(replicated.url, (url) =>
+      syncsFail && isReplication(url) ? new Response("unavailable", { status: 503 }) : null,
+    );
+    const location = new LibsqlLocation({
+      url: proxy.url,
+      adminUrl: replicated.adminUrl,
+      authToken: null,
+    });
+    location.keepReplicasIn(join(dir, "replica-failing"));
+    const db = await location.openStore("shop1");
+    const leads = async () =>
+      (await db.requestView?.get<{ n: number }>("SELECT count(*) AS n FROM leads"))?.n;
+    /** Whether a read went to the replica: no statement reached the server for it. */
+    const fromReplica = async () => {
+      const before = proxy.passed.statements;
+      await leads();
+      return proxy.passed.statements === before;
+    };
+    try {
+      let replicaReads = false;
+      for (
+        const endAt = Date.now() + 15_000;
+        !replicaReads && Date.now() < endAt;
+        await Bun.sleep(50)
+      )
+        replicaReads = await fromReplica();
+      expect(replicaReads).toBe(true);
+      const count = (await leads()) as number;
+
+      syncsFail = true;
+      await db.run("INSERT INTO leads (name, created_at) VALUES ('Dana', 0)");
+      expect(await leads()).toBe(count + 1); // the sync failed: read from the server
+      expect(await fromReplica()).toBe(false); // for a while, without trying the sync again
+
+      syncsFail = false;
+      await Bun.sleep(1_100);
+      expect(await leads()).toBe(count + 1);
+      expect(await fromReplica()).toBe(true);
+    } finally {
+      await db.close();
+      proxy.stop();
+    }
   });
 
   test("replicas keep answering while sqld compacts the store's log into snapshots under writes", async () => {

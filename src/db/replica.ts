@@ -15,6 +15,9 @@ import type { ReplicaCall, ReplicaReply, ReplicaRequest } from "./replica-worker
 /** How far behind the primary a replica may read: writes made elsewhere show within this. */
 const REPLICA_STALENESS_MS = 1000;
 
+/** After a sync failed, reads go to the server for this long before the replica is synced again. */
+const SYNC_RETRY_MS = 1000;
+
 /** Where a store's replica syncs from and lives. */
 export interface ReplicaSource {
   syncUrl: string;
@@ -98,6 +101,7 @@ export class ReplicaDb implements Db {
   private syncedWrites = 0;
   private syncedAt = Number.NEGATIVE_INFINITY;
   private syncing: Promise<void> | null = null;
+  private syncFailedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly primary: ClientDb,
@@ -152,9 +156,13 @@ export class ReplicaDb implements Db {
       await thread?.call({ type: "close", path: this.source.path }).catch(() => {});
   }
 
-  /** Where a request's read goes: the replica once it is made and up to date, the server until then. */
+  /**
+   * Where a request's read goes: the replica once it is made and up to date; the server
+   * until then, and while the replica cannot be synced (the server has every write; when
+   * it cannot answer either, the read fails as any read from it does).
+   */
   private async readView(): Promise<Queryable> {
-    if (this.reader) return this.catchUp(this.reader);
+    if (this.reader) return this.upToDate(this.reader);
     if (!this.making)
       this.making = this.makeReplica().catch(() => {
         this.making = null; // the next read tries again
@@ -180,6 +188,16 @@ export class ReplicaDb implements Db {
       return await write;
     } finally {
       this.writes++;
+    }
+  }
+
+  private async upToDate(reader: Connection): Promise<Queryable> {
+    if (performance.now() - this.syncFailedAt < SYNC_RETRY_MS) return this.primary;
+    try {
+      return await this.catchUp(reader);
+    } catch {
+      this.syncFailedAt = performance.now();
+      return this.primary;
     }
   }
 
