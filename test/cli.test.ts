@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { scratchDirs, testStore } from "./helpers";
 import { isOneCleanLine, runCli, runCliInProcess, spawnUntil } from "./process";
@@ -575,6 +575,9 @@ describe("load: orders", () => {
     const seconds = (performance.now() - started) / 1000;
     process.stderr.write(`[cli.test] 100,000 orders loaded in ${seconds.toFixed(1)} s\n`);
     expect(result.stderr).toContain("loading big orders: 100000/100000");
+    const megabytes = Math.floor(statSync(file).size / 2 ** 20);
+    expect(megabytes).toBeGreaterThanOrEqual(16); // the first read reports its progress too
+    expect(result.stderr).toContain(`reading ${file} (MB): ${megabytes}/${megabytes}\n`);
     expect(result.code).toBe(0);
     expect(result.json.stores[0].counts.orders).toBe(100_000);
   }, 180_000);

@@ -43,13 +43,14 @@ function asReadError(path: string, error: unknown): unknown {
 }
 
 /** The fixture file as a stream (src/load/source.ts), once it is known to be a readable file. */
-function fixtureFile(path: string, progress: Progress): FixtureSource {
+function fixtureFile(path: string): FixtureSource {
   try {
     if (statSync(path).isDirectory()) throw Object.assign(new Error(), { code: "EISDIR" });
     closeSync(openSync(path, "r"));
   } catch (error) {
     throw asReadError(path, error);
   }
+  const progress = progressPrinter(0);
   return fileSource(path, (bytes, total) => {
     if (total >= READ_PROGRESS_FROM)
       progress(`reading ${path} (MB)`, Math.floor(bytes / MB), Math.floor(total / MB));
@@ -82,14 +83,13 @@ export const loadCommand = command(
   },
   async ({ values, args: [file] }) => {
     const started = Date.now();
-    const progress = progressPrinter();
     const options = {
       replace: values.replace ?? false,
       platformDomain: platformDomainOf(values),
-      progress,
+      progress: progressPrinter(),
     };
-    const summary = await loadInto(locationOf(values), fixtureFile(file, progress), options).catch(
-      (error) => Promise.reject(asReadError(file, error)),
+    const summary = await loadInto(locationOf(values), fixtureFile(file), options).catch((error) =>
+      Promise.reject(asReadError(file, error)),
     );
     if (values.json) return printJson(summary);
     for (const s of summary.stores) {
