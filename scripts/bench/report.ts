@@ -115,12 +115,13 @@ function storeRows(scenarios: ScenarioSummary[]): string[][] {
     ]);
 }
 
-function markdownTable(header: string[], rows: string[][]): string {
-  const _escapeCell = (cell: string) => cell.replaceAll("|", "\\|");
+/** A Markdown table; a `|` in a cell is escaped so it stays in its cell. */
+export function markdownTable(header: string[], rows: string[][]): string {
+  const escapeCell = (cell: string) => cell.replaceAll("|", "\\|");
   return [
     `| ${header.join(" | ")} |`,
     `| ${header.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
-    ...rows.map((r) => `| ${r.map(escape).join(" | ")} |`),
+    ...rows.map((r) => `| ${r.map(escapeCell).join(" | ")} |`),
   ].join("\n");
 }
 
