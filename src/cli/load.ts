@@ -34,21 +34,14 @@ const READ_ERRORS: Record<string, string> = {
   EISDIR: "it is a directory",
 };
 
-/** A fixture file that cannot be read or parsed as one line naming it; other errors as they are. */
-function asReadError(path: string, error: unknown): unknown {
-  if (error instanceof UnreadableFixture) return new CliError(`${path} ${error.message}`);
-  const { code, message } = error as NodeJS.ErrnoException;
-  if (typeof code !== "string") return error;
-  return new CliError(`cannot read fixture file ${path}: ${READ_ERRORS[code] ?? message}`);
-}
-
 /** The fixture file as a stream (src/load/source.ts), once it is known to be a readable file. */
 function fixtureFile(path: string): FixtureSource {
   try {
     if (statSync(path).isDirectory()) throw Object.assign(new Error(), { code: "EISDIR" });
     closeSync(openSync(path, "r"));
   } catch (error) {
-    throw asReadError(path, error);
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw new CliError(`cannot read fixture file ${path}: ${READ_ERRORS[code ?? ""] ?? message}`);
   }
   const progress = progressPrinter(0);
   return fileSource(path, (bytes, total) => {
@@ -89,7 +82,9 @@ export const loadCommand = command(
       progress: progressPrinter(),
     };
     const summary = await loadInto(locationOf(values), fixtureFile(file), options).catch((error) =>
-      Promise.reject(asReadError(file, error)),
+      Promise.reject(
+        error instanceof UnreadableFixture ? new CliError(`${file} ${error.message}`) : error,
+      ),
     );
     if (values.json) return printJson(summary);
     for (const s of summary.stores) {

@@ -38,7 +38,7 @@ export interface FixtureSource {
   records(): AsyncIterable<FixtureRecord>;
 }
 
-/** A file that is not a JSON document, or changed while it was read. */
+/** A file that is not a JSON document, could not be read, or changed while it was read; the message follows its name. */
 export class UnreadableFixture extends Error {}
 
 const isSection = (key: unknown): key is SectionName =>
@@ -168,8 +168,10 @@ async function* parsed<T>(
     }
     if (!parser.isEnded) parser.end();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code) throw error; // a read error: the caller names it
-    throw new UnreadableFixture(`is not valid JSON: ${(error as Error).message}`);
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw new UnreadableFixture(
+      code ? `could not be read: ${message}` : `is not valid JSON: ${message}`,
+    );
   }
   if (emitted.length) yield emitted.splice(0);
 }
