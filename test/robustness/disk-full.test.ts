@@ -13,6 +13,8 @@ import { TEST_LIBSQL } from "../sqld";
  */
 
 const mountPoint = tempDir("storeapi-disk-full-");
+/** Files that must not take the small disk's room. */
+const outside = tempDir("storeapi-disk-full-outside-");
 
 async function run(command: string[]): Promise<boolean> {
   const proc = Bun.spawn(command, { stdout: "ignore", stderr: "ignore" });
@@ -25,7 +27,10 @@ const unmount = () => run(["umount", "--lazy", mountPoint]);
 // Whether this machine lets the test mount (root): tried and undone at once, so that a run
 // that filters the test out leaves nothing mounted.
 const canMount = !TEST_LIBSQL && (await mountTmpfs()) && (await unmount());
-if (!canMount) rmSync(mountPoint, { recursive: true, force: true });
+if (!canMount) {
+  rmSync(mountPoint, { recursive: true, force: true });
+  rmSync(outside, { recursive: true, force: true });
+}
 
 describe.skipIf(!canMount)("a full disk", () => {
   let server: ServerProcess | undefined;
@@ -47,6 +52,7 @@ describe.skipIf(!canMount)("a full disk", () => {
     // Lazily: this process may still hold closed store files until they are collected.
     await unmount();
     rmSync(mountPoint, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
   });
 
   test("writes answer 503 store_unavailable, reads go on, nothing acknowledged is lost, and room brings writes back", async () => {
@@ -113,5 +119,27 @@ describe.skipIf(!canMount)("a full disk", () => {
     expect(ids.sort((a, b) => a - b)).toEqual(
       [...created, after.json.data.id].sort((a, b) => a - b),
     );
+  });
+
+  test("a load that fills the disk says so in one line and registers nothing", async () => {
+    // ~20 MB of orders into the 16 MiB left after the test above.
+    const orders = Array.from({ length: 20_000 }, (_, i) => ({
+      number: 1001 + i,
+      status: 1,
+      total: 10,
+      customerNotes: "n".repeat(1000),
+    }));
+    const fixture = join(outside, "big.json");
+    writeFileSync(
+      fixture,
+      JSON.stringify({ stores: [testStore({ slug: "big", domain: "big.test", orders })] }),
+    );
+    const loaded = await runCli(["load", fixture, "--data", data]);
+    expect([
+      loaded.code,
+      loaded.stderr.split("\n").filter((l) => l.startsWith("storeapi:")),
+    ]).toEqual([1, ["storeapi: the disk is full; free some space and run the command again"]]);
+    const stores = await runCli(["stores", "list", "--json", "--data", data]);
+    expect(stores.json.map((s: { slug: string }) => s.slug)).toEqual(["shop1"]);
   });
 });
