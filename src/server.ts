@@ -53,22 +53,23 @@ async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> 
 }
 
 /**
- * One log line per registered store whose database is missing: those stores answer 503.
- * On a libSQL server only when it has the admin API to ask (one request per store).
+ * One log line per registered store whose database is missing: those stores answer 503
+ * (the pool refuses them whether or not this has run). On a libSQL server only when it
+ * has the admin API to ask (one request per store).
  */
 async function reportMissingStores(
   registry: StoreRegistry,
   location: Location,
   logger: Logger,
 ): Promise<void> {
-  for (const store of registry.all()) {
-    if (await location.storeExists(store.slug)) continue;
+  const slugs = registry.all().map((store) => store.slug);
+  for (const slug of await location.missingStores(slugs)) {
     const where =
       location instanceof FileLocation
-        ? { path: storeDbPath(location.dataDir, store.slug) }
-        : { namespace: storeNamespace(store.slug) };
+        ? { path: storeDbPath(location.dataDir, slug) }
+        : { namespace: storeNamespace(slug) };
     logger.error("store database file is missing; the store answers 503", {
-      store: store.slug,
+      store: slug,
       ...where,
     });
   }
@@ -120,7 +121,6 @@ async function serveFrom(
     defaultMaxOpenStores(openFiles?.soft ?? 1024, location.descriptorsPerStore);
   const pool = new StorePool(location, maxOpenStores);
   pool.createMissing = false;
-  await reportMissingStores(registry, location, logger);
   pool.startCheckpoints(1000, reportError);
   const mail = new MailWorker({
     pool,
@@ -193,6 +193,10 @@ async function serveFrom(
     metrics && config.metrics
       ? serveMetrics(metrics, config.metrics.hostname, config.metrics.port)
       : null;
+  // Log lines only, so after listening: on a libSQL server it asks once per store.
+  reportMissingStores(registry, location, logger).catch((error) =>
+    reportError("could not look for missing store databases", error),
+  );
   const mailScanned = mail.start();
   const housekeeper = new Housekeeper(
     { pool, registry, dues: platform, logger, now: Date.now },

@@ -171,7 +171,12 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
       });
       expect((await send(server.url, "/api/v1/products")).status).toBe(200);
       expect(existsSync(join(data, "stores", "shop2.db"))).toBe(false);
-      expect(server.stdout()).toContain('"store database file is missing; the store answers 503"');
+      // Logged in the background once the server listens.
+      const logged = () =>
+        server.stdout().includes('"store database file is missing; the store answers 503"');
+      for (const endAt = Date.now() + 10_000; !logged() && Date.now() < endAt; )
+        await Bun.sleep(50);
+      expect(logged()).toBe(true);
     } finally {
       await server.signal("SIGTERM");
     }

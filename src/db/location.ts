@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
@@ -27,6 +27,8 @@ export interface Location {
   createStore(slug: string): Promise<void>;
   deleteStore(slug: string): Promise<void>;
   storeExists(slug: string): Promise<boolean>;
+  /** Of these stores, the ones without a database. */
+  missingStores(slugs: string[]): Promise<string[]>;
 }
 
 /**
@@ -63,6 +65,12 @@ export class FileLocation implements Location {
   }
   async storeExists(slug: string) {
     return existsSync(storeDbPath(this.dataDir, slug));
+  }
+  /** One read of the directory (a server with 10,000 stores asks at start). */
+  async missingStores(slugs: string[]) {
+    const dir = join(this.dataDir, "stores");
+    const files = new Set(existsSync(dir) ? readdirSync(dir) : []);
+    return slugs.filter((slug) => !files.has(`${slug}.db`));
   }
 }
 
@@ -165,6 +173,12 @@ export class LibsqlLocation implements Location {
   /** Without the admin API (a serving node) there is no asking: a missing namespace fails on first use instead. */
   async storeExists(slug: string) {
     return this.server.adminUrl ? this.namespaceExists(storeNamespace(slug)) : true;
+  }
+  /** One admin request per store (none without the admin API). */
+  async missingStores(slugs: string[]) {
+    const missing: string[] = [];
+    for (const slug of slugs) if (!(await this.storeExists(slug))) missing.push(slug);
+    return missing;
   }
 
   /**

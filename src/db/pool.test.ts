@@ -22,6 +22,7 @@ function recordingLocation(events: string[]): Location {
     createStore: async () => {},
     deleteStore: async () => {},
     storeExists: async () => true,
+    missingStores: async () => [],
   };
 }
 
