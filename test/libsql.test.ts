@@ -224,6 +224,24 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
   });
 });
 
+describe.skipIf(TEST_LIBSQL || UNDER_DENO)("store namespaces", () => {
+  test("the missing ones are found with the admin API, and none are without it", async () => {
+    const location = new LibsqlLocation({
+      url: sqld.url,
+      adminUrl: sqld.adminUrl,
+      authToken: null,
+    });
+    await location.createStore("present1");
+    try {
+      expect(await location.missingStores(["present1", "absent1"])).toEqual(["absent1"]);
+    } finally {
+      await location.deleteStore("present1");
+    }
+    const serving = new LibsqlLocation({ url: sqld.url, adminUrl: null, authToken: null });
+    expect(await serving.missingStores(["absent1"])).toEqual([]);
+  });
+});
+
 describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
   test("a file data directory moves onto an empty server and answers the same there", async () => {
     const files = join(dir, "files");
