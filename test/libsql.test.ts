@@ -484,6 +484,14 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
     await replicated?.stop();
   });
 
+  /** Store shop1 through `url`, its request reads from a replica kept in `dir/{name}`. */
+  async function shopWithReplica(url: string, name: string) {
+    const location = new LibsqlLocation({ url, adminUrl: replicated.adminUrl, authToken: null });
+    const replicas = join(dir, name);
+    location.keepReplicasIn(replicas);
+    return { db: await location.openStore("shop1"), replicas };
+  }
+
   /** One SQL statement straight to the store's namespace: a write made by someone else. */
   async function writeElsewhere(sql: string): Promise<void> {
     const client = createClient({
@@ -541,14 +549,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
   });
 
   test("a store's replica is made at its first request read, not for the primary's work, and removed at close", async () => {
-    const location = new LibsqlLocation({
-      url: replicated.url,
-      adminUrl: replicated.adminUrl,
-      authToken: null,
-    });
-    const replicas = join(dir, "replica-unit");
-    location.keepReplicasIn(replicas);
-    const db = await location.openStore("shop1");
+    const { db, replicas } = await shopWithReplica(replicated.url, "replica-unit");
     const count = (await db.get<{ n: number }>("SELECT count(*) AS n FROM products"))?.n;
     expect(count).toBeNumber();
     expect(readdirSync(replicas)).toEqual([]);
@@ -569,14 +570,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
       if (isReplication(url)) await released;
       return null;
     });
-    const location = new LibsqlLocation({
-      url: proxy.url,
-      adminUrl: replicated.adminUrl,
-      authToken: null,
-    });
-    const replicas = join(dir, "replica-held");
-    location.keepReplicasIn(replicas);
-    const db = await location.openStore("shop1");
+    const { db, replicas } = await shopWithReplica(proxy.url, "replica-held");
     try {
       const count = (await db.get<{ n: number }>("SELECT count(*) AS n FROM products"))?.n;
       const read = () => db.requestView?.get<{ n: number }>("SELECT count(*) AS n FROM products");
@@ -599,13 +593,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
     const proxy = sqldProxy(replicated.url, (url) =>
       syncsFail && isReplication(url) ? new Response("unavailable", { status: 503 }) : null,
     );
-    const location = new LibsqlLocation({
-      url: proxy.url,
-      adminUrl: replicated.adminUrl,
-      authToken: null,
-    });
-    location.keepReplicasIn(join(dir, "replica-failing"));
-    const db = await location.openStore("shop1");
+    const { db } = await shopWithReplica(proxy.url, "replica-failing");
     const leads = async () =>
       (await db.requestView?.get<{ n: number }>("SELECT count(*) AS n FROM leads"))?.n;
     /** Whether a read went to the replica: no statement reached the server for it. */
