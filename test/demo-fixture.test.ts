@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderDemo } from "../scripts/make-demo";
-import { validateFixture } from "../src/load/load";
+import { validateFixture } from "./fixture-records";
 
 const committed = readFileSync(join(import.meta.dir, "..", "fixtures", "demo.json"), "utf8");
 const demo = JSON.parse(committed);

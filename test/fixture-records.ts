@@ -1,4 +1,19 @@
-import { validateFixture } from "../src/load/load";
+import { type LoadOptions, planFixture, RecordChecker } from "../src/load/load";
+import { objectRecords, outlineObject, type SectionName } from "../src/load/source";
+
+/** Checks a whole parsed fixture, records included: each store's plan and its rows per section. */
+export function validateFixture(json: unknown, options: LoadOptions = {}) {
+  const plans = planFixture(outlineObject(json), options);
+  const checked = plans.map((plan) => ({
+    checker: new RecordChecker(plan),
+    rows: { customers: [], products: [], orders: [], leads: [] } as Record<SectionName, unknown[]>,
+  }));
+  for (const record of objectRecords(json)) {
+    const { checker, rows } = checked[record.store];
+    rows[record.section].push(checker.check(record).row);
+  }
+  return plans.map((plan, i) => ({ ...plan, rows: checked[i].rows }));
+}
 
 /** Checks of one fixture section's records, in a one-store fixture (slug "a"), at now = 1000. */
 
