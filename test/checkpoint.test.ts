@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "libsql";
 import { StorePool, storeDbPath } from "../src/db/pool";
+import { until } from "./helpers";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -25,16 +26,6 @@ function rowsInMainFile(dir: string, slug: string): number {
   }
 }
 
-/** Polls until `check` holds; bounded generously (the checkpoint thread is slow on a loaded machine). */
-async function eventually(check: () => boolean, timeoutMs = 20_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await Bun.sleep(20);
-  }
-  return check();
-}
-
 describe("checkpoints on the worker thread", () => {
   test("writes through the pool reach the database file, and close stops the worker", async () => {
     const dir = mkdtempSync(join(tmpdir(), "storeapi-ckpt-"));
@@ -51,9 +42,9 @@ describe("checkpoints on the worker thread", () => {
         }
       });
     });
-    expect(await eventually(() => rowsInMainFile(dir, "shop1") === 200)).toBe(true);
+    expect(await until(() => rowsInMainFile(dir, "shop1") === 200)).toBe(true);
     await pool.use("shop1", (db) => db.run("DELETE FROM products WHERE id > 150"));
-    expect(await eventually(() => rowsInMainFile(dir, "shop1") === 150)).toBe(true);
+    expect(await until(() => rowsInMainFile(dir, "shop1") === 150)).toBe(true);
     await pool.close();
   });
 
@@ -68,7 +59,7 @@ describe("checkpoints on the worker thread", () => {
     await pool.use("b", (db) =>
       db.run("INSERT INTO products (name, price, created_at, updated_at) VALUES ('y', 1, 1, 1)"),
     );
-    expect(await eventually(() => rowsInMainFile(dir, "b") === 1)).toBe(true);
+    expect(await until(() => rowsInMainFile(dir, "b") === 1)).toBe(true);
     expect(pool.openCount).toBe(1);
     expect(rowsInMainFile(dir, "a")).toBe(1);
     await pool.close();
@@ -91,7 +82,7 @@ describe("closing databases", () => {
       await Bun.sleep(10);
       // 296 closes: a full collection whenever 8 (2 × maxOpen) closed connections wait for one.
       // 300 stores × 3 files would be 900 if none were freed.
-      const freed = await eventually(() => openFiles() - before < 100);
+      const freed = await until(() => openFiles() - before < 100);
       expect(freed).toBe(true);
       await pool.close();
     },

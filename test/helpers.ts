@@ -212,3 +212,16 @@ export function expectEnvelope(answer: ApiAnswer, context: string): void {
   }
   expect(answer.headers.get("x-request-id"), where).toBeTruthy();
 }
+
+/**
+ * Polls `check` until it holds, for up to `timeoutMs` (generous: these machines are shared
+ * and slow at times): whether it came true. For what the server does on its own clock.
+ */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<boolean> {
+  for (const endAt = Date.now() + timeoutMs; Date.now() < endAt; await Bun.sleep(50))
+    if (await check()) return true;
+  return check();
+}

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { LibsqlLocation, namespaceFetch } from "../src/db/location";
-import { KEYS, otherStore, send, tempDir, testStore } from "./helpers";
+import { KEYS, otherStore, send, tempDir, testStore, until } from "./helpers";
 import { manage, storeBody } from "./manage-support";
 import { runCli, type ServerProcess, spawnServer } from "./process";
 import { type Sqld, startSqld, TEST_LIBSQL } from "./sqld";
@@ -453,13 +453,6 @@ function sqldProxy(
   return { url: `http://localhost:${server.port}`, passed, stop: () => server.stop(true) };
 }
 
-/** Polls `done` every 50 ms for up to 15 s: whether it came true. */
-async function eventually(done: () => boolean): Promise<boolean> {
-  for (const endAt = Date.now() + 15_000; Date.now() < endAt; await Bun.sleep(50))
-    if (done()) return true;
-  return done();
-}
-
 /** Whether `*.localhost` resolves here (systemd's resolver or Debian's libnss-myhostname; CI installs it). */
 async function localhostNamesResolve(): Promise<boolean> {
   try {
@@ -528,7 +521,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
     expect((await send(server.url, `/api/v1/products/${id}`)).json.data.name).toBe("Cup");
 
     const replicas = join(data(), "replicas");
-    expect(await eventually(() => readdirSync(replicas).includes("store-shop1.db"))).toBe(true);
+    expect(await until(() => readdirSync(replicas).includes("store-shop1.db"))).toBe(true);
     expect(statSync(replicas).mode & 0o777).toBe(0o700);
     expect(statSync(join(replicas, "store-shop1.db")).mode & 0o777).toBe(0o600);
 
@@ -557,7 +550,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
       (await db.requestView?.get<{ n: number }>("SELECT count(*) AS n FROM products"))?.n,
     ).toBe(count as number);
     // Made in the background from that read on.
-    expect(await eventually(() => readdirSync(replicas).includes("store-shop1.db"))).toBe(true);
+    expect(await until(() => readdirSync(replicas).includes("store-shop1.db"))).toBe(true);
     await db.close();
     expect(readdirSync(replicas)).toEqual([]);
   });
@@ -579,7 +572,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
         "store-shop1.db",
       ]);
       release();
-      expect(await eventually(() => readdirSync(replicas).includes("store-shop1.db"))).toBe(true);
+      expect(await until(() => readdirSync(replicas).includes("store-shop1.db"))).toBe(true);
       for (let i = 0; i < 5; i++) expect((await read())?.n).toBe(count as number);
     } finally {
       await db.close();
