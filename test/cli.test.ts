@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { scratchDirs, testStore } from "./helpers";
@@ -430,6 +431,24 @@ describe("load", () => {
       1,
       `storeapi: cannot read fixture file ${dir}: it is a directory\n`,
     ]);
+    // A pipe would block the second read (and its open, without a writer).
+    const pipe = join(dir, "fixture-pipe");
+    expect(spawnSync("mkfifo", [pipe]).status).toBe(0);
+    for (const path of [pipe, "/dev/null"]) {
+      const notFile = await run("load", path);
+      expect([notFile.code, notFile.stderr]).toEqual([
+        1,
+        `storeapi: cannot read fixture file ${path}: not a regular file; it is read twice, so save it to a file first\n`,
+      ]);
+    }
+    const broken = join(dir, "broken.json");
+    writeFileSync(broken, '{\n  "stores": [\n    {} x\n  ]\n}\n');
+    const invalid = await run("load", broken);
+    expect([invalid.code, invalid.stderr]).toEqual([
+      1,
+      `storeapi: ${broken} is not valid JSON: unexpected "x" on line 3\n`,
+    ]);
+    expect(existsSync(join(dir, "data"))).toBe(false);
   });
 
   test("a broken fixture is refused with the record's path and nothing is loaded", async () => {

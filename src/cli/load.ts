@@ -32,12 +32,16 @@ const READ_ERRORS: Record<string, string> = {
   ENOENT: "no such file",
   EACCES: "permission denied",
   EISDIR: "it is a directory",
+  NOT_FILE: "not a regular file; it is read twice, so save it to a file first",
 };
 
 /** The fixture file as a stream (src/load/source.ts), once it is known to be a readable file. */
 function fixtureFile(path: string): FixtureSource {
   try {
-    if (statSync(path).isDirectory()) throw Object.assign(new Error(), { code: "EISDIR" });
+    const file = statSync(path);
+    if (file.isDirectory()) throw Object.assign(new Error(), { code: "EISDIR" });
+    // A pipe or device cannot be read twice (and opening a pipe waits for its writer).
+    if (!file.isFile()) throw Object.assign(new Error(), { code: "NOT_FILE" });
     closeSync(openSync(path, "r"));
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;

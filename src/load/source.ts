@@ -169,11 +169,47 @@ async function* parsed<T>(
     if (!parser.isEnded) parser.end();
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
-    throw new UnreadableFixture(
-      code ? `could not be read: ${message}` : `is not valid JSON: ${message}`,
-    );
+    if (code) throw new UnreadableFixture(`could not be read: ${message}`);
+    throw new UnreadableFixture(`is not valid JSON: ${await invalidJsonReason(path, message)}`);
   }
   if (emitted.length) yield emitted.splice(0);
+}
+
+/** How much of a token the parser could not place an error names. */
+const SHOWN_TOKEN_CHARS = 40;
+
+/**
+ * The parser's reason in an operator's terms: what it met and on which line (it counts
+ * bytes; the file is read again up to there to count lines, only on this error path).
+ */
+async function invalidJsonReason(path: string, message: string): Promise<string> {
+  const char = /^Unexpected "(.*)" at chunk position "\d+" \(absolute position "(\d+)"\)/s.exec(
+    message,
+  );
+  if (char)
+    return `unexpected ${JSON.stringify(char[1])} on line ${await lineAt(path, Number(char[2]))}`;
+  const token = /^Unexpected (\w+) \((.*)\) in state/s.exec(message);
+  if (token) {
+    const kind = token[1].toLowerCase().replaceAll("_", " ");
+    return `unexpected ${kind} ${token[2].slice(0, SHOWN_TOKEN_CHARS)}`;
+  }
+  if (message.startsWith("Parser ended in mid-parsing"))
+    return "the file ends inside the document (was it cut short?)";
+  return message.slice(0, 200);
+}
+
+/** The 1-based line of a byte offset in the file. */
+async function lineAt(path: string, offset: number): Promise<number> {
+  let line = 1;
+  if (offset === 0) return line;
+  for await (const chunk of createReadStream(path, {
+    end: offset - 1,
+    highWaterMark: CHUNK_BYTES,
+  })) {
+    const bytes = chunk as Uint8Array;
+    for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) line++;
+  }
+  return line;
 }
 
 /** A fixture file, read as a stream; `onRead(bytes, total)` reports the outline's progress. */
