@@ -2,7 +2,7 @@ import { adminLinkCommand } from "./cli/admin-link";
 import { type Command, HelpRequested, orList, usageLine } from "./cli/args";
 import { backupCommand } from "./cli/backup";
 import { demoCommand } from "./cli/demo";
-import { CliError, UsageError } from "./cli/errors";
+import { CliError, fileSystemErrorLine, UsageError } from "./cli/errors";
 import { hostKeysCommands } from "./cli/host-keys";
 import { keysCommands } from "./cli/keys";
 import { loadCommand } from "./cli/load";
@@ -13,7 +13,13 @@ import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
 import { DataDirError } from "./db/data-dir";
-import { DamagedDatabase, DatabaseUnavailable, isDamaged, isDiskFull } from "./db/driver";
+import {
+  DamagedDatabase,
+  DatabaseUnavailable,
+  InaccessibleDatabase,
+  isDamaged,
+  isDiskFull,
+} from "./db/driver";
 import { LibsqlAdminError } from "./db/location";
 import { SchemaTooNewError } from "./db/migrate";
 import { type Runtime, useRuntime } from "./runtime/runtime";
@@ -92,7 +98,8 @@ export async function main(argv: string[]): Promise<number> {
       error instanceof DataDirError ||
       error instanceof LibsqlAdminError ||
       error instanceof DatabaseUnavailable ||
-      error instanceof DamagedDatabase
+      error instanceof DamagedDatabase ||
+      error instanceof InaccessibleDatabase
     ) {
       process.stderr.write(`storeapi: ${error.message}\n`);
       return 1;
@@ -107,6 +114,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(
         `storeapi: a database is damaged (${(error as Error).message}); restore it from a backup\n`,
       );
+      return 1;
+    }
+    const refused = fileSystemErrorLine(error);
+    if (refused) {
+      process.stderr.write(`storeapi: ${refused}\n`);
       return 1;
     }
     process.stderr.write(`storeapi: unexpected failure: ${(error as Error).message ?? error}\n`);

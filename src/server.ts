@@ -75,6 +75,17 @@ async function reportMissingStores(
   }
 }
 
+/** How many of another user's files the warning names (there may be thousands). */
+const OTHERS_FILES_NAMED = 10;
+
+function reportOthersFiles(paths: string[], logger: Logger): void {
+  if (paths.length === 0) return;
+  logger.warn(
+    "files in the data directory belong to another user: chown them to this server's user, or their stores may answer 503",
+    { count: paths.length, files: paths.slice(0, OTHERS_FILES_NAMED) },
+  );
+}
+
 export async function startServer(
   config: ServeConfig,
   logger = new Logger(config.logLevel),
@@ -88,7 +99,7 @@ export async function startServer(
   // rate limits and mail queue state for the same stores (on a libSQL server, one name).
   const lock = DataDirLock.forServer(config.dataDir);
   try {
-    if (!location.remote) makeDataDirPrivate(config.dataDir);
+    if (!location.remote) reportOthersFiles(makeDataDirPrivate(config.dataDir), logger);
     return await serveFrom(config, location, logger, lock);
   } catch (error) {
     lock.release();

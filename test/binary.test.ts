@@ -4,7 +4,7 @@
  * inside it. Builds its own copy (a second or so), so it does not depend on ./storeapi.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "../scripts/build";
 import { tempDir } from "./helpers";
@@ -37,18 +37,26 @@ async function run(args: string[], extra: Record<string, string> = {}) {
   return { code, stdout, stderr };
 }
 
-/** Starts `serve` on a free loopback port; resolves with its URL from the "listening" log line. */
-async function serve(extra: Record<string, string> = {}) {
+/** `setpriv` runs the command as this user id (and group id), without root's groups. */
+const asUser = (id: number) => ["setpriv", `--reuid=${id}`, `--regid=${id}`, "--clear-groups"];
+
+/**
+ * Starts `serve` on a free loopback port (as `user`, when given); resolves with its URL
+ * from the "listening" log line, and the log so far.
+ */
+async function serve(options: { data?: string; user?: number } = {}) {
   const child = Bun.spawn(
-    [bin, "serve", "--data", "data", "--listen", "127.0.0.1:0", "--allow-http"],
-    {
-      cwd: dir,
-      env: bareEnv(extra),
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-      timeout: 60_000,
-    },
+    [
+      ...(options.user === undefined ? [] : asUser(options.user)),
+      bin,
+      "serve",
+      "--data",
+      options.data ?? "data",
+      "--listen",
+      "127.0.0.1:0",
+      "--allow-http",
+    ],
+    { cwd: dir, env: bareEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 },
   );
   const reader = child.stdout.getReader();
   let text = "";
@@ -62,11 +70,12 @@ async function serve(extra: Record<string, string> = {}) {
     text += new TextDecoder().decode(value);
     url = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(text)?.[1];
   }
-  // keep draining the log so the server never blocks on a full pipe
+  // keep reading the log so the server never blocks on a full pipe
   (async () => {
-    while (!(await reader.read()).done) {}
+    for (let read = await reader.read(); !read.done; read = await reader.read())
+      text += new TextDecoder().decode(read.value);
   })().catch(() => {});
-  return { url, child };
+  return { url, child, log: () => text };
 }
 
 beforeAll(async () => {
@@ -175,5 +184,80 @@ describe("the binary outside the repo", () => {
     expect(intro?.stores).toHaveLength(3);
     child.kill("SIGTERM");
     expect(await child.exited).toBe(0);
+  });
+});
+
+/** The user id of Debian's `nobody`, standing in for a service user. */
+const SERVICE_USER = 65534;
+const runsAsRoot = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+
+describe.skipIf(!runsAsRoot)("a data directory and the users who run storeapi on it", () => {
+  const data = () => join(dir, "service-data");
+  const shop2File = () => join(data(), "stores", "shop2.db");
+
+  beforeAll(async () => {
+    chmodSync(dir, 0o755); // the service user runs the binary from here
+    expect((await run(["load", "fixture.json", "--data", "service-data"])).code).toBe(0);
+    for (const entry of readdirSync(data(), { recursive: true, encoding: "utf8" }))
+      chownSync(join(data(), entry), SERVICE_USER, SERVICE_USER);
+    chownSync(data(), SERVICE_USER, SERVICE_USER);
+    chownSync(shop2File(), 0, 0); // as a command run by root beside the service would make it
+  });
+
+  test("a command run by another user than the directory's owner is refused in one line", async () => {
+    const refusal = `storeapi: service-data belongs to user id ${SERVICE_USER} and this is user id 0: run storeapi as its owner (sudo -u '#${SERVICE_USER}' storeapi …), so that the server can use every file it makes\n`;
+    for (const command of [
+      ["stores", "list"],
+      ["keys", "create", "shop1", "--name", "root's", "--orders", "read"],
+      ["load", "fixture.json", "--replace"],
+    ]) {
+      const ran = await run([...command, "--data", "service-data"]);
+      expect([command.join(" "), ran.code, ran.stdout, ran.stderr]).toEqual([
+        command.join(" "),
+        1,
+        "",
+        refusal,
+      ]);
+    }
+  });
+
+  test("the server starts beside another user's store file, names it, and only that store answers 503", async () => {
+    const { url, child, log } = await serve({ data: "service-data", user: SERVICE_USER });
+    try {
+      const shop1 = await fetch(`${url}/api/v1/customers?limit=1`, {
+        headers: { Host: "shop1.localhost", Authorization: `Bearer ${DEMO_KEY}` },
+      });
+      expect(shop1.status).toBe(200);
+      const shop2 = await fetch(`${url}/api/v1/products`, {
+        headers: { Host: "shop2.localhost" },
+      });
+      expect([shop2.status, await shop2.json()]).toEqual([
+        503,
+        {
+          ok: false,
+          error: {
+            code: "store_unavailable",
+            message: "This store is unavailable right now; try again later.",
+          },
+        },
+      ]);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await child.exited).toBe(0);
+    const lines = log()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const warned = lines.find((line) => line.msg.startsWith("files in the data directory"));
+    expect([warned?.level, warned?.count, warned?.files]).toEqual([
+      "warn",
+      1,
+      ["service-data/stores/shop2.db"],
+    ]);
+    const failed = lines.find((line) => line.level === "error");
+    expect(failed?.error).toBe(
+      `service-data/stores/shop2.db cannot be opened: this user (id ${SERVICE_USER}) may not read and write it or its directory; chown it to this user`,
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import * as v from "valibot";
-import { requireDataDir } from "../db/data-dir";
+import { requireDataDir, requireOwnDataDir } from "../db/data-dir";
 import { FileLocation, LibsqlLocation, type Location } from "../db/location";
 import { UsageError } from "./errors";
 
@@ -188,7 +188,9 @@ export function locationOf(values: LocationFlags, env = process.env): Location {
   const token = from("libsql-auth-token", "STOREAPI_LIBSQL_AUTH_TOKEN");
   if (!url) {
     if (admin || token) throw new UsageError(`${(admin ?? token)?.label} needs --libsql-url`);
-    return new FileLocation(dataDirOf(values));
+    const dataDir = dataDirOf(values);
+    requireOwnDataDir(dataDir);
+    return new FileLocation(dataDir);
   }
   return new LibsqlLocation({
     url: serverUrl(url.value, url.label),

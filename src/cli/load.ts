@@ -3,7 +3,7 @@ import type { Location } from "../db/location";
 import { FixtureError, type LoadSummary, loadSource } from "../load/load";
 import { type FixtureSource, fileSource, UnreadableFixture } from "../load/source";
 import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
-import { CliError } from "./errors";
+import { CliError, FILE_SYSTEM_REASONS } from "./errors";
 
 /** Sections smaller than this load in a blink: no progress lines for them. */
 const PROGRESS_FROM = 10_000;
@@ -29,9 +29,8 @@ const READ_PROGRESS_FROM = 16 * MB;
 
 /** What a failed read of the fixture file says, for the usual reasons. */
 const READ_ERRORS: Record<string, string> = {
+  ...FILE_SYSTEM_REASONS,
   ENOENT: "no such file",
-  EACCES: "permission denied",
-  EISDIR: "it is a directory",
   NOT_FILE: "not a regular file; it is read twice, so save it to a file first",
 };
 

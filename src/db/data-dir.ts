@@ -27,6 +27,21 @@ export function requireDataDir(dataDir: string): void {
   }
 }
 
+/**
+ * Refuses a data directory that belongs to another user: files a command made in it would
+ * belong to this user (root, say), and a server running as the owner could not open them.
+ */
+export function requireOwnDataDir(dataDir: string): void {
+  const me = process.getuid?.();
+  if (me === undefined || !existsSync(dataDir)) return;
+  const owner = statSync(dataDir).uid;
+  if (owner === me) return;
+  throw new DataDirError(
+    `${dataDir} belongs to user id ${owner} and this is user id ${me}: run storeapi as its owner ` +
+      `(sudo -u '#${owner}' storeapi …), so that the server can use every file it makes`,
+  );
+}
+
 /** Creates the directory (owner only) when missing. */
 export function makePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -35,27 +50,36 @@ export function makePrivateDir(dir: string): void {
 /**
  * Tightens an older install's modes: the directory and `stores/` to 0700, their files
  * to 0600. Runs once when a server starts; new files are private through the umask.
+ * Returns the files it may not change: another user's (one copied in, or made by a
+ * command run as root), which the server may not be able to open either.
  */
-export function makeDataDirPrivate(dataDir: string): void {
+export function makeDataDirPrivate(dataDir: string): string[] {
+  const notOurs: string[] = [];
   for (const dir of [dataDir, join(dataDir, "stores")]) {
     if (!existsSync(dir)) continue;
     chmodSync(dir, PRIVATE_DIR_MODE);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isFile()) chmodIfPresent(join(dir, entry.name), PRIVATE_FILE_MODE);
+      const path = join(dir, entry.name);
+      if (entry.isFile() && !chmodIfOurs(path, PRIVATE_FILE_MODE)) notOurs.push(path);
     }
   }
+  return notOurs;
 }
 
 /**
- * `chmod`, except of a file gone since the directory was read: a command beside the
- * starting server removes a store's `-wal` and `-shm` as it closes the store.
+ * `chmod`; false for a file of another user. A file gone since the directory was read
+ * is skipped: a command beside the starting server removes a store's `-wal` and `-shm`
+ * as it closes the store.
  */
-function chmodIfPresent(path: string, mode: number): void {
+function chmodIfOurs(path: string, mode: number): boolean {
   try {
     chmodSync(path, mode);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === "EPERM") return false;
+    if (code !== "ENOENT") throw error;
   }
+  return true;
 }
 
 /** Held by a server for its life (and by `load --replace`): one writer of stores per directory. */

@@ -3,6 +3,10 @@
  * Two drivers implement it: `native` (the `libsql` binding, for `file:` URLs) and
  * `client` (@libsql/client, for `libsql://`/`http://` URLs, and `file:` on request).
  */
+
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname } from "node:path";
+
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type Args = SqlValue[];
 export type Row = Record<string, SqlValue>;
@@ -67,7 +71,10 @@ export class DatabaseUnavailable extends Error {}
  * Answered 503 `store_unavailable`.
  */
 export const isStorageFailure = (error: unknown): boolean =>
-  error instanceof DatabaseUnavailable || isDiskFull(error) || isDamaged(error);
+  error instanceof DatabaseUnavailable ||
+  isDiskFull(error) ||
+  isDamaged(error) ||
+  isInaccessible(error);
 
 /** SQLite's result code of either driver's error (`SQLITE_FULL`, …), if it has one. */
 const sqliteCode = (error: unknown): string =>
@@ -82,6 +89,41 @@ export const isDiskFull = (error: unknown): boolean => sqliteCode(error) === "SQ
  */
 export const isDamaged = (error: unknown): boolean =>
   sqliteCode(error) === "SQLITE_NOTADB" || sqliteCode(error).startsWith("SQLITE_CORRUPT");
+
+/**
+ * The database file cannot be opened, or written, or read back by this process: another
+ * user's file, a read-only file system, a directory where the file should be, an I/O
+ * error. The data may be fine; the operator has to fix the file's place or owner.
+ */
+export const isInaccessible = (error: unknown): boolean =>
+  error instanceof InaccessibleDatabase ||
+  /^SQLITE_(CANTOPEN|READONLY|PERM|IOERR)/.test(sqliteCode(error)) ||
+  // The `libsql` binding's failed open carries no code, only SQLite's number (14: CANTOPEN).
+  /^ConnectionFailed\(.*: 14"\)$/s.test(String((error as Error | null)?.message));
+
+/** A database file that could not be opened, named by its path, with what is wrong with it. */
+export class InaccessibleDatabase extends Error {
+  constructor(path: string, cause: unknown) {
+    super(`${path} cannot be opened: ${whyNotOpened(path)}`, { cause });
+  }
+}
+
+/** What the file system says about a file SQLite could not open. */
+function whyNotOpened(path: string): string {
+  try {
+    if (statSync(path).isDirectory()) return "it is a directory";
+    accessSync(path, constants.R_OK | constants.W_OK);
+    accessSync(dirname(path), constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === "EACCES" || code === "EPERM")
+      return `this user (id ${process.getuid?.()}) may not read and write it or its directory; chown it to this user`;
+    if (code === "EROFS") return "the file system is read-only";
+    if (code === "ENOENT") return "no such file or directory";
+    return String(code);
+  }
+  return "SQLite could not open it";
+}
 
 /** A database file found damaged as it was opened, named by its path. */
 export class DamagedDatabase extends Error {

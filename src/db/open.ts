@@ -1,7 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ClientDb } from "./client";
-import { DamagedDatabase, type Db, isDamaged } from "./driver";
+import {
+  DamagedDatabase,
+  type Db,
+  InaccessibleDatabase,
+  isDamaged,
+  isInaccessible,
+} from "./driver";
 import { type Migration, migrate, SchemaTooNewError } from "./migrate";
 import { NativeDb } from "./native";
 
@@ -28,7 +34,8 @@ export async function openDb(
     if (!url.startsWith("file:")) throw error;
     const path = url.slice("file:".length);
     if (error instanceof SchemaTooNewError) error.message = `${path}: ${error.message}`;
-    throw isDamaged(error) ? new DamagedDatabase(path, error) : error;
+    if (isDamaged(error)) throw new DamagedDatabase(path, error);
+    throw isInaccessible(error) ? new InaccessibleDatabase(path, error) : error;
   }
 }
 

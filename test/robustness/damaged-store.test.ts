@@ -1,15 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KEYS, otherStore, send, tempDir, testStore } from "../helpers";
 import { runCli, type ServerProcess, spawnServer } from "../process";
 import { TEST_LIBSQL } from "../sqld";
 
 /**
- * One store's database file damaged on disk (a bad sector, a botched copy): that store
- * answers 503 `store_unavailable`, the others go on, and the log and every command name the
- * file to restore. Files only (a libSQL server keeps its own files).
+ * One store's database file damaged on disk (a bad sector, a botched copy), or one SQLite
+ * cannot open at all: that store answers 503 `store_unavailable`, the others go on, and
+ * the log and every command name the file to restore. Files only (a libSQL server keeps
+ * its own files).
  */
 
 const UNAVAILABLE = {
@@ -35,6 +36,7 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
   const data = join(dir, "data");
   const shop1 = join(data, "stores", "shop1.db");
   const shop2 = join(data, "stores", "shop2.db");
+  const shop4 = join(data, "stores", "shop4.db");
   let server: ServerProcess | undefined;
 
   beforeAll(async () => {
@@ -46,6 +48,7 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
           testStore(),
           otherStore(),
           testStore({ slug: "shop3", domain: "shop3.test", ownerEmail: "owner@shop3.test" }),
+          testStore({ slug: "shop4", domain: "shop4.test", ownerEmail: "owner@shop4.test" }),
         ],
       }),
     );
@@ -54,6 +57,8 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
     writeFileSync(shop1, randomBytes(64 * 1024)); // not a database at all
     scramblePages(shop2); // a database whose pages are noise
     rmSync(`${shop2}-wal`, { force: true });
+    rmSync(shop4);
+    mkdirSync(shop4); // not even a file: SQLite cannot open it
     server = await spawnServer(data);
   });
 
@@ -67,6 +72,7 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
     for (const [host, key] of [
       ["shop1.test", KEYS.all],
       ["shop2.test", KEYS.other],
+      ["shop4.test", KEYS.all],
     ]) {
       for (const [method, path, body] of [
         ["GET", "/api/v1/products", undefined],
@@ -106,12 +112,18 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
       1,
       `storeapi: ${shop2} is damaged (database disk image is malformed); restore it from a backup\n`,
     ]);
+    const unopenable = await runCli(["keys", "list", "shop4", "--data", data]);
+    expect([unopenable.code, unopenable.stderr]).toEqual([
+      1,
+      `storeapi: ${shop4} cannot be opened: it is a directory\n`,
+    ]);
     const stores = await runCli(["stores", "list", "--json", "--data", data]);
     expect(stores.code).toBe(0);
     expect(stores.json.map((store: { slug: string }) => store.slug)).toEqual([
       "shop1",
       "shop2",
       "shop3",
+      "shop4",
     ]);
   });
 
