@@ -67,8 +67,8 @@ export class DatabaseUnavailable extends Error {}
 
 /**
  * Whether a failure is the storage's rather than the request's: the database out of
- * reach, its disk full (SQLite has rolled the transaction back), or its file damaged.
- * Answered 503 `store_unavailable`.
+ * reach, its disk full (SQLite has rolled the transaction back), its file damaged or
+ * not to be opened. Answered 503 `store_unavailable`.
  */
 export const isStorageFailure = (error: unknown): boolean =>
   error instanceof DatabaseUnavailable ||
