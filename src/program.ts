@@ -9,6 +9,7 @@ import { loadCommand } from "./cli/load";
 import { mailCommands } from "./cli/mail";
 import { migrateCommand } from "./cli/migrate";
 import { openapiCommand } from "./cli/openapi";
+import { outputFailure, printText, watchOutput } from "./cli/output";
 import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versionText } from "./cli/version";
@@ -72,12 +73,12 @@ function findCommand(argv: string[]): [Command, string[]] {
 export async function main(argv: string[]): Promise<number> {
   const [first] = argv;
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
-    process.stdout.write(overview(COMMANDS));
+    printText(overview(COMMANDS));
     return first === undefined ? 2 : 0;
   }
   try {
     if (first === "--version" || first === "-V") {
-      process.stdout.write(versionText());
+      printText(versionText());
       return 0;
     }
     const [command, rest] = findCommand(argv);
@@ -85,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof HelpRequested) {
-      process.stdout.write(error.message);
+      printText(error.message);
       return 0;
     }
     if (error instanceof UsageError) {
@@ -126,23 +127,22 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Resolves once everything written to stdout so far has been handed to the OS (pipes are async). */
-const stdoutFlushed = () =>
-  new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
-
 /** Runs the command line on the chosen runtime (src/main.ts is Bun's entry, src/main-deno.ts Deno's). */
 export async function runMain(choice: Runtime): Promise<void> {
   useRuntime(choice);
   // Data files hold customer data and secrets: everything this process creates is owner only.
   process.umask(0o077);
-  const code = await main(process.argv.slice(2));
-  await stdoutFlushed();
-  // serve and demo keep running until a signal; the others exit with their status.
-  if (
-    code !== 0 ||
-    !["serve", "demo"].includes(process.argv[2] ?? "") ||
-    process.argv.slice(3).some((a) => a === "--help" || a === "-h")
-  ) {
-    process.exit(code);
+  const argv = process.argv.slice(2);
+  // serve and demo keep running until a signal (their log is not the command's output);
+  // the others exit with their status, 1 if their output could not be written.
+  const serving =
+    ["serve", "demo"].includes(argv[0] ?? "") && !argv.some((a) => a === "--help" || a === "-h");
+  watchOutput();
+  let code = await main(argv);
+  const failure = await outputFailure();
+  if (failure && !serving) {
+    process.stderr.write(`storeapi: ${failure}\n`);
+    code = 1;
   }
+  if (code !== 0 || !serving) process.exit(code);
 }

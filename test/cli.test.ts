@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { scratchDirs, testStore } from "./helpers";
-import { isOneCleanLine, runCli, runCliInProcess, spawnUntil } from "./process";
+import { isOneCleanLine, runCli, runCliInProcess, spawnUntil, storeapiCommand } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 const freshDir = scratchDirs("storeapi-cli-");
@@ -386,6 +386,44 @@ describe("command line", () => {
     const result = await runCliInProcess(["openapi"]);
     expect(result.code).toBe(0);
     expect(result.json.openapi).toMatch(/^3\.1/);
+  });
+
+  test("output that cannot be written is exit 1 and one line; a reader that stops early is no failure", async () => {
+    const dir = freshDir();
+    expect(
+      (await runCli(["load", writeFixture(dir, [testStore()]), "--data", join(dir, "data")])).code,
+    ).toBe(0);
+    const run = async (args: string[], stdout: number | "pipe") => {
+      const child = Bun.spawn([...storeapiCommand(), ...args, "--data", join(dir, "data")], {
+        stdin: "ignore",
+        stdout,
+        stderr: "pipe",
+        timeout: 60_000,
+      });
+      if (child.stdout instanceof ReadableStream) {
+        const reader = child.stdout.getReader();
+        await reader.read(); // the first chunk of the document, then this reader goes
+        await reader.cancel();
+      }
+      return [await child.exited, await new Response(child.stderr).text()];
+    };
+    // /dev/full: every write fails as on a full disk ("> key.txt" must not exit 0 with an empty file)
+    const full = openSync("/dev/full", "w");
+    try {
+      for (const args of [
+        ["keys", "create", "shop1", "--name", "k", "--orders", "read"],
+        ["openapi"],
+        ["stores", "list", "--json"],
+      ])
+        expect([args[0], ...(await run(args, full))]).toEqual([
+          args[0],
+          1,
+          "storeapi: cannot write the output: the disk is full\n",
+        ]);
+    } finally {
+      closeSync(full);
+    }
+    expect(await run(["openapi"], "pipe")).toEqual([0, ""]);
   });
 });
 

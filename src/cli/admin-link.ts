@@ -2,8 +2,9 @@ import { createSignInLink, parseOrigin } from "../admin/links";
 import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael } from "../format/time";
-import { command, existingLocationOf, type FlagTable, printJson } from "./args";
+import { command, existingLocationOf, type FlagTable } from "./args";
 import { CliError, UsageError } from "./errors";
+import { printJson, printLine } from "./output";
 
 /** `storeapi admin-link SLUG`: a one-time sign-in link to the store's "API and keys" screen. */
 export const adminLinkCommand = command(
@@ -36,7 +37,7 @@ export const adminLinkCommand = command(
       );
       const result = { url: link.url, token: link.token, expiresAt: formatIsrael(link.expiresAt) };
       if (values.json) return printJson(result);
-      console.log(result.url); // alone on stdout, so a script can take it as it is
+      printLine(result.url); // alone on stdout, so a script can take it as it is
       console.error(`One use, valid until ${result.expiresAt}.`);
     } finally {
       await pool.close();

@@ -241,10 +241,6 @@ export function checkValue<S extends v.GenericSchema<string, unknown>>(
 export const orList = (names: string[]) =>
   names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names.join("");
 
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
 /** `on`/`off` flags. */
 export function onOff(value: string | undefined, flag: string): boolean | undefined {
   if (value === undefined) return undefined;

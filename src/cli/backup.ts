@@ -8,9 +8,10 @@ import { platformMigrations, storeMigrations } from "../db/migrations";
 import { openDb } from "../db/open";
 import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
-import { command, locationOf, printJson } from "./args";
+import { command, locationOf } from "./args";
 import { CliError } from "./errors";
 import { progressPrinter } from "./load";
+import { printJson, printLine } from "./output";
 
 /** Fewer stores than this are copied in a blink: no progress lines. */
 const PROGRESS_FROM = 50;
@@ -113,7 +114,7 @@ export const backupCommand = command(
     );
     if (values.json) return printJson(summary);
     const mib = (summary.bytes / 1024 / 1024).toFixed(1);
-    console.log(
+    printLine(
       `backed up platform.db and ${summary.stores} stores (${mib} MiB) into ${dest} in ${(summary.ms / 1000).toFixed(1)} s`,
     );
   },

@@ -2,9 +2,10 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import demoFixture from "../../fixtures/demo.json" with { type: "json" };
 import { objectSource } from "../load/source";
-import { command, locationOf, printJson } from "./args";
+import { command, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
 import { loadInto } from "./load";
+import { printJson, printLine } from "./output";
 import {
   refuseReplicasOnFiles,
   SERVE_OPTIONS,
@@ -51,36 +52,36 @@ function freshDemoDir(dir: string): void {
 }
 
 function printIntro(stores: DemoStore[], base: string, port: number, mailDir: string | null): void {
-  console.log("storeapi demo: these stores are loaded from fixtures/demo.json\n");
+  printLine("storeapi demo: these stores are loaded from fixtures/demo.json\n");
   for (const store of stores) {
-    console.log(
+    printLine(
       `  ${store.slug}  ${store.name ?? ""}  (plan ${store.plan})  http://${store.slug}.localhost:${port}/api/v1`,
     );
     for (const key of store.keys ?? []) {
       const perms = Object.entries(key.permissions ?? {})
         .map(([a, p]) => `${a}:${p}`)
         .join(" ");
-      if (key.secret) console.log(`      key "${key.name}": ${key.secret}   ${perms}`);
+      if (key.secret) printLine(`      key "${key.name}": ${key.secret}   ${perms}`);
     }
   }
   const [first, , free] = stores;
   const firstKey = first?.keys?.[0]?.secret ?? "";
   const freeKey = free?.keys?.[0]?.secret ?? "";
   const { orderId, statusId } = shippingExample(first);
-  console.log("\nTry:");
-  console.log(
+  printLine("\nTry:");
+  printLine(
     `  curl -s "${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders?limit=2" -H "Authorization: Bearer ${firstKey}"`,
   );
-  console.log(
+  printLine(
     `  curl -s -X PATCH ${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders/${orderId} -H "Authorization: Bearer ${firstKey}" ` +
       `-H "Content-Type: application/json" -d '{"status":${statusId},"trackingNumber":"RR123456789IL","notifyCustomer":true}'`,
   );
-  console.log(
+  printLine(
     `  curl -s ${base.replace("127.0.0.1", `${free?.slug}.localhost`)}/api/v1/products -H "X-Api-Key: ${freeKey}"`,
   );
   if (mailDir)
-    console.log(`\nEmails the demo sends are written to ${mailDir}/ (one .eml file each).`);
-  console.log(`\nReference: ${base}/api/v1/docs   Stop with Ctrl-C.\n`);
+    printLine(`\nEmails the demo sends are written to ${mailDir}/ (one .eml file each).`);
+  printLine(`\nReference: ${base}/api/v1/docs   Stop with Ctrl-C.\n`);
 }
 
 export const demoCommand = command(

@@ -1,9 +1,10 @@
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { createHostKey, deleteHostKey, listHostKeys } from "../manage/host-keys";
-import { command, type FlagTable, locationOf, printJson } from "./args";
+import { command, type FlagTable, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
 import { expiresFlag } from "./keys";
 import { withPlatform } from "./open";
+import { printJson, printLine } from "./output";
 
 const create = command(
   {
@@ -39,13 +40,11 @@ const create = command(
       expiresAt: formatIsraelOrNull(expiresAt),
     };
     if (values.json) return printJson(result);
-    console.log(
-      `created host key ${created.id} "${name}" (expires: ${result.expiresAt ?? "never"})`,
-    );
-    console.log("");
-    console.log(`  ${created.secret}`);
-    console.log("");
-    console.log("This is the only time the key is shown; store it now.");
+    printLine(`created host key ${created.id} "${name}" (expires: ${result.expiresAt ?? "never"})`);
+    printLine("");
+    printLine(`  ${created.secret}`);
+    printLine("");
+    printLine("This is the only time the key is shown; store it now.");
   },
 );
 
@@ -63,9 +62,9 @@ const list = command(
       expired: k.expiresAt !== null && k.expiresAt <= now,
     }));
     if (values.json) return printJson(rows);
-    if (rows.length === 0) return console.log("no host keys");
+    if (rows.length === 0) return printLine("no host keys");
     for (const r of rows) {
-      console.log(
+      printLine(
         `${String(r.id).padStart(4)}  ${r.name.padEnd(20)} ${r.hint}  created ${r.createdAt}  expires ${r.expiresAt ?? "never"}${r.expired ? " (expired)" : ""}`,
       );
     }
@@ -88,7 +87,7 @@ const remove = command(
     if (!key) throw new CliError(`no host key with id ${idText}`);
     if (values.json)
       return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
-    console.log(`deleted host key ${key.id} "${key.name}" (${key.hint})`);
+    printLine(`deleted host key ${key.id} "${key.name}" (${key.hint})`);
   },
 );
 

@@ -15,9 +15,10 @@ import {
   prepareKey,
 } from "../keys/repository";
 import { KeyUsage } from "../keys/usage";
-import { command, existingLocationOf, type FlagTable, orList, printJson } from "./args";
+import { command, existingLocationOf, type FlagTable, orList } from "./args";
 import { CliError, UsageError } from "./errors";
 import { withPlatformAndPool } from "./open";
+import { printJson, printLine } from "./output";
 
 /** `--expires never/30d/90d/1y` (default never) as the moment the key expires, or null. */
 export function expiresFlag(value: string | undefined, now: number): number | null {
@@ -118,14 +119,14 @@ const create = command(
       expiresAt: formatIsraelOrNull(expiresAt),
     };
     if (values.json) return printJson(result);
-    console.log(
+    printLine(
       `created key ${created.id} "${values.name}" for ${slug} (${describePermissions(permissions)})`,
     );
-    console.log(`expires: ${result.expiresAt ?? "never"}`);
-    console.log("");
-    console.log(`  ${created.secret}`);
-    console.log("");
-    console.log(
+    printLine(`expires: ${result.expiresAt ?? "never"}`);
+    printLine("");
+    printLine(`  ${created.secret}`);
+    printLine("");
+    printLine(
       "This is the only time the key is shown; store it now. An email to the store owner is queued.",
     );
   },
@@ -156,9 +157,9 @@ const list = command(LIST, ({ values, args: [slug] }) =>
       expired: k.expiresAt !== null && k.expiresAt <= Date.now(),
     }));
     if (values.json) return printJson(rows);
-    if (rows.length === 0) return console.log(`no keys for ${slug}`);
+    if (rows.length === 0) return printLine(`no keys for ${slug}`);
     for (const r of rows) {
-      console.log(
+      printLine(
         `${String(r.id).padStart(4)}  ${r.name.padEnd(20)} ${r.hint}  ${describePermissions(r.permissions)}  ` +
           `created ${r.createdAt}  expires ${r.expiresAt ?? "never"}${r.expired ? " (expired)" : ""}  last used ${r.lastUsedAt ?? "never"}`,
       );
@@ -186,7 +187,7 @@ const remove = command(
     );
     if (values.json)
       return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
-    console.log(
+    printLine(
       `deleted key ${key.id} "${key.name}" (${key.hint}) from ${slug}; an email to the store owner is queued`,
     );
   },

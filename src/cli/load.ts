@@ -2,8 +2,9 @@ import { closeSync, openSync, statSync } from "node:fs";
 import type { Location } from "../db/location";
 import { FixtureError, type LoadSummary, loadSource } from "../load/load";
 import { type FixtureSource, fileSource, UnreadableFixture } from "../load/source";
-import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf, printJson } from "./args";
+import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf } from "./args";
 import { CliError, FILE_SYSTEM_REASONS } from "./errors";
+import { printJson, printLine } from "./output";
 
 /** Sections smaller than this load in a blink: no progress lines for them. */
 const PROGRESS_FROM = 10_000;
@@ -94,8 +95,8 @@ export const loadCommand = command(
       const counts = Object.entries(s.counts)
         .map(([k, n]) => `${n} ${k}`)
         .join(", ");
-      console.log(`loaded ${s.slug} (${s.domain}, ${s.plan}): ${counts}`);
+      printLine(`loaded ${s.slug} (${s.domain}, ${s.plan}): ${counts}`);
     }
-    console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    printLine(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   },
 );

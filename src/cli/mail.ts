@@ -2,8 +2,9 @@ import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { listMail, type OutboxRow } from "../mail/outbox";
-import { command, existingLocationOf, printJson } from "./args";
+import { command, existingLocationOf } from "./args";
 import { CliError } from "./errors";
+import { printJson, printLine } from "./output";
 
 /** One outbox row as `mail list --json` shows it (operations.md), plus when a queued row is next tried. */
 const toEntry = (store: string, row: OutboxRow) => ({
@@ -40,7 +41,7 @@ const list = command(
         for (const row of await pool.use(slug, listMail)) entries.push(toEntry(slug, row));
       }
       if (values.json) return printJson(entries);
-      if (entries.length === 0) return console.log("the outbox is empty");
+      if (entries.length === 0) return printLine("the outbox is empty");
       for (const e of entries) {
         const when =
           e.status === "sent"
@@ -49,7 +50,7 @@ const list = command(
               ? `next try ${e.nextAttemptAt}`
               : "gave up";
         const error = e.lastError ? `  last error: ${e.lastError}` : "";
-        console.log(
+        printLine(
           `${e.store}#${e.id}  ${e.status.padEnd(6)} ${e.kind.padEnd(17)} to ${e.to}  "${e.subject}"  attempts ${e.attempts}, ${when}${error}`,
         );
       }

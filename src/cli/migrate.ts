@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { copyRows } from "../db/copy";
 import { FileLocation, type Location } from "../db/location";
 import { Platform } from "../db/platform";
-import { command, dataDirOf, locationOf, printJson } from "./args";
+import { command, dataDirOf, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
+import { printJson, printLine } from "./output";
 
 /** Copies one store's database from files into its new namespace, in one transaction. */
 async function copyStore(source: Location, target: Location, slug: string): Promise<void> {
@@ -64,7 +65,7 @@ export const migrateCommand = command(
       await Promise.all([from.close(), to.close()]);
     }
     if (values.json) return printJson({ stores: copied, to: target.describe });
-    console.log(
+    printLine(
       `copied ${copied.length} store${copied.length === 1 ? "" : "s"} (${copied.join(", ")}) to ${target.describe}`,
     );
   },

@@ -1,6 +1,7 @@
 import { manageOpenApiDocument } from "../manage/openapi";
 import { openApiDocument } from "../openapi";
 import { command, type FlagTable } from "./args";
+import { printJson } from "./output";
 
 export const openapiCommand = command(
   {
@@ -15,8 +16,6 @@ export const openapiCommand = command(
   },
   async ({ values }) => {
     const document = values.manage ? manageOpenApiDocument() : openApiDocument();
-    // Wait until the document is written: main() exits right after, and a pipe takes 64 KiB at a time.
-    const text = `${JSON.stringify(document, null, 2)}\n`;
-    await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
+    printJson(document);
   },
 );

@@ -16,10 +16,10 @@ import {
   onOff,
   PLATFORM_DOMAIN_FLAG,
   platformDomainOf,
-  printJson,
 } from "./args";
 import { CliError, UsageError } from "./errors";
 import { withPlatform } from "./open";
+import { printJson, printLine } from "./output";
 
 /** A store's own domain, checked like a fixture's: a host name outside the platform domain. */
 function checkDomain(value: string | undefined, platformDomain: string): string | undefined {
@@ -97,8 +97,7 @@ const add = command(
     });
     if (values.json)
       printJson(storeJson({ ...store, keysVersion: 0, mailVersion: 0, createdAt: Date.now() }));
-    else
-      console.log(`created store ${slug} at https://${store.domain}/api/v1 (plan ${store.plan})`);
+    else printLine(`created store ${slug} at https://${store.domain}/api/v1 (plan ${store.plan})`);
   },
 );
 
@@ -165,7 +164,7 @@ const set = command(SET, async ({ values, args: [slug] }) => {
     return next;
   });
   if (values.json) printJson(storeJson(updated));
-  else console.log(`updated store ${slug}`);
+  else printLine(`updated store ${slug}`);
 });
 
 const list = command(
@@ -175,8 +174,8 @@ const list = command(
       platform.listStores(),
     );
     if (values.json) return printJson(stores.map(storeJson));
-    if (stores.length === 0) return console.log("no stores");
-    for (const s of stores) console.log(`${s.slug.padEnd(20)} ${s.domain.padEnd(32)} ${s.plan}`);
+    if (stores.length === 0) return printLine("no stores");
+    for (const s of stores) printLine(`${s.slug.padEnd(20)} ${s.domain.padEnd(32)} ${s.plan}`);
   },
 );
 

@@ -1,0 +1,56 @@
+import { FILE_SYSTEM_REASONS } from "./errors";
+
+/**
+ * A command's output on stdout. A failed write is kept, neither thrown nor dropped, so
+ * that `storeapi keys create … > key.txt` on a full disk ends with exit 1 and one line
+ * instead of exit 0 and an empty file: Bun reports the failure as an event a turn
+ * later, Deno throws it from the write, and `console.log` drops it.
+ */
+let failure: NodeJS.ErrnoException | undefined;
+
+const fail = (error: unknown) => {
+  failure ??= error as NodeJS.ErrnoException;
+};
+
+/** Writes not yet taken by the OS (a pipe takes 64 KiB at a time), and who waits for none. */
+let unwritten = 0;
+let allWritten: (() => void) | undefined;
+
+export function printText(text: string): void {
+  unwritten++;
+  let settled = false;
+  const settle = (error?: unknown) => {
+    if (settled) return;
+    settled = true;
+    if (error) fail(error);
+    if (--unwritten === 0) allWritten?.();
+  };
+  try {
+    process.stdout.write(text, settle);
+  } catch (error) {
+    settle(error);
+  }
+}
+
+export const printLine = (text: string) => printText(`${text}\n`);
+
+export const printJson = (value: unknown) => printText(`${JSON.stringify(value, null, 2)}\n`);
+
+/** From now on, a failed write to stdout is kept for `outputFailure`. */
+export function watchOutput(): void {
+  process.stdout.on("error", fail);
+}
+
+/**
+ * Waits until stdout has taken everything written (a pipe is async), then says why it
+ * could not, if it could not. A reader that stopped reading (`| head`) is no failure.
+ */
+export async function outputFailure(): Promise<string | undefined> {
+  if (unwritten > 0 && !failure)
+    await new Promise<void>((resolve) => {
+      allWritten = resolve;
+    });
+  await new Promise((resolve) => setImmediate(resolve)); // Bun's failure event comes a turn later
+  if (!failure || failure.code === "EPIPE") return undefined;
+  return `cannot write the output: ${FILE_SYSTEM_REASONS[failure.code ?? ""] ?? failure.message}`;
+}
