@@ -44,6 +44,10 @@ const FILE_SYSTEM_ACTIONS: Record<string, string> = {
 export function fileSystemErrorLine(error: unknown): string | undefined {
   const { code, syscall, path } = (error ?? {}) as NodeJS.ErrnoException;
   if (!code || !syscall || !path) return undefined;
-  const reason = FILE_SYSTEM_REASONS[code] ?? code;
+  // mkdir -p fails so only when the name is taken by something that is not a directory.
+  const inTheWay = code === "EEXIST" && syscall === "mkdir";
+  const reason = inTheWay
+    ? "a file of that name is in the way"
+    : (FILE_SYSTEM_REASONS[code] ?? code);
   return `cannot ${FILE_SYSTEM_ACTIONS[syscall] ?? syscall} ${path}: ${reason}`;
 }
