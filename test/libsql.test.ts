@@ -290,10 +290,19 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
       { key: key.json.key },
     );
     expect(before.status).toBe(200);
-    await fileServer.signal("SIGTERM");
 
     const empty = await startSqld();
     try {
+      // Not from under a running server: what it wrote after the copy would be lost.
+      const busy = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
+      expect([busy.code, busy.stdout, busy.stderr]).toEqual([
+        1,
+        "",
+        `storeapi: a server is serving ${files}; stop it first (what it wrote after the copy would be lost), or migrate a backup of it\n`,
+      ]);
+      expect((await send(fileServer.url, page, { key: key.json.key })).json).toEqual(before.json);
+      expect(await fileServer.signal("SIGTERM")).toBe(0);
+
       const moved = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
       expect([moved.code, moved.stderr, moved.stdout]).toEqual([
         0,

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { copyRows } from "../db/copy";
+import { DataDirLock, requireOwnDataDir, SERVE_LOCK } from "../db/data-dir";
 import { FileLocation, type Location } from "../db/location";
 import { Platform } from "../db/platform";
 import { command, dataDirOf, locationOf } from "./args";
@@ -40,33 +41,48 @@ export const migrateCommand = command(
       );
     if (!existsSync(join(dataDir, "platform.db")))
       throw new CliError(`no platform.db in ${dataDir}: nothing to copy`);
-    const source = new FileLocation(dataDir);
-    const [from, to] = [await Platform.open(source), await Platform.open(target)];
-    const copied: string[] = [];
+    requireOwnDataDir(dataDir);
+    // Held for the copy: a server must neither be writing what is copied nor start meanwhile.
+    const serving = DataDirLock.tryAcquire(dataDir, SERVE_LOCK);
+    if (!serving)
+      throw new CliError(
+        `a server is serving ${dataDir}; stop it first (what it wrote after the copy would be lost), or migrate a backup of it`,
+      );
     try {
-      const already = await to.listStores();
-      if (already.length > 0) {
-        throw new CliError(
-          `the libSQL server already has stores (${already.map((s) => s.slug).join(", ")}); migrate-to-libsql fills an empty one`,
-        );
-      }
-      const stores = await from.listStores();
-      try {
-        for (const { slug } of stores) {
-          await copyStore(source, target, slug);
-          copied.push(slug);
-        }
-        await to.db.transaction((tx) => copyRows(from.db, tx, true));
-      } catch (error) {
-        for (const slug of copied) await target.deleteStore(slug).catch(() => {});
-        throw error;
-      }
+      return await copyOnto(new FileLocation(dataDir), target, values.json);
     } finally {
-      await Promise.all([from.close(), to.close()]);
+      serving.release();
     }
-    if (values.json) return printJson({ stores: copied, to: target.describe });
-    printLine(
-      `copied ${copied.length} store${copied.length === 1 ? "" : "s"} (${copied.join(", ")}) to ${target.describe}`,
-    );
   },
 );
+
+/** Copies every store, then the platform's rows; the stores copied are deleted again on a failure. */
+async function copyOnto(source: FileLocation, target: Location, json?: boolean): Promise<void> {
+  const [from, to] = [await Platform.open(source), await Platform.open(target)];
+  const copied: string[] = [];
+  try {
+    const already = await to.listStores();
+    if (already.length > 0) {
+      throw new CliError(
+        `the libSQL server already has stores (${already.map((s) => s.slug).join(", ")}); migrate-to-libsql fills an empty one`,
+      );
+    }
+    const stores = await from.listStores();
+    try {
+      for (const { slug } of stores) {
+        await copyStore(source, target, slug);
+        copied.push(slug);
+      }
+      await to.db.transaction((tx) => copyRows(from.db, tx, true));
+    } catch (error) {
+      for (const slug of copied) await target.deleteStore(slug).catch(() => {});
+      throw error;
+    }
+  } finally {
+    await Promise.all([from.close(), to.close()]);
+  }
+  if (json) return printJson({ stores: copied, to: target.describe });
+  printLine(
+    `copied ${copied.length} store${copied.length === 1 ? "" : "s"} (${copied.join(", ")}) to ${target.describe}`,
+  );
+}
