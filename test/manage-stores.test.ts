@@ -305,6 +305,19 @@ describe("DELETE /manage/v1/stores/{slug}", () => {
       expect((await call("POST", "/stores", storeBody("omega"))).status).toBe(201);
     },
   );
+
+  test.skipIf(TEST_LIBSQL)(
+    "a store of the same slug deleted again within the second keeps both archives",
+    async () => {
+      for (let i = 0; i < 3; i++) {
+        expect((await call("POST", "/stores", storeBody("psi"))).status).toBe(201);
+        expect((await call("DELETE", "/stores/psi")).status).toBe(200);
+      }
+      const archived = readdirSync(join(data, "deleted")).filter((f) => f.startsWith("psi-"));
+      expect(archived).toHaveLength(3);
+      for (const name of archived) expect(name).toMatch(/^psi-\d{8}T\d{6}Z(-[23])?\.db$/);
+    },
+  );
 });
 
 describe("the management API's front door", () => {

@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { FileLocation, storeDbPath } from "../../db/location";
 import type { AppContext } from "../../http/context";
@@ -33,8 +33,19 @@ async function archive(c: AppContext, slug: string): Promise<void> {
   const path = storeDbPath(location.dataDir, slug);
   const deletedDir = join(location.dataDir, "deleted");
   mkdirSync(deletedDir, { recursive: true });
-  renameSync(path, join(deletedDir, `${slug}-${archiveStamp(now())}.db`));
+  renameSync(path, archivePath(deletedDir, slug, archiveStamp(now())));
   for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
+}
+
+/**
+ * `{slug}-{stamp}.db`, or `{slug}-{stamp}-2.db` and on when a store of that slug was
+ * already archived in the same second (created and deleted again): a rename would
+ * replace that archive. Deletes run one at a time, so the name stays free until used.
+ */
+function archivePath(deletedDir: string, slug: string, stamp: string): string {
+  let path = join(deletedDir, `${slug}-${stamp}.db`);
+  for (let n = 2; existsSync(path); n++) path = join(deletedDir, `${slug}-${stamp}-${n}.db`);
+  return path;
 }
 
 export const deleteStore = defineManageRoute({
