@@ -1,9 +1,11 @@
 import { existsSync } from "node:fs";
+import * as v from "valibot";
 import type { Location } from "./db/location";
 import { DEFAULT_HOUSEKEEPING, type HousekeepingPolicy } from "./housekeeping";
 import { CidrList } from "./http/cidr";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { parseSmtpUrl } from "./mail/transports/smtp";
+import { platformDomainSchema } from "./stores/rules";
 
 export interface ServeConfig {
   dataDir: string;
@@ -112,6 +114,17 @@ export const SERVE_FLAG_HELP: Record<
   },
 };
 
+/** `--mail-from`: an address, or a name and an address (`Shop <no-reply@example.com>`). */
+const mailFromSchema = v.pipe(
+  v.string(),
+  v.check((value) => {
+    const parts = /^(?:[^<>\r\n]*<([^<>]*)>|([^<>]*))$/.exec(value.trim());
+    // Any host name after the @, like the default's (`no-reply@localhost`).
+    const address = /^[^\s@<>,;:"]+@([^\s@<>]+)$/.exec((parts?.[1] ?? parts?.[2] ?? "").trim());
+    return address !== null && v.is(platformDomainSchema, address[1]);
+  }, 'must be an address like no-reply@example.com, or "Shop <no-reply@example.com>".'),
+);
+
 export const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
 
 /** A flag's value, else its `STOREAPI_<NAME>` environment variable. */
@@ -185,7 +198,7 @@ export function parseServeConfig(
     try {
       parseSmtpUrl(smtp);
     } catch (error) {
-      problems.push((error as Error).message);
+      problems.push((error as Error).message.replace(/^--smtp/, source("smtp")));
     }
   }
 
@@ -193,7 +206,16 @@ export function parseServeConfig(
   if (!LOG_LEVELS.includes(logLevel))
     problems.push(`${source("log-level")} must be one of ${LOG_LEVELS.join(", ")}`);
 
-  const platformDomain = (str("platform-domain") ?? "localhost").toLowerCase();
+  const checked = <T>(flag: string, schema: v.GenericSchema<string, T>, fallback: T): T => {
+    const value = str(flag);
+    if (value === undefined) return fallback;
+    const result = v.safeParse(schema, value);
+    if (result.success) return result.output;
+    problems.push(`${source(flag)} ${JSON.stringify(value)} ${result.issues[0].message}`);
+    return fallback;
+  };
+  const platformDomain = checked("platform-domain", platformDomainSchema, "localhost");
+  const mailFrom = checked("mail-from", mailFromSchema, `no-reply@${platformDomain}`);
   const config: ServeConfig = {
     dataDir,
     hostname: listen?.hostname ?? "127.0.0.1",
@@ -207,7 +229,7 @@ export function parseServeConfig(
     authFailureLimit: positiveInt("auth-failure-limit", 20),
     smtp,
     mailDir: str("mail-dir") ?? null,
-    mailFrom: str("mail-from") ?? `no-reply@${platformDomain}`,
+    mailFrom,
     logLevel,
     housekeeping: {
       keepSentMailDays: positiveInt("keep-sent-mail-days", DEFAULT_HOUSEKEEPING.keepSentMailDays),

@@ -341,6 +341,63 @@ describe("command-line messages", () => {
     expect(flag.stderr).toBe('storeapi: --rate-limit must be a positive whole number, not "abc"\n');
   });
 
+  test("the platform domain, the sender and the SMTP URL are checked where they are given", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    const serve = ["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http"];
+    const cases: Array<[string[], Record<string, string>, string]> = [
+      [
+        ["--platform-domain=-bad-"],
+        {},
+        '--platform-domain "-bad-" must be a host name like stores.example.com or localhost.',
+      ],
+      [
+        [],
+        { STOREAPI_PLATFORM_DOMAIN: "a..b" },
+        'STOREAPI_PLATFORM_DOMAIN "a..b" must be a host name like stores.example.com or localhost.',
+      ],
+      [
+        ["--mail-from", "x,y@example.com"],
+        {},
+        '--mail-from "x,y@example.com" must be an address like no-reply@example.com, or "Shop <no-reply@example.com>".',
+      ],
+      [
+        [],
+        { STOREAPI_SMTP: "mail.example.com" },
+        "STOREAPI_SMTP must be a URL like smtp://user:pass@host:port or smtps://…",
+      ],
+    ];
+    for (const [args, env, message] of cases) {
+      const result = await runCli([...serve, ...args], { env });
+      expect([args, env, result.code, result.stderr]).toEqual([
+        args,
+        env,
+        2,
+        `storeapi: ${message}\n`,
+      ]);
+    }
+    const added = await runCli(
+      [
+        "stores",
+        "add",
+        "shop2",
+        "--domain",
+        "shop2.example.com",
+        "--plan",
+        "free",
+        "--owner-email",
+        "o@shop2.example.com",
+        "--data",
+        data,
+      ],
+      { env: { STOREAPI_PLATFORM_DOMAIN: "stores..example.com" } },
+    );
+    expect([added.code, added.stderr]).toEqual([
+      2,
+      'storeapi: STOREAPI_PLATFORM_DOMAIN "stores..example.com" must be a host name like stores.example.com or localhost.\n',
+    ]);
+  });
+
   test("a busy port is one clear line naming the address, exit 1", async () => {
     const data = freshData();
     expect((await add(data, "shop1")).code).toBe(0);

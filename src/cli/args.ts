@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import * as v from "valibot";
 import { requireDataDir, requireOwnDataDir } from "../db/data-dir";
 import { FileLocation, LibsqlLocation, type Location } from "../db/location";
+import { platformDomainSchema } from "../stores/rules";
 import { UsageError } from "./errors";
 
 /**
@@ -200,11 +201,11 @@ export function locationOf(values: LocationFlags, env = process.env): Location {
 }
 
 export function platformDomainOf(values: { "platform-domain"?: string }): string {
-  return (
-    values["platform-domain"] ??
-    process.env.STOREAPI_PLATFORM_DOMAIN ??
-    "localhost"
-  ).toLowerCase();
+  const flag = values["platform-domain"];
+  const env = process.env.STOREAPI_PLATFORM_DOMAIN;
+  if (flag !== undefined) return checkValue(platformDomainSchema, flag, "--platform-domain");
+  if (env !== undefined) return checkValue(platformDomainSchema, env, "STOREAPI_PLATFORM_DOMAIN");
+  return "localhost";
 }
 
 /** The data directory of a command that only works on existing data: never creates one. */

@@ -43,6 +43,14 @@ export const domainSchema = v.pipe(
   v.transform((s) => s.toLowerCase()),
 );
 
+/** The platform's own domain (`--platform-domain`): a host name, one label allowed (`localhost`). */
+export const platformDomainSchema = v.pipe(
+  v.string("must be a string."),
+  v.regex(HOST_PATTERN, "must be a host name like stores.example.com or localhost."),
+  v.check((s) => !looksLikeIp(s), "must be a host name, not an IP address."),
+  v.transform((s) => s.toLowerCase()),
+);
+
 /**
  * Whether a store's own domain lies under the platform domain, where `{slug}.{platform}`
  * addresses live: such a domain could take over another store's address, so it is refused.
