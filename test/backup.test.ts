@@ -1,9 +1,9 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
-import { otherStore, send, tempDir, testStore } from "./helpers";
-import { isOneCleanLine, runCli, spawnServer } from "./process";
+import { otherStore, send, tempDir, testStore, until } from "./helpers";
+import { isOneCleanLine, runCli, spawnServer, storeapiCommand } from "./process";
 import { TEST_LIBSQL, testLocation } from "./sqld";
 
 const dir = tempDir("storeapi-backup-");
@@ -142,3 +142,45 @@ test("backing up many stores shows progress on stderr and keeps stdout for the s
   expect(run.json.stores).toBe(50);
   expect(run.stderr.split("\n").at(-2)).toBe("backup: stores copied: 50/50");
 }, 30_000);
+
+// The copy is a data directory of files whatever the source; the source here is files too.
+test.skipIf(TEST_LIBSQL)(
+  "a backup cut short (kill -9) is no data directory: serve and the commands refuse it in one line",
+  async () => {
+    const data = join(dir, "cut-short");
+    const stores = Array.from({ length: 200 }, (_, i) =>
+      testStore({ slug: `c${i}`, domain: `c${i}.test`, ownerEmail: `owner@c${i}.test`, keys: [] }),
+    );
+    await loadFixture(await testLocation(data), { stores });
+    const dest = join(dir, "cut-short-copy");
+    const backup = Bun.spawn([...storeapiCommand(), "backup", dest, "--data", data], {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+      timeout: 60_000,
+    });
+    const copied = () =>
+      existsSync(join(dest, "stores")) ? readdirSync(join(dest, "stores")).length : 0;
+    expect(await until(() => copied() >= 5 || backup.exitCode !== null)).toBe(true);
+    backup.kill("SIGKILL");
+    expect(await backup.exited).not.toBe(0); // killed, not finished: 200 stores take seconds
+    // (and platform.db's -wal and -shm with @libsql/client, killed before it closed the file)
+    expect(readdirSync(dest)).toContain("BACKUP-UNFINISHED");
+
+    const refusal = `storeapi: ${dest} is a backup that did not finish (BACKUP-UNFINISHED is there); take the backup again\n`;
+    for (const command of [
+      ["stores", "list"],
+      ["serve", "--listen", "127.0.0.1:0", "--allow-http"],
+    ]) {
+      const ran = await runCli([...command, "--data", dest]);
+      expect([command[0], ran.code, ran.stderr]).toEqual([command[0], 1, refusal]);
+    }
+    expect(readdirSync(dest)).not.toContain("serve.lock"); // refused before anything was made
+    const again = await runCli(["backup", dest, "--data", data]);
+    expect([again.code, again.stderr]).toEqual([
+      1,
+      `storeapi: ${dest} is not empty: back up into a new or empty directory\n`,
+    ]);
+  },
+  60_000,
+);

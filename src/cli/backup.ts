@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { copyRows } from "../db/copy";
+import { UNFINISHED_BACKUP, UNFINISHED_BACKUP_TEXT } from "../db/data-dir";
 import type { Db } from "../db/driver";
 import { FileLocation, type Location, storeDbPath } from "../db/location";
 import type { Migration } from "../db/migrate";
@@ -57,6 +58,17 @@ async function copyFromServer(db: Db, to: string, migrations: Migration[]): Prom
   return statSync(to).size;
 }
 
+/** The stores a copy of platform.db registers (opened as a file: the copy is no data directory yet). */
+async function slugsIn(platformCopy: string): Promise<string[]> {
+  const db = await openDb(`file:${platformCopy}`, platformMigrations);
+  try {
+    const rows = await db.all<{ slug: string }>("SELECT slug FROM stores ORDER BY slug");
+    return rows.map((row) => row.slug);
+  } finally {
+    await db.close();
+  }
+}
+
 /**
  * Copies platform.db, then every store it lists, into `dest` (from a data directory or a
  * libSQL server: the copy is a data directory either way); `progress` gets (done, total).
@@ -77,17 +89,19 @@ export async function backup(
   const copy = (db: Db, to: string, migrations: Migration[]) =>
     location.remote ? copyFromServer(db, to, migrations) : copyDb(db, to);
   try {
-    let bytes = await copy(platform.db, join(dest, "platform.db"), platformMigrations);
+    // Removed once every store is copied: a backup cut short (a kill, a power cut) is no
+    // data directory, never one that quietly lacks stores.
+    writeFileSync(join(dest, UNFINISHED_BACKUP), UNFINISHED_BACKUP_TEXT);
+    const platformCopy = join(dest, "platform.db");
+    let bytes = await copy(platform.db, platformCopy, platformMigrations);
     // The stores of the copied registry; one created after that copy is not in this backup.
-    const platformCopy = await Platform.open(dest);
-    const stores = await platformCopy.listStores().finally(() => platformCopy.close());
-    for (const [i, store] of stores.entries()) {
-      bytes += await pool.use(store.slug, (db) =>
-        copy(db, storeDbPath(dest, store.slug), storeMigrations),
-      );
-      progress?.(i + 1, stores.length);
+    const slugs = await slugsIn(platformCopy);
+    for (const [i, slug] of slugs.entries()) {
+      bytes += await pool.use(slug, (db) => copy(db, storeDbPath(dest, slug), storeMigrations));
+      progress?.(i + 1, slugs.length);
     }
-    return { dest, stores: stores.length, bytes, ms: Date.now() - started };
+    rmSync(join(dest, UNFINISHED_BACKUP));
+    return { dest, stores: slugs.length, bytes, ms: Date.now() - started };
   } catch (error) {
     // DEST_DIR was empty or absent: what is in it now is this failed copy.
     for (const name of readdirSync(dest))

@@ -25,6 +25,7 @@ export function requireDataDir(dataDir: string): void {
       `no data directory at ${dataDir}; create one with storeapi stores add or storeapi load`,
     );
   }
+  refuseUnfinishedBackup(dataDir);
 }
 
 /**
@@ -39,6 +40,19 @@ export function requireOwnDataDir(dataDir: string): void {
   throw new DataDirError(
     `${dataDir} belongs to user id ${owner} and this is user id ${me}: run storeapi as its owner ` +
       `(sudo -u '#${owner}' storeapi …), so that the server can use every file it makes`,
+  );
+}
+
+/** Written first into a backup's directory and removed once every store is copied. */
+export const UNFINISHED_BACKUP = "BACKUP-UNFINISHED";
+export const UNFINISHED_BACKUP_TEXT =
+  "A storeapi backup is being written here, or was cut short: this is no data directory until this file is gone.\n";
+
+/** Refuses the copy a `backup` cut short left: serving it would serve some of its stores only. */
+export function refuseUnfinishedBackup(dataDir: string): void {
+  if (!existsSync(join(dataDir, UNFINISHED_BACKUP))) return;
+  throw new DataDirError(
+    `${dataDir} is a backup that did not finish (${UNFINISHED_BACKUP} is there); take the backup again`,
   );
 }
 
