@@ -260,4 +260,31 @@ describe.skipIf(!runsAsRoot)("a data directory and the users who run storeapi on
       `service-data/stores/shop2.db cannot be opened: this user (id ${SERVICE_USER}) may not read and write it or its directory; chown it to this user`,
     );
   });
+
+  test("another user's stores directory, not even readable: the server starts, names it, and its stores answer 503", async () => {
+    const stores = join(data(), "stores");
+    chownSync(stores, 0, 0);
+    chmodSync(stores, 0o700);
+    try {
+      const { url, child, log } = await serve({ data: "service-data", user: SERVICE_USER });
+      try {
+        const shop1 = await fetch(`${url}/api/v1/customers?limit=1`, {
+          headers: { Host: "shop1.localhost", Authorization: `Bearer ${DEMO_KEY}` },
+        });
+        expect(shop1.status).toBe(503);
+        expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      } finally {
+        child.kill("SIGTERM");
+      }
+      expect(await child.exited).toBe(0);
+      const warned = log()
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line))
+        .find((line) => line.msg.startsWith("files in the data directory"));
+      expect(warned?.files).toEqual(["service-data/stores"]);
+    } finally {
+      chownSync(stores, SERVICE_USER, SERVICE_USER);
+    }
+  });
 });

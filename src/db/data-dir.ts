@@ -64,14 +64,17 @@ export function makePrivateDir(dir: string): void {
 /**
  * Tightens an older install's modes: the directory and `stores/` to 0700, their files
  * to 0600. Runs once when a server starts; new files are private through the umask.
- * Returns the files it may not change: another user's (one copied in, or made by a
- * command run as root), which the server may not be able to open either.
+ * Returns the files (and directories) it may not change: another user's (copied in, or
+ * made by a command run as root), which the server may not be able to use either.
  */
 export function makeDataDirPrivate(dataDir: string): string[] {
   const notOurs: string[] = [];
   for (const dir of [dataDir, join(dataDir, "stores")]) {
     if (!existsSync(dir)) continue;
-    chmodSync(dir, PRIVATE_DIR_MODE);
+    if (!chmodIfOurs(dir, PRIVATE_DIR_MODE)) {
+      notOurs.push(dir); // its files as they are: it may not even be readable
+      continue;
+    }
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isFile() && !chmodIfOurs(path, PRIVATE_FILE_MODE)) notOurs.push(path);
@@ -81,7 +84,7 @@ export function makeDataDirPrivate(dataDir: string): string[] {
 }
 
 /**
- * `chmod`; false for a file of another user. A file gone since the directory was read
+ * `chmod`; false for another user's file. A file gone since the directory was read
  * is skipped: a command beside the starting server removes a store's `-wal` and `-shm`
  * as it closes the store.
  */
