@@ -89,42 +89,34 @@ export async function main(argv: string[]): Promise<number> {
       printText(error.message);
       return 0;
     }
-    if (error instanceof UsageError) {
-      process.stderr.write(`storeapi: ${error.message}\n`);
-      return 2;
-    }
-    if (
-      error instanceof CliError ||
-      error instanceof SchemaTooNewError ||
-      error instanceof DataDirError ||
-      error instanceof LibsqlAdminError ||
-      error instanceof DatabaseUnavailable ||
-      error instanceof DamagedDatabase ||
-      error instanceof InaccessibleDatabase
-    ) {
-      process.stderr.write(`storeapi: ${error.message}\n`);
-      return 1;
-    }
-    if (isDiskFull(error)) {
-      process.stderr.write(
-        "storeapi: the disk is full; free some space and run the command again\n",
-      );
-      return 1;
-    }
-    if (isDamaged(error)) {
-      process.stderr.write(
-        `storeapi: a database is damaged (${(error as Error).message}); restore it from a backup\n`,
-      );
-      return 1;
-    }
-    const refused = fileSystemErrorLine(error);
-    if (refused) {
-      process.stderr.write(`storeapi: ${refused}\n`);
-      return 1;
-    }
-    process.stderr.write(`storeapi: unexpected failure: ${(error as Error).message ?? error}\n`);
-    return 1;
+    const [status, line] = failure(error);
+    process.stderr.write(`storeapi: ${line}\n`);
+    return status;
   }
+}
+
+/** Failures whose message is the whole line to print (they name what to do). */
+const SELF_EXPLAINED = [
+  CliError,
+  SchemaTooNewError,
+  DataDirError,
+  LibsqlAdminError,
+  DatabaseUnavailable,
+  DamagedDatabase,
+  InaccessibleDatabase,
+];
+
+/** What a failed command says, in one line, and its exit status: 2 for bad usage, else 1. */
+function failure(error: unknown): [status: number, line: string] {
+  if (error instanceof UsageError) return [2, error.message];
+  if (SELF_EXPLAINED.some((kind) => error instanceof kind)) return [1, (error as Error).message];
+  if (isDiskFull(error)) return [1, "the disk is full; free some space and run the command again"];
+  if (isDamaged(error))
+    return [1, `a database is damaged (${(error as Error).message}); restore it from a backup`];
+  return [
+    1,
+    fileSystemErrorLine(error) ?? `unexpected failure: ${(error as Error).message ?? error}`,
+  ];
 }
 
 /** Runs the command line on the chosen runtime (src/main.ts is Bun's entry, src/main-deno.ts Deno's). */
