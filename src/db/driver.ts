@@ -4,7 +4,7 @@
  * `client` (@libsql/client, for `libsql://`/`http://` URLs, and `file:` on request).
  */
 
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
@@ -76,12 +76,13 @@ export const isStorageFailure = (error: unknown): boolean =>
   isDamaged(error) ||
   isInaccessible(error);
 
-/** SQLite's result code of either driver's error (`SQLITE_FULL`, …), if it has one. */
+/** SQLite's result code of either driver's error (`SQLITE_FULL`, …), or Node's errno code (`ENOSPC`). */
 const sqliteCode = (error: unknown): string =>
   String((error as { code?: unknown } | null)?.code ?? "");
 
-/** SQLite could not write for want of space. */
-export const isDiskFull = (error: unknown): boolean => sqliteCode(error) === "SQLITE_FULL";
+/** SQLite, or a file write of ours, could not write for want of space. */
+export const isDiskFull = (error: unknown): boolean =>
+  sqliteCode(error) === "SQLITE_FULL" || sqliteCode(error) === "ENOSPC";
 
 /**
  * The database file is not SQLite's or its pages do not hold together: only restoring it
@@ -111,6 +112,8 @@ export class InaccessibleDatabase extends Error {
 /** What the file system says about a file SQLite could not open. */
 function whyNotOpened(path: string): string {
   try {
+    // Opening makes the -wal and -shm files beside it, which a full disk refuses.
+    if (statfsSync(dirname(path)).bavail === 0) return "the disk is full";
     if (statSync(path).isDirectory()) return "it is a directory";
     accessSync(path, constants.R_OK | constants.W_OK);
     accessSync(dirname(path), constants.W_OK | constants.X_OK);
