@@ -12,7 +12,7 @@ const fail = (error: unknown) => {
   failure ??= error as NodeJS.ErrnoException;
 };
 
-/** Writes not yet taken by the OS (a pipe takes 64 KiB at a time), and who waits for none. */
+/** Writes the OS has not taken yet (a pipe takes 64 KiB at a time), and who waits for none left. */
 let unwritten = 0;
 let allWritten: (() => void) | undefined;
 
