@@ -338,6 +338,24 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
     }
   });
 
+  test("many stores: progress on stderr, and the summary counts them without naming each", async () => {
+    const files = join(dir, "many-files");
+    const fixture = join(dir, "many.json");
+    const stores = Array.from({ length: 60 }, (_, i) =>
+      testStore({ slug: `m${i}`, domain: `m${i}.test`, ownerEmail: `owner@m${i}.test`, keys: [] }),
+    );
+    writeFileSync(fixture, JSON.stringify({ stores }));
+    expect((await runCli(["load", fixture, "--data", files])).code).toBe(0);
+    const empty = await startSqld();
+    try {
+      const moved = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
+      expect([moved.code, moved.stdout]).toEqual([0, `copied 60 stores to ${empty.url}\n`]);
+      expect(moved.stderr.split("\n").at(-2)).toBe("migrate: stores copied: 60/60");
+    } finally {
+      await empty.stop();
+    }
+  }, 60_000);
+
   test("without --libsql-url it is a usage error", async () => {
     const result = await runCli(["migrate-to-libsql", "--data", join(dir, "files")]);
     expect([result.code, result.stderr]).toEqual([

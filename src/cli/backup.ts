@@ -11,8 +11,7 @@ import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { command, locationOf } from "./args";
 import { CliError } from "./errors";
-import { progressPrinter } from "./load";
-import { printJson, printLine } from "./output";
+import { printJson, printLine, progressPrinter } from "./output";
 
 /** Fewer stores than this are copied in a blink: no progress lines. */
 const PROGRESS_FROM = 50;

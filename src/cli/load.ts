@@ -4,24 +4,10 @@ import { FixtureError, type LoadSummary, loadSource } from "../load/load";
 import { type FixtureSource, fileSource, UnreadableFixture } from "../load/source";
 import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf } from "./args";
 import { CliError, FILE_SYSTEM_REASONS } from "./errors";
-import { printJson, printLine } from "./output";
+import { type Progress, printJson, printLine, progressPrinter } from "./output";
 
 /** Sections smaller than this load in a blink: no progress lines for them. */
 const PROGRESS_FROM = 10_000;
-
-type Progress = (what: string, done: number, total: number) => void;
-
-/** Progress on stderr, at most a line a second, so stdout stays clean for --json. */
-export function progressPrinter(from = PROGRESS_FROM): Progress {
-  let last = 0;
-  return (what: string, done: number, total: number) => {
-    if (total < from) return;
-    const now = Date.now();
-    if (done !== total && now - last < 1000) return;
-    last = now;
-    process.stderr.write(`${what}: ${done}/${total}\n`);
-  };
-}
 
 const MB = 1024 * 1024;
 
@@ -83,7 +69,7 @@ export const loadCommand = command(
     const options = {
       replace: values.replace ?? false,
       platformDomain: platformDomainOf(values),
-      progress: progressPrinter(),
+      progress: progressPrinter(PROGRESS_FROM),
     };
     const summary = await loadInto(locationOf(values), fixtureFile(file), options).catch((error) =>
       Promise.reject(

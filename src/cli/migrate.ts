@@ -6,7 +6,12 @@ import { FileLocation, type Location } from "../db/location";
 import { Platform } from "../db/platform";
 import { command, dataDirOf, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
-import { printJson, printLine } from "./output";
+import { printJson, printLine, progressPrinter } from "./output";
+
+/** Fewer stores than this are copied in a blink: no progress lines. */
+const PROGRESS_FROM = 50;
+/** Up to this many stores, the summary line names them. */
+const NAMED_STORES = 10;
 
 /** Copies one store's database from files into its new namespace, in one transaction. */
 async function copyStore(source: Location, target: Location, slug: string): Promise<void> {
@@ -69,9 +74,11 @@ async function copyOnto(source: FileLocation, target: Location, json?: boolean):
     }
     const stores = await from.listStores();
     try {
+      const progress = progressPrinter(PROGRESS_FROM);
       for (const { slug } of stores) {
         await copyStore(source, target, slug);
         copied.push(slug);
+        progress("migrate: stores copied", copied.length, stores.length);
       }
       await to.db.transaction((tx) => copyRows(from.db, tx, true));
     } catch (error) {
@@ -82,7 +89,8 @@ async function copyOnto(source: FileLocation, target: Location, json?: boolean):
     await Promise.all([from.close(), to.close()]);
   }
   if (json) return printJson({ stores: copied, to: target.describe });
+  const named = copied.length <= NAMED_STORES ? ` (${copied.join(", ")})` : "";
   printLine(
-    `copied ${copied.length} store${copied.length === 1 ? "" : "s"} (${copied.join(", ")}) to ${target.describe}`,
+    `copied ${copied.length} store${copied.length === 1 ? "" : "s"}${named} to ${target.describe}`,
   );
 }

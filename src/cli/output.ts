@@ -54,3 +54,20 @@ export async function outputFailure(): Promise<string | undefined> {
   if (!failure || failure.code === "EPIPE") return undefined;
   return `cannot write the output: ${FILE_SYSTEM_REASONS[failure.code ?? ""] ?? failure.message}`;
 }
+
+export type Progress = (what: string, done: number, total: number) => void;
+
+/**
+ * Progress of long work on stderr (so stdout stays clean for --json): at most a line a
+ * second, and none for work of fewer than `from` steps, which is done in a blink.
+ */
+export function progressPrinter(from: number): Progress {
+  let last = 0;
+  return (what: string, done: number, total: number) => {
+    if (total < from) return;
+    const now = Date.now();
+    if (done !== total && now - last < 1000) return;
+    last = now;
+    process.stderr.write(`${what}: ${done}/${total}\n`);
+  };
+}
