@@ -4,7 +4,7 @@ import { closeSync, existsSync, openSync, statSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { scratchDirs, testStore } from "./helpers";
 import { isOneCleanLine, runCli, runCliInProcess, spawnUntil, storeapiCommand } from "./process";
-import { TEST_LIBSQL } from "./sqld";
+import { libsqlFlagsFor, TEST_LIBSQL } from "./sqld";
 
 const freshDir = scratchDirs("storeapi-cli-");
 
@@ -394,12 +394,16 @@ describe("command line", () => {
       (await runCli(["load", writeFixture(dir, [testStore()]), "--data", join(dir, "data")])).code,
     ).toBe(0);
     const run = async (args: string[], stdout: number | "pipe") => {
-      const child = Bun.spawn([...storeapiCommand(), ...args, "--data", join(dir, "data")], {
-        stdin: "ignore",
-        stdout,
-        stderr: "pipe",
-        timeout: 60_000,
-      });
+      const command = [...args, "--data", join(dir, "data")];
+      const child = Bun.spawn(
+        [...storeapiCommand(), ...command, ...(await libsqlFlagsFor(command))],
+        {
+          stdin: "ignore",
+          stdout,
+          stderr: "pipe",
+          timeout: 60_000,
+        },
+      );
       if (child.stdout instanceof ReadableStream) {
         const reader = child.stdout.getReader();
         await reader.read(); // the first chunk of the document, then this reader goes
