@@ -1,8 +1,10 @@
 import { expect, test } from "bun:test";
-import { DatabaseUnavailable } from "./db/driver";
+import { DamagedDatabase, DatabaseUnavailable } from "./db/driver";
 import { requestFailureLog, STORAGE_FAILURE_LOG_MS } from "./log";
 
-test("storage failures are logged once per interval with a count of the rest; other failures every time", () => {
+const notADatabase = Object.assign(new Error("file is not a database"), { code: "SQLITE_NOTADB" });
+
+test("each storage failure is logged once per interval with a count of the rest; other failures every time", () => {
   const lines: Array<[string, Record<string, unknown>]> = [];
   let now = 1_000_000;
   const log = requestFailureLog(
@@ -15,24 +17,37 @@ test("storage failures are logged once per interval with a count of the rest; ot
   log("r1", down);
   log("r2", full);
   log("r3", new Error("a bug"));
+  log("r4", full);
   now += STORAGE_FAILURE_LOG_MS - 1;
-  log("r4", down);
-  now += 1;
   log("r5", down);
+  now += 1;
+  log("r6", down);
 
+  const failed = "request failed: storage out of reach, full or damaged";
   expect(lines.map(([msg, f]) => [msg, f.requestId, f.sameFailuresNotLogged, f.error])).toEqual([
-    [
-      "request failed: storage out of reach, full or damaged",
-      "r1",
-      0,
-      "the libSQL server did not answer",
-    ],
+    [failed, "r1", 0, "the libSQL server did not answer"],
+    [failed, "r2", 0, "database or disk is full"],
     ["request failed", "r3", undefined, "a bug"],
-    [
-      "request failed: storage out of reach, full or damaged",
-      "r5",
-      2,
-      "the libSQL server did not answer",
-    ],
+    [failed, "r6", 1, "the libSQL server did not answer"],
   ]);
+});
+
+test("one damaged store never hides another; past 100 failures at once the rest share a line", () => {
+  const logged: string[] = [];
+  const now = 1_000_000;
+  const log = requestFailureLog(
+    { error: (_msg, fields = {}) => logged.push(String(fields.error)) },
+    () => now,
+  );
+  const damaged = (i: number) => new DamagedDatabase(`stores/shop${i}.db`, notADatabase);
+  for (let round = 0; round < 3; round++) for (let i = 0; i < 102; i++) log(`r${i}`, damaged(i));
+
+  expect(logged).toHaveLength(101);
+  expect(logged.slice(0, 2)).toEqual([
+    "stores/shop0.db is damaged (file is not a database); restore it from a backup",
+    "stores/shop1.db is damaged (file is not a database); restore it from a backup",
+  ]);
+  expect(logged[100]).toBe(
+    "stores/shop100.db is damaged (file is not a database); restore it from a backup",
+  );
 });

@@ -66,34 +66,47 @@ export const reportToStderr: ReportError = (message, error) =>
 export const errorFields = (error: unknown) =>
   error instanceof Error ? { error: error.message, stack: error.stack } : { error: String(error) };
 
-/** While storage fails, at most one "request failed" line for it per this long. */
+/** While storage fails, at most one "request failed" line per failure per this long. */
 export const STORAGE_FAILURE_LOG_MS = 10_000;
+
+/** Distinct storage failures followed apart at once; past this they share one line. */
+const FOLLOWED_FAILURES = 100;
 
 /**
  * The "request failed" line for a request that answered 5xx. While storage is out of
  * reach or full every request fails alike, and a line with its stack per request would
- * flood the log: those are written once per `STORAGE_FAILURE_LOG_MS`, counting the ones
- * left out (each still has its request line, status 503). Other failures, as they come.
+ * flood the log: each failure (its message: the server, or the damaged store's file) is
+ * written once per `STORAGE_FAILURE_LOG_MS`, counting the ones left out (each still has
+ * its request line, status 503), so one damaged store never hides another. Other
+ * failures, as they come.
  */
 export function requestFailureLog(logger: Pick<Logger, "error">, now: () => number = Date.now) {
-  let lastAt = Number.NEGATIVE_INFINITY;
-  let leftOut = 0;
+  const windows = new Map<string, { lastAt: number; leftOut: number }>();
   return (requestId: string, error: unknown): void => {
     if (!isStorageFailure(error)) {
       logger.error("request failed", { requestId, ...errorFields(error) });
       return;
     }
     const at = now();
-    if (at - lastAt < STORAGE_FAILURE_LOG_MS) {
-      leftOut++;
+    const key = followedAs(windows, String((error as Error | null)?.message), at);
+    const window = windows.get(key);
+    if (window && at - window.lastAt < STORAGE_FAILURE_LOG_MS) {
+      window.leftOut++;
       return;
     }
     logger.error("request failed: storage out of reach, full or damaged", {
       requestId,
-      sameFailuresNotLogged: leftOut,
+      sameFailuresNotLogged: window?.leftOut ?? 0,
       ...errorFields(error),
     });
-    lastAt = at;
-    leftOut = 0;
+    windows.set(key, { lastAt: at, leftOut: 0 });
   };
+}
+
+/** The failure's own key, or (past `FOLLOWED_FAILURES` live ones) a shared one. */
+function followedAs(windows: Map<string, { lastAt: number }>, message: string, at: number): string {
+  if (windows.has(message) || windows.size < FOLLOWED_FAILURES) return message;
+  for (const [key, { lastAt }] of windows)
+    if (at - lastAt >= STORAGE_FAILURE_LOG_MS) windows.delete(key);
+  return windows.size < FOLLOWED_FAILURES ? message : "(other storage failures)";
 }
