@@ -42,7 +42,7 @@ const asUser = (id: number) => ["setpriv", `--reuid=${id}`, `--regid=${id}`, "--
 
 /**
  * Starts `serve` on a free loopback port (as `user`, when given); resolves with its URL
- * from the "listening" log line, and the log so far.
+ * from the "listening" log line, and its log.
  */
 async function serve(options: { data?: string; user?: number } = {}) {
   const child = Bun.spawn(
@@ -75,7 +75,13 @@ async function serve(options: { data?: string; user?: number } = {}) {
     for (let read = await reader.read(); !read.done; read = await reader.read())
       text += new TextDecoder().decode(read.value);
   })().catch(() => {});
-  return { url, child, log: () => text };
+  /** The log so far, a JSON object per line. */
+  const logLines = () =>
+    text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+  return { url, child, logLines };
 }
 
 beforeAll(async () => {
@@ -222,7 +228,7 @@ describe.skipIf(!runsAsRoot)("a data directory and the users who run storeapi on
   });
 
   test("the server starts beside another user's store file, names it, and only that store answers 503", async () => {
-    const { url, child, log } = await serve({ data: "service-data", user: SERVICE_USER });
+    const { url, child, logLines } = await serve({ data: "service-data", user: SERVICE_USER });
     try {
       const shop1 = await fetch(`${url}/api/v1/customers?limit=1`, {
         headers: { Host: "shop1.localhost", Authorization: `Bearer ${DEMO_KEY}` },
@@ -245,10 +251,7 @@ describe.skipIf(!runsAsRoot)("a data directory and the users who run storeapi on
       child.kill("SIGTERM");
     }
     expect(await child.exited).toBe(0);
-    const lines = log()
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line));
+    const lines = logLines();
     const warned = lines.find((line) => line.msg.startsWith("files in the data directory"));
     expect([warned?.level, warned?.count, warned?.files]).toEqual([
       "warn",
@@ -266,7 +269,7 @@ describe.skipIf(!runsAsRoot)("a data directory and the users who run storeapi on
     chownSync(stores, 0, 0);
     chmodSync(stores, 0o700);
     try {
-      const { url, child, log } = await serve({ data: "service-data", user: SERVICE_USER });
+      const { url, child, logLines } = await serve({ data: "service-data", user: SERVICE_USER });
       try {
         const shop1 = await fetch(`${url}/api/v1/customers?limit=1`, {
           headers: { Host: "shop1.localhost", Authorization: `Bearer ${DEMO_KEY}` },
@@ -277,11 +280,7 @@ describe.skipIf(!runsAsRoot)("a data directory and the users who run storeapi on
         child.kill("SIGTERM");
       }
       expect(await child.exited).toBe(0);
-      const warned = log()
-        .trim()
-        .split("\n")
-        .map((line) => JSON.parse(line))
-        .find((line) => line.msg.startsWith("files in the data directory"));
+      const warned = logLines().find((line) => line.msg.startsWith("files in the data directory"));
       expect(warned?.files).toEqual(["service-data/stores"]);
     } finally {
       chownSync(stores, SERVICE_USER, SERVICE_USER);

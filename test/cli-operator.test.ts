@@ -376,25 +376,10 @@ describe("command-line messages", () => {
         `storeapi: ${message}\n`,
       ]);
     }
-    const added = await runCli(
-      [
-        "stores",
-        "add",
-        "shop2",
-        "--domain",
-        "shop2.example.com",
-        "--plan",
-        "free",
-        "--owner-email",
-        "o@shop2.example.com",
-        "--data",
-        data,
-      ],
-      { env: { STOREAPI_PLATFORM_DOMAIN: "stores..example.com" } },
-    );
+    const added = await add(data, "shop2", "--platform-domain", "stores..example.com");
     expect([added.code, added.stderr]).toEqual([
       2,
-      'storeapi: STOREAPI_PLATFORM_DOMAIN "stores..example.com" must be a host name like stores.example.com or localhost.\n',
+      'storeapi: --platform-domain "stores..example.com" must be a host name like stores.example.com or localhost.\n',
     ]);
   });
 
