@@ -458,8 +458,9 @@ describe("mail workers of several nodes (a shared libSQL server)", () => {
 
 describe("mail worker, other transports", () => {
   test("--mail-dir writes one .eml file per outbox row, replaced (not added) on a repeat", async () => {
-    const mailDir = join(tempDir("storeapi-maildir-"), "out");
-    cleanups.push(async () => rmSync(mailDir, { recursive: true, force: true }));
+    const home = tempDir("storeapi-maildir-");
+    const mailDir = join(home, "out");
+    cleanups.push(async () => rmSync(home, { recursive: true, force: true }));
     const h = await harness({ mailDir });
     await h.queue("shop1", approved("דנה"));
     await h.queue("shop2", statusMail("RR1"));
