@@ -1,26 +1,10 @@
+import { FILE_SYSTEM_REASONS } from "../file-system";
+
 /** Bad usage (unknown command or flag, missing argument): exit status 2. */
 export class UsageError extends Error {}
 
 /** The command could not do its job (unknown store, sixth key…): exit status 1. */
 export class CliError extends Error {}
-
-/** Why the file system refused, by errno code, in a few words. */
-export const FILE_SYSTEM_REASONS: Record<string, string> = {
-  EACCES: "permission denied",
-  EPERM: "operation not permitted",
-  EROFS: "the file system is read-only",
-  ENOENT: "no such file or directory",
-  ENOTDIR: "a part of the path is not a directory",
-  EISDIR: "it is a directory",
-  EEXIST: "it already exists",
-  ENOTEMPTY: "the directory is not empty",
-  ENOSPC: "the disk is full",
-  EDQUOT: "the disk quota is used up",
-  EMFILE: "too many open files",
-  ENAMETOOLONG: "the name is too long",
-  ELOOP: "too many symbolic links",
-  EIO: "an I/O error",
-};
 
 /** What was being done, by the system call Node names. */
 const FILE_SYSTEM_ACTIONS: Record<string, string> = {

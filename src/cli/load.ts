@@ -1,9 +1,10 @@
 import { closeSync, openSync, statSync } from "node:fs";
 import type { Location } from "../db/location";
+import { FILE_SYSTEM_REASONS } from "../file-system";
 import { FixtureError, type LoadSummary, loadSource } from "../load/load";
 import { type FixtureSource, fileSource, UnreadableFixture } from "../load/source";
 import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf } from "./args";
-import { CliError, FILE_SYSTEM_REASONS } from "./errors";
+import { CliError } from "./errors";
 import { type Progress, printJson, printLine, progressPrinter } from "./output";
 
 /** Sections smaller than this load in a blink: no progress lines for them. */

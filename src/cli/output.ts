@@ -1,4 +1,4 @@
-import { FILE_SYSTEM_REASONS } from "./errors";
+import { FILE_SYSTEM_REASONS } from "../file-system";
 
 /**
  * A command's output on stdout. A failed write is kept, neither thrown nor dropped, so

@@ -6,6 +6,7 @@
 
 import { accessSync, constants, statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
+import { FILE_SYSTEM_REASONS } from "../file-system";
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type Args = SqlValue[];
@@ -121,9 +122,7 @@ function whyNotOpened(path: string): string {
     const { code } = error as NodeJS.ErrnoException;
     if (code === "EACCES" || code === "EPERM")
       return `this user (id ${process.getuid?.()}) may not read and write it or its directory; chown it to this user`;
-    if (code === "EROFS") return "the file system is read-only";
-    if (code === "ENOENT") return "no such file or directory";
-    return String(code);
+    return FILE_SYSTEM_REASONS[code ?? ""] ?? String(code);
   }
   return "SQLite could not open it";
 }

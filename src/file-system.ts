@@ -1,0 +1,17 @@
+/** Why the file system refused, by errno code, in a few words. */
+export const FILE_SYSTEM_REASONS: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EROFS: "the file system is read-only",
+  ENOENT: "no such file or directory",
+  ENOTDIR: "a part of the path is not a directory",
+  EISDIR: "it is a directory",
+  EEXIST: "it already exists",
+  ENOTEMPTY: "the directory is not empty",
+  ENOSPC: "the disk is full",
+  EDQUOT: "the disk quota is used up",
+  EMFILE: "too many open files",
+  ENAMETOOLONG: "the name is too long",
+  ELOOP: "too many symbolic links",
+  EIO: "an I/O error",
+};
