@@ -2,8 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KEYS, otherStore, scratchDirs, send, testStore } from "./helpers";
-import { isOneCleanLine, runCli, spawnServer } from "./process";
+import { KEYS, otherStore, STATUSES, scratchDirs, send, testStore } from "./helpers";
+import { manage, newHostKey, storeBody } from "./manage-support";
+import { isOneCleanLine, runCli, spawnServer, storeapiCommand } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 const freshDir = scratchDirs("storeapi-safety-");
@@ -256,6 +257,187 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
     try {
       expect(existsSync(leftover)).toBe(false);
       expect(existsSync(join(mailDir, "notes.tmp"))).toBe(true);
+    } finally {
+      await server.signal("SIGTERM");
+    }
+  });
+});
+
+// The stores lock is a file in the data directory; nodes sharing a libSQL server have none (README).
+describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
+  const manyOrders = (count: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      id: i + 1,
+      number: 1000 + i,
+      status: 1,
+      total: 10,
+      customer: { id: null, name: "Bulk", email: "", phone: "", address: "" },
+      createdAt: "2026-04-01T10:00:00+02:00",
+    }));
+  const bare = (slug: string) => ({
+    slug,
+    name: `Loaded ${slug}`,
+    domain: `${slug}.test`,
+    plan: "growth",
+    ownerEmail: `owner@${slug}.test`,
+  });
+
+  /** `storeapi load` started, and stopped (SIGSTOP) once `slug` is built in its staging directory. */
+  async function loadStoppedOnceStaged(
+    fixture: string,
+    data: string,
+    slug: string,
+    flags: string[] = [],
+  ) {
+    const load = Bun.spawn([...storeapiCommand(), "load", fixture, ...flags, "--data", data], {
+      stdout: "pipe",
+      stderr: "pipe",
+      stdin: "ignore",
+      timeout: 120_000,
+    });
+    const staged = join(data, "loading", `${slug}.db`);
+    for (const endAt = Date.now() + 60_000; !existsSync(staged) && Date.now() < endAt; )
+      await Bun.sleep(5);
+    load.kill("SIGSTOP");
+    return {
+      /** Lets it go on; its exit status and the last line it wrote to stderr. */
+      async finish() {
+        load.kill("SIGCONT");
+        const [stderr, code] = await Promise.all([new Response(load.stderr).text(), load.exited]);
+        return { code, lastLine: stderr.trimEnd().split("\n").at(-1) };
+      },
+      kill() {
+        load.kill("SIGCONT");
+        load.kill("SIGKILL");
+      },
+    };
+  }
+
+  /** A fixture of `first`, then a store of 20,000 orders: a load builds it for a while. */
+  const firstThenBig = (dir: string, first: string, name?: string) =>
+    writeFixture(
+      dir,
+      [bare(first), { ...bare("big"), orderStatuses: STATUSES, orders: manyOrders(20_000) }],
+      name,
+    );
+
+  const refusals = {
+    "": () =>
+      'fixture refused, nothing loaded: stores[0].slug: store "racer" already exists; pass --replace to load over it.',
+    "--replace": (data: string) =>
+      `a server is serving ${data}; stop it before load --replace (it would keep writing to the replaced files)`,
+  };
+  for (const [flag, refusal] of Object.entries(refusals))
+    test(`a store the management API creates while a load${flag && ` ${flag}`} builds that slug: the load refuses, the created store is kept`, async () => {
+      const dir = freshDir();
+      const data = await loadedDataDir();
+      const hostKey = await newHostKey(data);
+      const server = await spawnServer(data);
+      const call = (method: string, path: string, body?: unknown) =>
+        manage(server.url, method, path, { key: hostKey, body });
+      const fixture = firstThenBig(dir, "racer"); // the create lands while big is built
+      const load = await loadStoppedOnceStaged(fixture, data, "racer", flag ? [flag] : []);
+      try {
+        const created = await call(
+          "POST",
+          "/stores",
+          storeBody("racer", { domain: "racer.example.com" }),
+        );
+        expect(created.status).toBe(201); // else the load registered first: the test proves nothing
+        const key = await call("POST", "/stores/racer/keys", {
+          name: "k",
+          permissions: { products: "write" },
+        });
+        expect(key.status).toBe(201);
+        expect(await load.finish()).toEqual({ code: 1, lastLine: `storeapi: ${refusal(data)}` });
+        const kept = await call("GET", "/stores/racer");
+        expect([kept.json.data.name, kept.json.data.domain]).toEqual([
+          "Shop racer",
+          "racer.example.com",
+        ]);
+        const products = await send(server.url, "/api/v1/products", {
+          host: "racer.example.com",
+          key: key.json.data.key,
+        });
+        expect(products.status).toBe(200);
+        expect((await call("GET", "/stores/big")).status).toBe(404); // all or nothing
+        expect(existsSync(join(data, "loading"))).toBe(false);
+      } finally {
+        load.kill();
+        await server.signal("SIGTERM");
+      }
+    });
+
+  test("a load refused beside another load leaves that load's staged stores alone", async () => {
+    const dir = freshDir();
+    const data = await loadedDataDir();
+    const first = await loadStoppedOnceStaged(firstThenBig(dir, "early"), data, "early");
+    try {
+      const refused = await runCli([
+        "load",
+        writeFixture(dir, [bare("shop1")], "again.json"),
+        "--data",
+        data,
+      ]);
+      expect(refused.stderr).toBe(
+        'storeapi: fixture refused, nothing loaded: stores[0].slug: store "shop1" already exists; pass --replace to load over it.\n',
+      );
+      expect((await first.finish()).code).toBe(0);
+    } finally {
+      first.kill();
+    }
+    const stores = await runCli(["stores", "list", "--json", "--data", data]);
+    expect(stores.json.map((store: { slug: string }) => store.slug)).toEqual([
+      "big",
+      "early",
+      "shop1",
+      "shop2",
+    ]);
+    const files = readdirSync(join(data, "stores")).filter((name) => name.endsWith(".db"));
+    expect(files.sort()).toEqual(["big.db", "early.db", "shop1.db", "shop2.db"]);
+  });
+
+  test("a create or stores add waits while another process changes the stores; the server's gives up after 10 s with 503", async () => {
+    const data = await loadedDataDir();
+    const hostKey = await newHostKey(data);
+    const server = await spawnServer(data);
+    const { Database } = await import("bun:sqlite");
+    const held = new Database(join(data, "stores.lock")); // as a load holds it while it registers
+    held.run("PRAGMA locking_mode = EXCLUSIVE");
+    held.run("BEGIN EXCLUSIVE");
+    const addArgs = ["stores", "add", "waiter", "--domain", "waiter.test", "--plan", "growth"];
+    const added = runCli([...addArgs, "--owner-email", "o@waiter.test", "--data", data]);
+    let addDone = false;
+    added.then(() => {
+      addDone = true;
+    });
+    try {
+      const busy = await manage(server.url, "POST", "/stores", {
+        key: hostKey,
+        body: storeBody("blocked"),
+      });
+      expect(busy.status).toBe(503);
+      expect(busy.json.error).toEqual({
+        code: "service_unavailable",
+        message:
+          "Another storeapi command is adding stores to this server's data directory; retry in a moment.",
+      });
+      expect(addDone).toBe(false);
+    } finally {
+      held.run("ROLLBACK");
+      held.close();
+    }
+    try {
+      expect((await added).code).toBe(0);
+      const created = await manage(server.url, "POST", "/stores", {
+        key: hostKey,
+        body: storeBody("blocked"),
+      });
+      expect(created.status).toBe(201);
+      const slugs = (await runCli(["stores", "list", "--json", "--data", data])).json.map(
+        (s: { slug: string }) => s.slug,
+      );
+      expect(slugs).toEqual(["blocked", "shop1", "shop2", "waiter"]);
     } finally {
       await server.signal("SIGTERM");
     }

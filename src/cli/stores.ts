@@ -1,3 +1,4 @@
+import { COMMAND_STORES_WAIT_MS, commandStoresBusy } from "../db/data-dir";
 import type { NewStore, Store } from "../db/platform";
 import {
   domainSchema,
@@ -87,14 +88,20 @@ const add = command(
       settings: { manualCustomerApproval: false, notifyStatusChange: true, registration: true },
     };
     const location = locationOf(values);
-    await withPlatform(location, async (platform) => {
-      if (await platform.getStore(slug)) throw new CliError(`store "${slug}" already exists`);
-      if (await platform.domainTaken(store.domain))
-        throw new CliError(`domain "${store.domain}" already belongs to another store`);
-      // Replaces any unregistered leftover (a load that crashed before registering).
-      await location.createStore(slug);
-      await platform.addStore(store);
-    });
+    await withPlatform(location, (platform) =>
+      location.changeStores(
+        COMMAND_STORES_WAIT_MS,
+        commandStoresBusy(location.describe),
+        async () => {
+          if (await platform.getStore(slug)) throw new CliError(`store "${slug}" already exists`);
+          if (await platform.domainTaken(store.domain))
+            throw new CliError(`domain "${store.domain}" already belongs to another store`);
+          // Replaces any unregistered leftover (a load that crashed before registering).
+          await location.createStore(slug);
+          await platform.addStore(store);
+        },
+      ),
+    );
     if (values.json)
       printJson(storeJson({ ...store, keysVersion: 0, mailVersion: 0, createdAt: Date.now() }));
     else printLine(`created store ${slug} at https://${store.domain}/api/v1 (plan ${store.plan})`);

@@ -103,6 +103,14 @@ function chmodIfOurs(path: string, mode: number): boolean {
 export const SERVE_LOCK = "serve.lock";
 /** Held by a load while it stages, registers and moves store files. */
 export const LOAD_LOCK = "load.lock";
+/**
+ * Held while a store's file is made, moved or archived together with its registration
+ * (a create or delete through the management API, `stores add`, a load's registration):
+ * two processes making one slug would otherwise each replace the other's file.
+ */
+export const STORES_LOCK = "stores.lock";
+
+const LOCK_POLL_MS = 20;
 
 /**
  * An OS-level lock on a data directory: a small SQLite file held in an exclusive write
@@ -128,6 +136,16 @@ export class DataDirLock {
     }
   }
 
+  /** The lock, waited for up to `waitMs` (polled: the wait never blocks the event loop), or null. */
+  static async waitFor(dataDir: string, name: string, waitMs: number): Promise<DataDirLock | null> {
+    const until = Date.now() + waitMs;
+    for (;;) {
+      const lock = DataDirLock.tryAcquire(dataDir, name);
+      if (lock || Date.now() >= until) return lock;
+      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+    }
+  }
+
   /** The lock for a server's life, or a DataDirError naming why not. */
   static forServer(dataDir: string): DataDirLock {
     const lock = DataDirLock.tryAcquire(dataDir);
@@ -141,6 +159,34 @@ export class DataDirLock {
     if (!db) return;
     db.exec("ROLLBACK");
     db.close();
+  }
+}
+
+/** How long a command waits for another process's change of stores (a server's create, a load's registration). */
+export const COMMAND_STORES_WAIT_MS = 60_000;
+
+/** A command's `busy` for `Location.changeStores`. */
+export const commandStoresBusy = (where: string) => () =>
+  new DataDirError(
+    `another storeapi command kept changing the stores of ${where} for a minute; try again when it is done`,
+  );
+
+/**
+ * Runs `change` holding the data directory's stores lock (STORES_LOCK), waiting up to
+ * `waitMs` for another process's change to end; `busy` is thrown when it does not.
+ */
+export async function withStoresLock<T>(
+  dataDir: string,
+  waitMs: number,
+  busy: () => Error,
+  change: () => Promise<T>,
+): Promise<T> {
+  const lock = await DataDirLock.waitFor(dataDir, STORES_LOCK, waitMs);
+  if (!lock) throw busy();
+  try {
+    return await change();
+  } finally {
+    lock.release();
   }
 }
 

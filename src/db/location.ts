@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
-import { refuseUnfinishedBackup } from "./data-dir";
+import { refuseUnfinishedBackup, withStoresLock } from "./data-dir";
 import { DatabaseUnavailable, type Db, REMOTE_DEADLINE_MS } from "./driver";
 import { type Migration, migrate } from "./migrate";
 import { platformMigrations, storeMigrations } from "./migrations";
@@ -30,6 +30,11 @@ export interface Location {
   storeExists(slug: string): Promise<boolean>;
   /** Of these stores, the ones without a database. */
   missingStores(slugs: string[]): Promise<string[]>;
+  /**
+   * Runs `change` (a store's database made, moved or archived, and its registration) as the
+   * only such change here, waiting up to `waitMs` for another process's; else `busy()` is thrown.
+   */
+  changeStores<T>(waitMs: number, busy: () => Error, change: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -73,6 +78,10 @@ export class FileLocation implements Location {
     const dir = join(this.dataDir, "stores");
     const files = new Set(existsSync(dir) ? readdirSync(dir) : []);
     return slugs.filter((slug) => !files.has(`${slug}.db`));
+  }
+  /** Across processes: the data directory's stores lock. */
+  changeStores<T>(waitMs: number, busy: () => Error, change: () => Promise<T>) {
+    return withStoresLock(this.dataDir, waitMs, busy, change);
   }
 }
 
@@ -181,6 +190,13 @@ export class LibsqlLocation implements Location {
     const missing: string[] = [];
     for (const slug of slugs) if (!(await this.storeExists(slug))) missing.push(slug);
     return missing;
+  }
+  /**
+   * No lock shared by the nodes: a registration is a plain INSERT, so of two nodes making one
+   * slug at once one fails, but a namespace made over the winner's stays (see the README).
+   */
+  changeStores<T>(_waitMs: number, _busy: () => Error, change: () => Promise<T>) {
+    return change();
   }
 
   /**

@@ -68,7 +68,8 @@ const storeColumns = (store: NewStore): SqlValue[] => [
 ];
 
 /**
- * Inserts or replaces a store's row. Its key and mail versions start at `now`, so a
+ * Inserts a store's row, or replaces the row of its slug (`replace`; never another store's
+ * that holds the domain: that fails). Its key and mail versions start at `now`, so a
  * running server sees a replaced store as changed and reloads its keys and outbox.
  */
 export async function writeStore(
@@ -77,9 +78,12 @@ export async function writeStore(
   now: number,
   replace = false,
 ): Promise<void> {
-  if (replace) await q.run("DELETE FROM key_usage WHERE slug = ?", [store.slug]);
+  if (replace) {
+    await q.run("DELETE FROM key_usage WHERE slug = ?", [store.slug]);
+    await q.run("DELETE FROM stores WHERE slug = ?", [store.slug]);
+  }
   await q.run(
-    `INSERT${replace ? " OR REPLACE" : ""} INTO stores (slug, name, domain, plan, owner_email, manual_approval, notify_status, registration,
+    `INSERT INTO stores (slug, name, domain, plan, owner_email, manual_approval, notify_status, registration,
        keys_version, mail_version, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [...storeColumns(store), now, now, now],

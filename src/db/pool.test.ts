@@ -23,6 +23,7 @@ function recordingLocation(events: string[]): Location {
     deleteStore: async () => {},
     storeExists: async () => true,
     missingStores: async () => [],
+    changeStores: (_wait, _busy, change) => change(),
   };
 }
 

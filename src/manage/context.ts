@@ -1,5 +1,5 @@
 import type { Store } from "../db/platform";
-import { notFound } from "../errors";
+import { ApiError, notFound } from "../errors";
 import type { AppContext } from "../http/context";
 import type { ManageDeps } from "./app";
 
@@ -19,3 +19,23 @@ export function storeOr404(c: AppContext, slug: string): Store {
 
 /** After a write through the server's own platform connection (which data_version does not report). */
 export const reloadRegistry = (c: AppContext) => c.get("deps").registry.load();
+
+/** How long a create or delete waits for another process's store change (a load registering its stores). */
+const STORES_LOCK_WAIT_MS = 10_000;
+
+const storesBusy = () =>
+  new ApiError(
+    "service_unavailable",
+    "Another storeapi command is adding stores to this server's data directory; retry in a moment.",
+  );
+
+/**
+ * Runs a change of a store's files and registration (create, delete) one at a time: in
+ * this server, and in a data directory beside the CLI's `stores add` and `load` too.
+ */
+export function changeStores<T>(c: AppContext, change: () => Promise<T>): Promise<T> {
+  const { location } = c.get("deps").pool;
+  return manageDeps(c).storeFiles.run("stores", () =>
+    location.changeStores(STORES_LOCK_WAIT_MS, storesBusy, change),
+  );
+}

@@ -110,6 +110,7 @@ const ERROR_CODES: ErrorCode[] = [
   "customer_locked",
   "key_inactive",
   "server_error",
+  "service_unavailable",
   "store_unavailable",
 ];
 

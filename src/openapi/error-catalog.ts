@@ -142,9 +142,9 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     rateHeaders: "sometimes",
   },
   service_unavailable: {
-    when: "`GET /healthz` only: the platform database cannot be read or the data directory is not writable (the message says which).",
+    when: "The service cannot do this now; the message says why. `GET /healthz`: the platform database cannot be read or the data directory is not writable. Creating or deleting a store (management API): another storeapi command, such as a load, kept changing the data directory's stores for 10 s (retry), or this server on a libSQL server has no admin API to create namespaces with.",
     example: "Unhealthy: the data directory is not writable.",
-    rateHeaders: "never",
+    rateHeaders: "sometimes",
   },
   store_unavailable: {
     when: "The store's database cannot be used now: its file is missing or damaged on the server, its disk is full (a write), or the libSQL server holding it does not answer in time; the operator is told in the log. Retry later (a create with the same Idempotency-Key).",

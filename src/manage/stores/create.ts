@@ -8,7 +8,7 @@ import { ApiError } from "../../errors";
 import type { AppContext } from "../../http/context";
 import { buildStoreDb, buildStoreNamespace, planFixture } from "../../load/load";
 import { outlineObject } from "../../load/source";
-import { manageDeps, reloadRegistry } from "../context";
+import { changeStores, manageDeps, reloadRegistry } from "../context";
 import { defineManageRoute } from "../define";
 import { storeJson } from "./json";
 import { checkDomainFree, createStoreBody, domainTaken, storeOut } from "./schema";
@@ -38,10 +38,8 @@ function refuseWithoutAdmin(error: unknown): never {
  */
 async function provision(c: AppContext, body: NewStoreBody, now: number): Promise<void> {
   const { registry, pool } = c.get("deps");
-  const { platform } = manageDeps(c);
-  if (registry.get(body.slug) || (await platform.getStore(body.slug))) throw slugTaken(body.slug);
   checkDomainFree(registry, body.domain, body.slug);
-  if (await platform.domainTaken(body.domain)) throw domainTaken(body.domain); // the CLI may have added it a moment ago
+  await refuseTaken(c, body);
   // The loader's rules and code build the file (operations.md fixture format); the body
   // already passed the same rules, so this cannot refuse it.
   const [plan] = planFixture(outlineObject({ stores: [body] }), {
@@ -61,8 +59,20 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
     await pool.closeStore(body.slug);
     await buildStoreNamespace(pool.location, plan, [], {}).catch(refuseWithoutAdmin);
   }
-  await writeStore(platform.db, plan.store, now);
+  // `stores set` may have given the domain to another store since the check.
+  await writeStore(manageDeps(c).platform.db, plan.store, now).catch(async (error) => {
+    await refuseTaken(c, body);
+    throw error;
+  });
   await reloadRegistry(c);
+}
+
+/** slug_taken or domain_taken, as platform.db has it now (the CLI may have added a store a moment ago). */
+async function refuseTaken(c: AppContext, body: NewStoreBody): Promise<void> {
+  const { platform } = manageDeps(c);
+  if (c.get("deps").registry.get(body.slug) || (await platform.getStore(body.slug)))
+    throw slugTaken(body.slug);
+  if (await platform.domainTaken(body.domain)) throw domainTaken(body.domain);
 }
 
 export const createStore = defineManageRoute({
@@ -71,11 +81,11 @@ export const createStore = defineManageRoute({
   summary: "Create a store (default order statuses and settings unless given).",
   body: createStoreBody,
   response: storeOut,
-  errors: ["slug_taken", "domain_taken"],
+  errors: ["slug_taken", "domain_taken", "service_unavailable"],
   async create(c, { body }) {
     const now = c.get("deps").now();
     // One create at a time: two requests for one slug must not both build its file.
-    await manageDeps(c).storeFiles.run("stores", () => provision(c, body, now));
+    await changeStores(c, () => provision(c, body, now));
     const store = c.get("deps").registry.get(body.slug);
     if (!store) throw new Error(`store ${body.slug} vanished right after it was created`);
     return { status: 201, data: await storeJson(c, store) };

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { FileLocation, storeDbPath } from "../../db/location";
 import type { AppContext } from "../../http/context";
 import { ok } from "../../http/respond";
-import { manageDeps, reloadRegistry, storeOr404 } from "../context";
+import { changeStores, manageDeps, reloadRegistry, storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { storeJson } from "./json";
 import { slugParams, storeOut } from "./schema";
@@ -54,9 +54,10 @@ export const deleteStore = defineManageRoute({
   summary: "Delete a store: it stops being served and its database is moved to DIR/deleted/.",
   params: slugParams,
   response: storeOut,
+  errors: ["service_unavailable"],
   handler: async (c, { params }) => {
     const before = await storeJson(c, storeOr404(c, params.slug));
-    await manageDeps(c).storeFiles.run("stores", async () => {
+    await changeStores(c, async () => {
       storeOr404(c, params.slug); // a concurrent delete may have won
       await archive(c, params.slug);
     });
