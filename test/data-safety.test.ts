@@ -397,7 +397,7 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
     expect(files.sort()).toEqual(["big.db", "early.db", "shop1.db", "shop2.db"]);
   });
 
-  test("a create or stores add waits while another process changes the stores; the server's gives up after 10 s with 503", async () => {
+  test("a create or stores add waits while another process changes the stores; the server's gives up after 8 s with 503", async () => {
     const data = await loadedDataDir();
     const hostKey = await newHostKey(data);
     const server = await spawnServer(data);

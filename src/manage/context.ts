@@ -20,8 +20,11 @@ export function storeOr404(c: AppContext, slug: string): Store {
 /** After a write through the server's own platform connection (which data_version does not report). */
 export const reloadRegistry = (c: AppContext) => c.get("deps").registry.load();
 
-/** How long a create or delete waits for another process's store change (a load registering its stores). */
-const STORES_LOCK_WAIT_MS = 10_000;
+/**
+ * How long a create or delete waits, from its arrival, for other changes of stores (a load
+ * registering its stores): under Bun's 10 s idle cut of the client's connection.
+ */
+const STORES_LOCK_WAIT_MS = 8_000;
 
 const storesBusy = () =>
   new ApiError(
@@ -35,7 +38,8 @@ const storesBusy = () =>
  */
 export function changeStores<T>(c: AppContext, change: () => Promise<T>): Promise<T> {
   const { location } = c.get("deps").pool;
+  const giveUpAt = Date.now() + STORES_LOCK_WAIT_MS;
   return manageDeps(c).storeFiles.run("stores", () =>
-    location.changeStores(STORES_LOCK_WAIT_MS, storesBusy, change),
+    location.changeStores(Math.max(0, giveUpAt - Date.now()), storesBusy, change),
   );
 }
