@@ -131,7 +131,6 @@ async function serveFrom(
     config.maxOpenStores ??
     defaultMaxOpenStores(openFiles?.soft ?? 1024, location.descriptorsPerStore);
   const pool = new StorePool(location, maxOpenStores);
-  pool.createMissing = false;
   pool.startCheckpoints(1000, reportError);
   const mail = new MailWorker({
     pool,

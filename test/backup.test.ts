@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { backup } from "../src/cli/backup";
 import { loadFixture } from "../src/load/load";
 import { otherStore, send, tempDir, testStore, until } from "./helpers";
 import { isOneCleanLine, runCli, spawnServer, storeapiCommand } from "./process";
@@ -183,4 +184,31 @@ test.skipIf(TEST_LIBSQL)(
     ]);
   },
   60_000,
+);
+
+// Deletes a store the way a server does (unregistered, its file moved away); on files.
+test.skipIf(TEST_LIBSQL)(
+  "a store deleted while the backup runs is left out of it, and no empty file is made in its place",
+  async () => {
+    const data = join(dir, "deleting");
+    const stores = ["s0", "s1", "s2"].map((slug) =>
+      testStore({ slug, domain: `${slug}.test`, ownerEmail: `owner@${slug}.test`, keys: [] }),
+    );
+    await loadFixture(await testLocation(data), { stores });
+    const dest = join(dir, "deleting-copy");
+    const { Database } = await import("bun:sqlite");
+    const deleteS2 = () => {
+      const platform = new Database(join(data, "platform.db"));
+      platform.run("DELETE FROM stores WHERE slug = 's2'");
+      platform.close();
+      renameSync(join(data, "stores", "s2.db"), join(dir, "s2-archived.db"));
+    };
+    // After s0 is copied (the registry copy already lists s2).
+    const summary = await backup(data, dest, (done) => done === 1 && deleteS2());
+    expect(summary.stores).toBe(2);
+    expect(readdirSync(join(dest, "stores")).sort()).toEqual(["s0.db", "s1.db"]);
+    const listed = await runCli(["stores", "list", "--json", "--data", dest]);
+    expect(listed.json.map((store: { slug: string }) => store.slug)).toEqual(["s0", "s1"]);
+    expect(existsSync(join(data, "stores", "s2.db"))).toBe(false);
+  },
 );

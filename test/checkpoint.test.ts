@@ -3,6 +3,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "libsql";
+import { FileLocation } from "../src/db/location";
 import { StorePool, storeDbPath } from "../src/db/pool";
 import { until } from "./helpers";
 
@@ -26,11 +27,23 @@ function rowsInMainFile(dir: string, slug: string): number {
   }
 }
 
+/**
+ * A pool over a new directory holding empty stores `slugs` (a pool opens only stores that
+ * exist): the first made by `stores add`'s code, the others copies of it.
+ */
+async function poolOfStores(prefix: string, slugs: string[], maxOpen?: number): Promise<StorePool> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  await new FileLocation(dir).createStore(slugs[0]);
+  for (const slug of slugs.slice(1))
+    copyFileSync(storeDbPath(dir, slugs[0]), storeDbPath(dir, slug));
+  return new StorePool(dir, maxOpen);
+}
+
 describe("checkpoints on the worker thread", () => {
   test("writes through the pool reach the database file, and close stops the worker", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "storeapi-ckpt-"));
-    dirs.push(dir);
-    const pool = new StorePool(dir);
+    const pool = await poolOfStores("storeapi-ckpt-", ["shop1"]);
+    const dir = (pool.location as FileLocation).dataDir;
     pool.startCheckpoints(25);
     await pool.use("shop1", async (db) => {
       await db.transaction(async (tx) => {
@@ -49,9 +62,8 @@ describe("checkpoints on the worker thread", () => {
   });
 
   test("a database the pool closes keeps its writes while the others are checkpointed", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "storeapi-ckpt-"));
-    dirs.push(dir);
-    const pool = new StorePool(dir, 1);
+    const pool = await poolOfStores("storeapi-ckpt-", ["a", "b"], 1);
+    const dir = (pool.location as FileLocation).dataDir;
     pool.startCheckpoints(25);
     await pool.use("a", (db) =>
       db.run("INSERT INTO products (name, price, created_at, updated_at) VALUES ('x', 1, 1, 1)"),
@@ -72,12 +84,11 @@ describe("closing databases", () => {
   test.skipIf(!existsSync("/proc/self/fd"))(
     "cycling through many stores does not pile up open files",
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), "storeapi-fds-"));
-      dirs.push(dir);
-      const pool = new StorePool(dir, 4);
+      const slugs = Array.from({ length: 300 }, (_, i) => `s${i}`);
+      const pool = await poolOfStores("storeapi-fds-", slugs, 4);
       const before = openFiles();
-      for (let i = 0; i < 300; i++) {
-        await pool.use(`s${i}`, (db) => db.get("SELECT count(*) AS n FROM outbox"));
+      for (const slug of slugs) {
+        await pool.use(slug, (db) => db.get("SELECT count(*) AS n FROM outbox"));
       }
       await Bun.sleep(10);
       // 296 closes: a full collection whenever 8 (2 × maxOpen) closed connections wait for one.

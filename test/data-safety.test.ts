@@ -182,6 +182,26 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
       await server.signal("SIGTERM");
     }
   });
+
+  test("a command on a registered store whose file is missing says so and makes no empty file in its place", async () => {
+    const data = await loadedDataDir();
+    const path = join(data, "stores", "shop2.db");
+    rmSync(path);
+    const line = `storeapi: ${path} is missing: store "shop2" is registered but has no database; restore the file from a backup\n`;
+    const commands = [
+      ["keys", "list", "shop2"],
+      ["keys", "create", "shop2", "--name", "k", "--products", "read"],
+      ["admin-link", "shop2"],
+      ["backup", join(freshDir(), "backup")],
+    ];
+    for (const command of commands) {
+      const ran = await runCli([...command, "--data", data]);
+      expect([command.join(" "), ran.code, ran.stderr]).toEqual([command.join(" "), 1, line]);
+      expect(readdirSync(join(data, "stores")).filter((name) => name.startsWith("shop2"))).toEqual(
+        [],
+      );
+    }
+  });
 });
 
 // The directory itself: on a libSQL server there is none of ours.

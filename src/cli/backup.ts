@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } f
 import { join } from "node:path";
 import { copyRows } from "../db/copy";
 import { UNFINISHED_BACKUP, UNFINISHED_BACKUP_TEXT } from "../db/data-dir";
-import type { Db } from "../db/driver";
+import { DatabaseUnavailable, type Db } from "../db/driver";
 import { FileLocation, type Location, storeDbPath } from "../db/location";
 import type { Migration } from "../db/migrate";
 import { platformMigrations, storeMigrations } from "../db/migrations";
@@ -68,6 +68,21 @@ async function slugsIn(platformCopy: string): Promise<string[]> {
   }
 }
 
+/** Removes stores from a copy of platform.db (as `Platform.removeStore` does). */
+async function unregister(platformCopy: string, slugs: string[]): Promise<void> {
+  const db = await openDb(`file:${platformCopy}`, platformMigrations);
+  try {
+    await db.transaction(async (tx) => {
+      for (const slug of slugs) {
+        await tx.run("DELETE FROM stores WHERE slug = ?", [slug]);
+        await tx.run("DELETE FROM key_usage WHERE slug = ?", [slug]);
+      }
+    });
+  } finally {
+    await db.close();
+  }
+}
+
 /**
  * Copies platform.db, then every store it lists, into `dest` (from a data directory or a
  * libSQL server: the copy is a data directory either way); `progress` gets (done, total).
@@ -95,12 +110,19 @@ export async function backup(
     let bytes = await copy(platform.db, platformCopy, platformMigrations);
     // The stores of the copied registry; one created after that copy is not in this backup.
     const slugs = await slugsIn(platformCopy);
+    const deleted: string[] = [];
     for (const [i, slug] of slugs.entries()) {
-      bytes += await pool.use(slug, (db) => copy(db, storeDbPath(dest, slug), storeMigrations));
+      try {
+        bytes += await pool.use(slug, (db) => copy(db, storeDbPath(dest, slug), storeMigrations));
+      } catch (error) {
+        if (!(error instanceof DatabaseUnavailable) || (await platform.getStore(slug))) throw error;
+        deleted.push(slug); // since the registry was copied
+      }
       progress?.(i + 1, slugs.length);
     }
+    if (deleted.length > 0) await unregister(platformCopy, deleted);
     rmSync(join(dest, UNFINISHED_BACKUP));
-    return { dest, stores: slugs.length, bytes, ms: Date.now() - started };
+    return { dest, stores: slugs.length - deleted.length, bytes, ms: Date.now() - started };
   } catch (error) {
     // DEST_DIR was empty or absent: what is in it now is this failed copy.
     for (const name of readdirSync(dest))

@@ -61,8 +61,9 @@ export interface Db extends Queryable {
 
 /**
  * The database server was not reached or did not answer in time (a libSQL server, or a
- * replica's sync from it): nothing is known to have failed in the data, and the request
- * may be retried. Answered 503 `store_unavailable`.
+ * replica's sync from it), or a registered store's database is missing: nothing is known
+ * to have failed in the data, and the request may be retried. Answered 503
+ * `store_unavailable`; a command prints the message.
  */
 export class DatabaseUnavailable extends Error {}
 

@@ -30,6 +30,8 @@ export interface Location {
   storeExists(slug: string): Promise<boolean>;
   /** Of these stores, the ones without a database. */
   missingStores(slugs: string[]): Promise<string[]>;
+  /** What a use of a registered store without a database throws. */
+  storeMissing(slug: string): DatabaseUnavailable;
   /**
    * Runs `change` (a store's database made, moved or archived, and its registration) as the
    * only such change here, waiting up to `waitMs` for another process's; else `busy()` is thrown.
@@ -78,6 +80,11 @@ export class FileLocation implements Location {
     const dir = join(this.dataDir, "stores");
     const files = new Set(existsSync(dir) ? readdirSync(dir) : []);
     return slugs.filter((slug) => !files.has(`${slug}.db`));
+  }
+  storeMissing(slug: string) {
+    return new DatabaseUnavailable(
+      `${storeDbPath(this.dataDir, slug)} is missing: store "${slug}" is registered but has no database; restore the file from a backup`,
+    );
   }
   /** Across processes: the data directory's stores lock. */
   changeStores<T>(waitMs: number, busy: () => Error, change: () => Promise<T>) {
@@ -190,6 +197,11 @@ export class LibsqlLocation implements Location {
     const missing: string[] = [];
     for (const slug of slugs) if (!(await this.storeExists(slug))) missing.push(slug);
     return missing;
+  }
+  storeMissing(slug: string) {
+    return new DatabaseUnavailable(
+      `store "${slug}" is registered but its namespace ${storeNamespace(slug)} is missing on ${this.describe}`,
+    );
   }
   /**
    * No lock shared by the nodes: a registration is a plain INSERT, so of two nodes making one

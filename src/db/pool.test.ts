@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import type { Db } from "./driver";
+import { DatabaseUnavailable, type Db } from "./driver";
 import type { Location } from "./location";
 import { defaultMaxOpenStores, StorePool } from "./pool";
 
@@ -24,6 +24,7 @@ function recordingLocation(events: string[]): Location {
     storeExists: async () => true,
     missingStores: async () => [],
     changeStores: (_wait, _busy, change) => change(),
+    storeMissing: (slug) => new DatabaseUnavailable(slug),
   };
 }
 

@@ -1,4 +1,3 @@
-import { fixedError } from "../errors";
 import type { ReportError } from "../log";
 import { runtime } from "../runtime/runtime";
 import { CheckpointSchedule } from "./checkpoint-schedule";
@@ -93,12 +92,6 @@ export class StorePool {
   private opening: Promise<void> = Promise.resolve();
   /** Stores leased since the last `takeUsed`. */
   private usedSince = new Set<string>();
-  /**
-   * Whether a store's first use creates its database file. A server turns this off: a
-   * registered store whose file is missing is unavailable (503), never silently empty.
-   */
-  createMissing = true;
-
   readonly location: Location;
 
   /** `where`: a data directory, or any `Location` (a libSQL server). */
@@ -130,11 +123,13 @@ export class StorePool {
     return opened;
   }
 
-  /** Opens a store's database; a server's pool refuses one that does not exist (503). */
+  /**
+   * Opens a store's database. One that does not exist is refused, never made anew: a
+   * registered store whose file is missing is unavailable (503; a command says so), not
+   * silently empty, and no empty file lands where its restored file will go.
+   */
   private async openNow(slug: string, migrations: typeof storeMigrations): Promise<Db> {
-    if (!this.createMissing && !(await this.location.storeExists(slug))) {
-      throw fixedError("store_unavailable");
-    }
+    if (!(await this.location.storeExists(slug))) throw this.location.storeMissing(slug);
     return this.location.openStore(slug, migrations);
   }
 
