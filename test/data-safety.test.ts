@@ -1,8 +1,16 @@
 /** Issue 13, data safety: one server per directory, crash-atomic load, private files, no invented stores. */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
-import { KEYS, otherStore, STATUSES, scratchDirs, send, testStore } from "./helpers";
+import { KEYS, otherStore, STATUSES, scratchDirs, send, testStore, until } from "./helpers";
 import { manage, newHostKey, storeBody } from "./manage-support";
 import { isOneCleanLine, runCli, spawnServer, storeapiCommand } from "./process";
 import { TEST_LIBSQL } from "./sqld";
@@ -285,7 +293,7 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
 
 // The stores lock is a file in the data directory; nodes sharing a libSQL server have none (README).
 describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
-  const manyOrders = (count: number) =>
+  const someOrders = (count: number) =>
     Array.from({ length: count }, (_, i) => ({
       id: i + 1,
       number: 1000 + i,
@@ -302,23 +310,18 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
     ownerEmail: `owner@${slug}.test`,
   });
 
-  /** `storeapi load` started, and stopped (SIGSTOP) once `slug` is built in its staging directory. */
-  async function loadStoppedOnceStaged(
-    fixture: string,
-    data: string,
-    slug: string,
-    flags: string[] = [],
-  ) {
+  /** `storeapi load`, stopped (SIGSTOP, by itself) once it has built the fixture's first store. */
+  async function loadStoppedAfterFirstStore(fixture: string, data: string, flags: string[] = []) {
     const load = Bun.spawn([...storeapiCommand(), "load", fixture, ...flags, "--data", data], {
       stdout: "pipe",
       stderr: "pipe",
       stdin: "ignore",
+      env: { ...process.env, STOREAPI_TEST_LOAD_STOP: "built-one" },
       timeout: 120_000,
     });
-    const staged = join(data, "loading", `${slug}.db`);
-    for (const endAt = Date.now() + 60_000; !existsSync(staged) && Date.now() < endAt; )
-      await Bun.sleep(5);
-    load.kill("SIGSTOP");
+    const state = () => readFileSync(`/proc/${load.pid}/stat`, "utf8").split(") ")[1]?.[0];
+    expect(await until(() => load.exitCode !== null || state() === "T")).toBe(true);
+    expect(load.exitCode).toBe(null);
     return {
       /** Lets it go on; its exit status and the last line it wrote to stderr. */
       async finish() {
@@ -333,11 +336,11 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
     };
   }
 
-  /** A fixture of `first`, then a store of 20,000 orders: a load builds it for a while. */
-  const firstThenBig = (dir: string, first: string, name?: string) =>
+  /** A fixture of `first`, then a second store (both built before either is registered). */
+  const firstThenSecond = (dir: string, first: string, name?: string) =>
     writeFixture(
       dir,
-      [bare(first), { ...bare("big"), orderStatuses: STATUSES, orders: manyOrders(20_000) }],
+      [bare(first), { ...bare("second"), orderStatuses: STATUSES, orders: someOrders(3) }],
       name,
     );
 
@@ -355,15 +358,15 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
       const server = await spawnServer(data);
       const call = (method: string, path: string, body?: unknown) =>
         manage(server.url, method, path, { key: hostKey, body });
-      const fixture = firstThenBig(dir, "racer"); // the create lands while big is built
-      const load = await loadStoppedOnceStaged(fixture, data, "racer", flag ? [flag] : []);
+      const fixture = firstThenSecond(dir, "racer");
+      const load = await loadStoppedAfterFirstStore(fixture, data, flag ? [flag] : []);
       try {
         const created = await call(
           "POST",
           "/stores",
           storeBody("racer", { domain: "racer.example.com" }),
         );
-        expect(created.status).toBe(201); // else the load registered first: the test proves nothing
+        expect(created.status).toBe(201);
         const key = await call("POST", "/stores/racer/keys", {
           name: "k",
           permissions: { products: "write" },
@@ -380,7 +383,7 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
           key: key.json.data.key,
         });
         expect(products.status).toBe(200);
-        expect((await call("GET", "/stores/big")).status).toBe(404); // all or nothing
+        expect((await call("GET", "/stores/second")).status).toBe(404); // all or nothing
         expect(existsSync(join(data, "loading"))).toBe(false);
       } finally {
         load.kill();
@@ -391,7 +394,7 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
   test("a load refused beside another load leaves that load's staged stores alone", async () => {
     const dir = freshDir();
     const data = await loadedDataDir();
-    const first = await loadStoppedOnceStaged(firstThenBig(dir, "early"), data, "early");
+    const first = await loadStoppedAfterFirstStore(firstThenSecond(dir, "early"), data);
     try {
       const refused = await runCli([
         "load",
@@ -408,13 +411,13 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
     }
     const stores = await runCli(["stores", "list", "--json", "--data", data]);
     expect(stores.json.map((store: { slug: string }) => store.slug)).toEqual([
-      "big",
       "early",
+      "second",
       "shop1",
       "shop2",
     ]);
     const files = readdirSync(join(data, "stores")).filter((name) => name.endsWith(".db"));
-    expect(files.sort()).toEqual(["big.db", "early.db", "shop1.db", "shop2.db"]);
+    expect(files.sort()).toEqual(["early.db", "second.db", "shop1.db", "shop2.db"]);
   });
 
   test("a create or stores add waits while another process changes the stores; the server's gives up after 8 s with 503", async () => {

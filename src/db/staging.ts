@@ -49,9 +49,19 @@ export function moveIntoPlace(staged: string, final: string): void {
   rmSync(staged, { force: true });
 }
 
-/** Test hook: `STOREAPI_TEST_LOAD_CRASH=step` kills this process at that step, as kill -9 would. */
+let stopAt = process.env.STOREAPI_TEST_LOAD_STOP;
+
+/**
+ * Test hooks: `STOREAPI_TEST_LOAD_CRASH=step` kills this process at that step, as kill -9
+ * would; `STOREAPI_TEST_LOAD_STOP=step` stops it (SIGSTOP) the first time it gets there,
+ * for a test to act between two steps and then let it go on (SIGCONT).
+ */
 export function crashPoint(step: string): void {
   if (process.env.STOREAPI_TEST_LOAD_CRASH === step) process.kill(process.pid, "SIGKILL");
+  if (stopAt === step) {
+    stopAt = undefined;
+    process.kill(process.pid, "SIGSTOP");
+  }
 }
 
 /** Finishes or undoes whatever load left the staging directory behind; the caller holds the load lock. */
