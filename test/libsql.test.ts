@@ -356,6 +356,30 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
     }
   }, 60_000);
 
+  test("a registered store whose file is missing stops it before anything is copied", async () => {
+    const files = join(dir, "missing-files");
+    const fixture = join(dir, "missing.json");
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore(), otherStore()] }));
+    expect((await runCli(["load", fixture, "--data", files])).code).toBe(0);
+    rmSync(join(files, "stores", "shop2.db"));
+    const empty = await startSqld();
+    try {
+      const refused = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
+      expect([refused.code, refused.stdout, refused.stderr]).toEqual([
+        1,
+        "",
+        `storeapi: ${join(files, "stores", "shop2.db")} is missing: store "shop2" is registered but has no database; restore the file from a backup\n`,
+      ]);
+      expect(readdirSync(join(files, "stores")).filter((name) => name.startsWith("shop2"))).toEqual(
+        [],
+      );
+      const onServer = await runCli(["stores", "list", "--json", ...empty.flags]);
+      expect(onServer.json).toEqual([]);
+    } finally {
+      await empty.stop();
+    }
+  });
+
   test("without --libsql-url it is a usage error", async () => {
     const result = await runCli(["migrate-to-libsql", "--data", join(dir, "files")]);
     expect([result.code, result.stderr]).toEqual([

@@ -73,6 +73,9 @@ async function copyOnto(source: FileLocation, target: Location, json?: boolean):
       );
     }
     const stores = await from.listStores();
+    // Before anything is made: opening a missing file would copy an empty store.
+    const [missing] = await source.missingStores(stores.map(({ slug }) => slug));
+    if (missing) throw source.storeMissing(missing);
     try {
       const progress = progressPrinter(PROGRESS_FROM);
       for (const { slug } of stores) {
