@@ -5,6 +5,7 @@ import {
   existsSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -22,6 +23,15 @@ function writeFixture(dir: string, stores: unknown[], name = "fixture.json"): st
   writeFileSync(path, JSON.stringify({ stores }));
   return path;
 }
+
+/** A store with only its own fields. */
+const bare = (slug: string) => ({
+  slug,
+  name: `Loaded ${slug}`,
+  domain: `${slug}.test`,
+  plan: "growth",
+  ownerEmail: `owner@${slug}.test`,
+});
 
 /** A data directory (DIR/data) loaded with shop1 and shop2; returns its path. */
 async function loadedDataDir(): Promise<string> {
@@ -234,6 +244,40 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
     expect(existsSync(missing)).toBe(false);
   });
 
+  test("no command makes a new platform.db where the old one is gone but its stores or WAL are there", async () => {
+    const data = await loadedDataDir();
+    const registry = join(data, "platform.db");
+    const saved = `${data}-platform.db`;
+    renameSync(registry, saved);
+    for (const suffix of ["-wal", "-shm"]) rmSync(registry + suffix, { force: true });
+    const commands = [
+      ["serve", "--listen", "127.0.0.1:0", "--allow-http"],
+      ["stores", "list"],
+      ["keys", "list", "shop1"],
+      ["load", writeFixture(freshDir(), [bare("newcomer")])],
+    ];
+    const refuse = async (line: string) => {
+      for (const command of commands) {
+        const result = await runCli([...command, "--data", data]);
+        expect([command[0], result.code, result.stderr]).toEqual([
+          command[0],
+          1,
+          `storeapi: ${line}\n`,
+        ]);
+        expect(existsSync(registry)).toBe(false);
+      }
+    };
+    await refuse(
+      `${registry} is missing, but ${join(data, "stores")} holds stores: restore platform.db from a backup (a new one would register none of them)`,
+    );
+    // Without the stores: a WAL of the old one would be read into a new (or restored) file.
+    renameSync(join(data, "stores"), `${data}-stores`);
+    writeFileSync(`${registry}-wal`, "");
+    await refuse(
+      `${registry} is missing, but its ${registry}-wal is there: restore platform.db from a backup, or remove platform.db-wal and platform.db-shm to start afresh`,
+    );
+  });
+
   const modes = (dir: string): string[] => {
     const out: string[] = [];
     for (const name of [
@@ -302,13 +346,6 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
       customer: { id: null, name: "Bulk", email: "", phone: "", address: "" },
       createdAt: "2026-04-01T10:00:00+02:00",
     }));
-  const bare = (slug: string) => ({
-    slug,
-    name: `Loaded ${slug}`,
-    domain: `${slug}.test`,
-    plan: "growth",
-    ownerEmail: `owner@${slug}.test`,
-  });
 
   /** `storeapi load`, stopped (SIGSTOP, by itself) once it has built the fixture's first store. */
   async function loadStoppedAfterFirstStore(fixture: string, data: string, flags: string[] = []) {

@@ -56,6 +56,27 @@ export function refuseUnfinishedBackup(dataDir: string): void {
   );
 }
 
+/**
+ * Refuses to make a new platform.db where the old one is gone but its data is not: it
+ * would register none of the stores there, and a WAL left beside it would be read into
+ * whichever platform.db is put back.
+ */
+export function refuseLostRegistry(dataDir: string): void {
+  const registry = join(dataDir, "platform.db");
+  if (existsSync(registry)) return;
+  const storesDir = join(dataDir, "stores");
+  const holdsStores =
+    existsSync(storesDir) && readdirSync(storesDir).some((name) => name.endsWith(".db"));
+  if (holdsStores)
+    throw new DataDirError(
+      `${registry} is missing, but ${storesDir} holds stores: restore platform.db from a backup (a new one would register none of them)`,
+    );
+  if (existsSync(`${registry}-wal`))
+    throw new DataDirError(
+      `${registry} is missing, but its ${registry}-wal is there: restore platform.db from a backup, or remove platform.db-wal and platform.db-shm to start afresh`,
+    );
+}
+
 /** Creates the directory (owner only) when missing. */
 export function makePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
-import { refuseUnfinishedBackup, withStoresLock } from "./data-dir";
+import { refuseLostRegistry, refuseUnfinishedBackup, withStoresLock } from "./data-dir";
 import { DatabaseUnavailable, type Db, REMOTE_DEADLINE_MS } from "./driver";
 import { type Migration, migrate } from "./migrate";
 import { platformMigrations, storeMigrations } from "./migrations";
@@ -59,6 +59,7 @@ export class FileLocation implements Location {
   }
   openPlatform() {
     refuseUnfinishedBackup(this.dataDir);
+    refuseLostRegistry(this.dataDir);
     return openDb(`file:${join(this.dataDir, "platform.db")}`, platformMigrations);
   }
   openStore(slug: string, migrations = storeMigrations) {
