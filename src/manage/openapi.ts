@@ -5,8 +5,8 @@ import {
   type DocumentedRoute,
   type DocumentSpec,
   documentOperations,
+  serviceOperation,
 } from "../openapi/document";
-import { header, type Json } from "../openapi/parts";
 import { MANAGE_PREFIX } from "./define";
 import { manageRoutes } from "./routes";
 
@@ -128,33 +128,12 @@ const COMMON_ERRORS: ErrorCode[] = [
 ];
 
 /** The document and its page: no key, before every other check but `key_in_url`. */
-function serviceOperations(): Record<string, Json> {
-  const common = (id: string, summary: string, description: string, content: Json): Json => ({
-    operationId: id,
-    tags: ["Service"],
-    summary,
-    description,
-    security: [],
-    parameters: [{ $ref: "#/components/parameters/RequestId" }],
-    responses: {
-      "200": {
-        description: "Success.",
-        headers: { "X-Request-Id": header("X-Request-Id", true) },
-        content,
-      },
-      "400": {
-        description: "- `key_in_url`: An `apikey` query parameter was sent.",
-        headers: { "X-Request-Id": header("X-Request-Id", true) },
-        content: { "application/json": { schema: { $ref: "#/components/schemas/ApiError" } } },
-      },
-    },
-  });
-  return documentOperations(
+const serviceOperations = () =>
+  documentOperations(
     MANAGE_PREFIX,
-    common,
+    serviceOperation,
     "Any host, no key, plain HTTP allowed. Not an envelope.",
   );
-}
 
 export const MANAGE_API_SPEC: DocumentSpec = {
   prefix: MANAGE_PREFIX,

@@ -239,15 +239,15 @@ function routeOperation(route: DocumentedRoute, ctx: Context): Operation {
   return operation;
 }
 
-/** The answers of the store API that need no key and no store. */
-function serviceOperations(): Record<string, Operation> {
-  const common = (
-    id: string,
-    summary: string,
-    description: string,
-    content: Json,
-    errors: ErrorCode[] = ["key_in_url"],
-  ): Operation => ({
+/** An operation that needs no key and no store (either API's document, its page, `/healthz`). */
+export function serviceOperation(
+  id: string,
+  summary: string,
+  description: string,
+  content: Json,
+  errors: ErrorCode[] = ["key_in_url"],
+): Operation {
+  return {
     operationId: id,
     tags: ["Service"],
     summary,
@@ -262,7 +262,11 @@ function serviceOperations(): Record<string, Operation> {
       },
       ...errorResponses(errors, { authenticated: false }),
     },
-  });
+  };
+}
+
+/** The answers of the store API that need no key and no store. */
+function serviceOperations(): Record<string, Operation> {
   const health = successEnvelope({
     type: "object",
     required: ["status"],
@@ -270,14 +274,14 @@ function serviceOperations(): Record<string, Operation> {
     properties: { status: { type: "string", const: "ok" } },
   });
   return {
-    "/healthz": common(
+    "/healthz": serviceOperation(
       "getHealthz",
       "Health check",
       "Any host, no key, plain HTTP allowed; never blocked. 503 when the platform database cannot be read or the data directory is not writable (probed in the background every second).",
       { "application/json": { schema: health } },
       ["key_in_url", "service_unavailable"],
     ),
-    ...documentOperations(API_PREFIX, common, "Any host, no key. Not an envelope."),
+    ...documentOperations(API_PREFIX, serviceOperation, "Any host, no key. Not an envelope."),
   };
 }
 
