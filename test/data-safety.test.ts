@@ -395,9 +395,10 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
       const server = await spawnServer(data);
       const call = (method: string, path: string, body?: unknown) =>
         manage(server.url, method, path, { key: hostKey, body });
-      const fixture = firstThenSecond(dir, "racer");
-      const load = await loadStoppedAfterFirstStore(fixture, data, flag ? [flag] : []);
+      let load: Awaited<ReturnType<typeof loadStoppedAfterFirstStore>> | undefined;
       try {
+        const fixture = firstThenSecond(dir, "racer");
+        load = await loadStoppedAfterFirstStore(fixture, data, flag ? [flag] : []);
         const created = await call(
           "POST",
           "/stores",
@@ -423,7 +424,7 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
         expect((await call("GET", "/stores/second")).status).toBe(404); // all or nothing
         expect(existsSync(join(data, "loading"))).toBe(false);
       } finally {
-        load.kill();
+        load?.kill();
         await server.signal("SIGTERM");
       }
     });
@@ -471,6 +472,13 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
     added.then(() => {
       addDone = true;
     });
+    let holding = true;
+    const release = () => {
+      if (!holding) return;
+      holding = false;
+      held.run("ROLLBACK");
+      held.close();
+    };
     try {
       const busy = await manage(server.url, "POST", "/stores", {
         key: hostKey,
@@ -483,11 +491,7 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
           "Another storeapi command is adding stores to this server's data directory; retry in a moment.",
       });
       expect(addDone).toBe(false);
-    } finally {
-      held.run("ROLLBACK");
-      held.close();
-    }
-    try {
+      release();
       expect((await added).code).toBe(0);
       const created = await manage(server.url, "POST", "/stores", {
         key: hostKey,
@@ -499,6 +503,7 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
       );
       expect(slugs).toEqual(["blocked", "shop1", "shop2", "waiter"]);
     } finally {
+      release();
       await server.signal("SIGTERM");
     }
   });
