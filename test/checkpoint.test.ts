@@ -8,7 +8,10 @@ import { StorePool, storeDbPath } from "../src/db/pool";
 import { until } from "./helpers";
 
 const dirs: string[] = [];
-afterEach(() => {
+const pools: StorePool[] = [];
+// Pools first (also after a failed test): a running checkpoint worker would write again.
+afterEach(async () => {
+  for (const pool of pools.splice(0)) await pool.close();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -37,7 +40,9 @@ async function poolOfStores(prefix: string, slugs: string[], maxOpen?: number): 
   await new FileLocation(dir).createStore(slugs[0]);
   for (const slug of slugs.slice(1))
     copyFileSync(storeDbPath(dir, slugs[0]), storeDbPath(dir, slug));
-  return new StorePool(dir, maxOpen);
+  const pool = new StorePool(dir, maxOpen);
+  pools.push(pool);
+  return pool;
 }
 
 describe("checkpoints on the worker thread", () => {
