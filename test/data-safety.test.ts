@@ -220,6 +220,29 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
       );
     }
   });
+
+  test("an empty store file (a copy cut short) is no new empty store: 503 and one line naming it", async () => {
+    const data = await loadedDataDir();
+    const path = join(data, "stores", "shop2.db");
+    writeFileSync(path, "");
+    const keys = await runCli(["keys", "list", "shop2", "--data", data]);
+    expect([keys.code, keys.stderr]).toEqual([
+      1,
+      `storeapi: ${path} is empty: store "shop2" is registered but has no database; restore the file from a backup\n`,
+    ]);
+    const server = await spawnServer(data);
+    try {
+      const answer = await send(server.url, "/api/v1/products", {
+        host: "shop2.test",
+        key: KEYS.other,
+      });
+      expect([answer.status, answer.json.error.code]).toEqual([503, "store_unavailable"]);
+      expect((await send(server.url, "/api/v1/products")).status).toBe(200);
+    } finally {
+      await server.signal("SIGTERM");
+    }
+    expect(statSync(path).size).toBe(0);
+  });
 });
 
 // The directory itself: on a libSQL server there is none of ours.

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
@@ -48,6 +48,15 @@ export const DESCRIPTORS_PER_STORE = 4;
 
 export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "stores", `${slug}.db`);
 
+/** Whether a file holds anything; one that cannot be looked at counts, for its open to say why. */
+function holdsData(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ENOENT";
+  }
+}
+
 /** `DIR/platform.db` and `DIR/stores/{slug}.db`. */
 export class FileLocation implements Location {
   readonly remote = false;
@@ -73,8 +82,13 @@ export class FileLocation implements Location {
     const path = storeDbPath(this.dataDir, slug);
     for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
   }
+  /**
+   * Whether the store has a database: a file that holds something, itself or in its WAL.
+   * An empty file (a copy cut short) would open as a new, empty store.
+   */
   async storeExists(slug: string) {
-    return existsSync(storeDbPath(this.dataDir, slug));
+    const path = storeDbPath(this.dataDir, slug);
+    return holdsData(path) || holdsData(`${path}-wal`);
   }
   /** One read of the directory (a server with 10,000 stores asks at start). */
   async missingStores(slugs: string[]) {
@@ -83,8 +97,10 @@ export class FileLocation implements Location {
     return slugs.filter((slug) => !files.has(`${slug}.db`));
   }
   storeMissing(slug: string) {
+    const path = storeDbPath(this.dataDir, slug);
+    const what = existsSync(path) ? "is empty" : "is missing";
     return new DatabaseUnavailable(
-      `${storeDbPath(this.dataDir, slug)} is missing: store "${slug}" is registered but has no database; restore the file from a backup`,
+      `${path} ${what}: store "${slug}" is registered but has no database; restore the file from a backup`,
     );
   }
   /** Across processes: the data directory's stores lock. */
