@@ -1,3 +1,5 @@
+import { statSync } from "node:fs";
+
 /** Why the file system refused, by errno code, in a few words. */
 export const FILE_SYSTEM_REASONS: Record<string, string> = {
   EACCES: "permission denied",
@@ -15,3 +17,12 @@ export const FILE_SYSTEM_REASONS: Record<string, string> = {
   ELOOP: "too many symbolic links",
   EIO: "an I/O error",
 };
+
+/** Whether a file holds anything; one that cannot be looked at counts, for its open to say why. */
+export function holdsData(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ENOENT";
+  }
+}

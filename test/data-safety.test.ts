@@ -279,7 +279,9 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
       ["keys", "list", "shop1"],
       ["load", writeFixture(freshDir(), [bare("newcomer")])],
     ];
+    /** Every command refuses in one line, and leaves platform.db as it was (none, or empty). */
     const refuse = async (line: string) => {
+      const before = existsSync(registry) ? statSync(registry).size : "none";
       for (const command of commands) {
         const result = await runCli([...command, "--data", data]);
         expect([command[0], result.code, result.stderr]).toEqual([
@@ -287,12 +289,16 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
           1,
           `storeapi: ${line}\n`,
         ]);
-        expect(existsSync(registry)).toBe(false);
+        expect(existsSync(registry) ? statSync(registry).size : "none").toBe(before);
       }
     };
-    await refuse(
-      `${registry} is missing, but ${join(data, "stores")} holds stores: restore platform.db from a backup (a new one would register none of them)`,
-    );
+    const lost = (what: string) =>
+      `${registry} is ${what}, but ${join(data, "stores")} holds stores: restore platform.db from a backup (a new one would register none of them)`;
+    await refuse(lost("missing"));
+    // An empty file (a copy cut short) is no registry either.
+    writeFileSync(registry, "");
+    await refuse(lost("empty"));
+    rmSync(registry);
     // Without the stores: a WAL of the old one would be read into a new (or restored) file.
     renameSync(join(data, "stores"), `${data}-stores`);
     writeFileSync(`${registry}-wal`, "");

@@ -10,6 +10,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
+import { holdsData } from "../file-system";
 
 /** The data directory cannot be used as asked (missing, or held by another server): exit 1. */
 export class DataDirError extends Error {}
@@ -63,15 +64,17 @@ export function refuseUnfinishedBackup(dataDir: string): void {
  */
 export function refuseLostRegistry(dataDir: string): void {
   const registry = join(dataDir, "platform.db");
-  if (existsSync(registry)) return;
+  const found = existsSync(registry);
+  // An empty file (and WAL) is no registry either: a new one would be made in it.
+  if (found && (holdsData(registry) || holdsData(`${registry}-wal`))) return;
   const storesDir = join(dataDir, "stores");
   const holdsStores =
     existsSync(storesDir) && readdirSync(storesDir).some((name) => name.endsWith(".db"));
   if (holdsStores)
     throw new DataDirError(
-      `${registry} is missing, but ${storesDir} holds stores: restore platform.db from a backup (a new one would register none of them)`,
+      `${registry} is ${found ? "empty" : "missing"}, but ${storesDir} holds stores: restore platform.db from a backup (a new one would register none of them)`,
     );
-  if (existsSync(`${registry}-wal`))
+  if (!found && existsSync(`${registry}-wal`))
     throw new DataDirError(
       `${registry} is missing, but its ${registry}-wal is there: restore platform.db from a backup, or remove platform.db-wal and platform.db-shm to start afresh`,
     );

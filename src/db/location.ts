@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { holdsData } from "../file-system";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
 import { refuseLostRegistry, refuseUnfinishedBackup, withStoresLock } from "./data-dir";
@@ -47,15 +48,6 @@ export interface Location {
 export const DESCRIPTORS_PER_STORE = 4;
 
 export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "stores", `${slug}.db`);
-
-/** Whether a file holds anything; one that cannot be looked at counts, for its open to say why. */
-function holdsData(path: string): boolean {
-  try {
-    return statSync(path).size > 0;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ENOENT";
-  }
-}
 
 /** `DIR/platform.db` and `DIR/stores/{slug}.db`. */
 export class FileLocation implements Location {
