@@ -517,7 +517,7 @@ describe.skipIf(TEST_LIBSQL)("two processes making stores at once", () => {
       expect(busy.json.error).toEqual({
         code: "service_unavailable",
         message:
-          "Another storeapi command is adding stores to this server's data directory; retry in a moment.",
+          "Another storeapi command is changing this server's stores (a load registering its stores, say); retry in a moment.",
       });
       expect(addDone).toBe(false);
       release();

@@ -222,6 +222,43 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
       (await run("stores", "list", "--json")).json.map((s: { slug: string }) => s.slug),
     ).toEqual(["shop1", "shop2", "shop3"]);
   });
+
+  test("creates take turns across nodes through a lease in the registry; a dead holder's lease runs out", async () => {
+    const hostKey = (await run("host-keys", "create", "--name", "lease", "--json")).json.key;
+    const call = (method: string, path: string, body?: unknown) =>
+      manage(server?.url ?? "", method, path, { key: hostKey, body });
+    const registry = createClient({ url: sqld.url, fetch: namespaceFetch("platform", sqld.url) });
+    const lease = async () =>
+      (await registry.execute("SELECT value FROM meta WHERE key = 'stores_lease'")).rows.map(
+        (row) => row.value,
+      );
+    try {
+      // Another node is creating a store, for a while yet.
+      const theirs = `${Date.now() + 600_000} another-node`;
+      await registry.execute({
+        sql: "INSERT INTO meta (key, value) VALUES ('stores_lease', ?)",
+        args: [theirs],
+      });
+      let busy = await call("POST", "/stores", storeBody("leased"));
+      for (let i = 0; i < 50 && busy.status === 401; i++) {
+        await Bun.sleep(100); // the server sees the new host key within a second
+        busy = await call("POST", "/stores", storeBody("leased"));
+      }
+      expect([busy.status, busy.json.error.code]).toEqual([503, "service_unavailable"]);
+      expect(await lease()).toEqual([theirs]);
+      expect(await namespaceExists("store-leased")).toBe(false);
+      // That node died: its lease ran out, and the next create takes it and gives it back.
+      await registry.execute({
+        sql: "UPDATE meta SET value = ? WHERE key = 'stores_lease'",
+        args: [`${Date.now() - 1} another-node`],
+      });
+      const created = await call("POST", "/stores", storeBody("leased"));
+      expect([created.status, created.json.data.slug]).toEqual([201, "leased"]);
+      expect(await lease()).toEqual([]);
+    } finally {
+      registry.close();
+    }
+  });
 });
 
 describe.skipIf(TEST_LIBSQL || UNDER_DENO)("store namespaces", () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { holdsData } from "../file-system";
@@ -109,6 +110,24 @@ export interface LibsqlServer {
   authToken: string | null;
 }
 
+/** The `meta` row of the lease on changing stores: `{until epoch ms} {holder}`. */
+const STORES_LEASE = "stores_lease";
+/** Long enough for a create (a namespace made and filled) or a load's registration. */
+const STORES_LEASE_MS = 60_000;
+const LEASE_POLL_MS = 50;
+
+/** Takes the lease when nobody holds it or its holder's time ran out; whether it did. */
+async function takeStoresLease(platform: Db, holder: string): Promise<boolean> {
+  const now = Date.now();
+  const { changes } = await platform.run(
+    `INSERT INTO meta (key, value) VALUES (?, ?)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value
+     WHERE CAST(substr(meta.value, 1, instr(meta.value, ' ') - 1) AS INTEGER) < ?`,
+    [STORES_LEASE, `${now + STORES_LEASE_MS} ${holder}`, now],
+  );
+  return changes === 1;
+}
+
 /** Files one store's replica holds open (see `LibsqlLocation.descriptorsPerStore`), rounded up. */
 const REPLICA_DESCRIPTORS = 10;
 
@@ -213,11 +232,29 @@ export class LibsqlLocation implements Location {
     );
   }
   /**
-   * No lock shared by the nodes: a registration is a plain INSERT, so of two nodes making one
-   * slug at once one fails, but a namespace made over the winner's stays (see the README).
+   * Across the nodes and commands sharing this server: a lease in the registry's `meta`
+   * (STORES_LEASE), taken by one statement and given back after `change`; a holder that
+   * died frees it when the lease runs out.
    */
-  changeStores<T>(_waitMs: number, _busy: () => Error, change: () => Promise<T>) {
-    return change();
+  async changeStores<T>(waitMs: number, busy: () => Error, change: () => Promise<T>) {
+    const platform = await this.open(PLATFORM_NAMESPACE, platformMigrations);
+    try {
+      const holder = randomUUID();
+      for (const giveUpAt = Date.now() + waitMs; !(await takeStoresLease(platform, holder)); ) {
+        if (Date.now() >= giveUpAt) throw busy();
+        await runtime().sleep(LEASE_POLL_MS);
+      }
+      try {
+        return await change();
+      } finally {
+        await platform.run(
+          "DELETE FROM meta WHERE key = ? AND substr(value, instr(value, ' ') + 1) = ?",
+          [STORES_LEASE, holder],
+        );
+      }
+    } finally {
+      await platform.close();
+    }
   }
 
   /**

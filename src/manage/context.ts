@@ -29,7 +29,7 @@ const STORES_LOCK_WAIT_MS = 8_000;
 const storesBusy = () =>
   new ApiError(
     "service_unavailable",
-    "Another storeapi command is adding stores to this server's data directory; retry in a moment.",
+    "Another storeapi command is changing this server's stores (a load registering its stores, say); retry in a moment.",
   );
 
 /**

@@ -6,7 +6,7 @@ import { writeStore } from "../../db/platform";
 import { moveIntoPlace } from "../../db/staging";
 import { ApiError } from "../../errors";
 import type { AppContext } from "../../http/context";
-import { buildStoreDb, buildStoreNamespace, planFixture } from "../../load/load";
+import { buildStoreDb, fillStoreNamespace, planFixture } from "../../load/load";
 import { outlineObject } from "../../load/source";
 import { changeStores, manageDeps, reloadRegistry } from "../context";
 import { defineManageRoute } from "../define";
@@ -57,7 +57,8 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
     moveIntoPlace(tempPath, finalPath);
   } else {
     await pool.closeStore(body.slug);
-    await buildStoreNamespace(pool.location, plan, [], {}).catch(refuseWithoutAdmin);
+    await pool.location.createStore(body.slug).catch(refuseWithoutAdmin);
+    await fillStoreNamespace(pool.location, plan, [], {});
   }
   // `stores set` may have given the domain to another store since the check.
   await writeStore(manageDeps(c).platform.db, plan.store, now).catch(async (error) => {
