@@ -118,6 +118,14 @@ describe("POST /manage/v1/stores", () => {
       (await call("POST", "/stores", storeBody("gamma", { domain: "other.example.com" }))).json
         .error.code,
     ).toBe("slug_taken");
+    // Both taken (the domain by another store): the slug is checked first.
+    expect((await call("POST", "/stores", storeBody("gamma-two"))).status).toBe(201);
+    const both = await call(
+      "POST",
+      "/stores",
+      storeBody("gamma", { domain: "gamma-two.example.com" }),
+    );
+    expect(both.json.error.code).toBe("slug_taken");
     const cases = ["GAMMA.example.com", "gamma.localhost", "anything.localhost"];
     for (const domain of cases) {
       const answer = await call("POST", "/stores", storeBody("delta", { domain }));

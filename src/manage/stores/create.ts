@@ -38,7 +38,6 @@ function refuseWithoutAdmin(error: unknown): never {
  */
 async function provision(c: AppContext, body: NewStoreBody, now: number): Promise<void> {
   const { registry, pool } = c.get("deps");
-  checkDomainFree(registry, body.domain, body.slug);
   await refuseTaken(c, body);
   // The loader's rules and code build the file (operations.md fixture format); the body
   // already passed the same rules, so this cannot refuse it.
@@ -68,11 +67,12 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
   await reloadRegistry(c);
 }
 
-/** slug_taken or domain_taken, as platform.db has it now (the CLI may have added a store a moment ago). */
+/** slug_taken, then domain_taken, as platform.db has it now (the CLI may have added a store a moment ago). */
 async function refuseTaken(c: AppContext, body: NewStoreBody): Promise<void> {
+  const { registry } = c.get("deps");
   const { platform } = manageDeps(c);
-  if (c.get("deps").registry.get(body.slug) || (await platform.getStore(body.slug)))
-    throw slugTaken(body.slug);
+  if (registry.get(body.slug) || (await platform.getStore(body.slug))) throw slugTaken(body.slug);
+  checkDomainFree(registry, body.domain, body.slug);
   if (await platform.domainTaken(body.domain)) throw domainTaken(body.domain);
 }
 
