@@ -7,7 +7,7 @@ import { FileLocation, type Location, storeDbPath } from "../db/location";
 import type { Migration } from "../db/migrate";
 import { platformMigrations, storeMigrations } from "../db/migrations";
 import { openDb } from "../db/open";
-import { Platform } from "../db/platform";
+import { Platform, unregisterStore } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { command, locationOf } from "./args";
 import { CliError } from "./errors";
@@ -57,31 +57,29 @@ async function copyFromServer(db: Db, to: string, migrations: Migration[]): Prom
   return statSync(to).size;
 }
 
-/** The stores a copy of platform.db registers (opened as a file: the copy is no data directory yet). */
-async function slugsIn(platformCopy: string): Promise<string[]> {
-  const db = await openDb(`file:${platformCopy}`, platformMigrations);
+/** Runs `use` on a copy of platform.db (opened as a file: the copy is no data directory yet). */
+async function withRegistryCopy<T>(path: string, use: (db: Db) => Promise<T>): Promise<T> {
+  const db = await openDb(`file:${path}`, platformMigrations);
   try {
-    const rows = await db.all<{ slug: string }>("SELECT slug FROM stores ORDER BY slug");
-    return rows.map((row) => row.slug);
+    return await use(db);
   } finally {
     await db.close();
   }
 }
 
-/** Removes stores from a copy of platform.db (as `Platform.removeStore` does). */
-async function unregister(platformCopy: string, slugs: string[]): Promise<void> {
-  const db = await openDb(`file:${platformCopy}`, platformMigrations);
-  try {
-    await db.transaction(async (tx) => {
-      for (const slug of slugs) {
-        await tx.run("DELETE FROM stores WHERE slug = ?", [slug]);
-        await tx.run("DELETE FROM key_usage WHERE slug = ?", [slug]);
-      }
-    });
-  } finally {
-    await db.close();
-  }
-}
+/** The stores a copy of platform.db registers. */
+const slugsIn = (platformCopy: string) =>
+  withRegistryCopy(platformCopy, async (db) =>
+    (await db.all<{ slug: string }>("SELECT slug FROM stores ORDER BY slug")).map((r) => r.slug),
+  );
+
+/** Removes stores from a copy of platform.db. */
+const unregister = (platformCopy: string, slugs: string[]) =>
+  withRegistryCopy(platformCopy, (db) =>
+    db.transaction(async (tx) => {
+      for (const slug of slugs) await unregisterStore(tx, slug);
+    }),
+  );
 
 /**
  * Copies platform.db, then every store it lists, into `dest` (from a data directory or a

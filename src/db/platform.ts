@@ -67,6 +67,12 @@ const storeColumns = (store: NewStore): SqlValue[] => [
   Number(store.settings.registration),
 ];
 
+/** Removes a store's row and its key uses (call inside a transaction). */
+export async function unregisterStore(q: Queryable, slug: string): Promise<void> {
+  await q.run("DELETE FROM stores WHERE slug = ?", [slug]);
+  await q.run("DELETE FROM key_usage WHERE slug = ?", [slug]);
+}
+
 /**
  * Inserts a store's row, or replaces the row of its slug (`replace`; never another store's
  * that holds the domain: that fails). Its key and mail versions start at `now`, so a
@@ -78,10 +84,7 @@ export async function writeStore(
   now: number,
   replace = false,
 ): Promise<void> {
-  if (replace) {
-    await q.run("DELETE FROM key_usage WHERE slug = ?", [store.slug]);
-    await q.run("DELETE FROM stores WHERE slug = ?", [store.slug]);
-  }
+  if (replace) await unregisterStore(q, store.slug);
   await q.run(
     `INSERT INTO stores (slug, name, domain, plan, owner_email, manual_approval, notify_status, registration,
        keys_version, mail_version, created_at)
@@ -148,10 +151,7 @@ export class Platform {
   }
 
   async removeStore(slug: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.run("DELETE FROM stores WHERE slug = ?", [slug]);
-      await tx.run("DELETE FROM key_usage WHERE slug = ?", [slug]);
-    });
+    await this.db.transaction((tx) => unregisterStore(tx, slug));
   }
 
   /**
