@@ -1,5 +1,5 @@
 import { adminLinkCommand } from "./cli/admin-link";
-import { type Command, HelpRequested, orList, usageLine } from "./cli/args";
+import { type Command, HelpRequested, leadingCommonFlags, orList, usageLine } from "./cli/args";
 import { backupCommand } from "./cli/backup";
 import { demoCommand } from "./cli/demo";
 import { CliError, fileSystemErrorLine, UsageError } from "./cli/errors";
@@ -70,7 +70,22 @@ function findCommand(argv: string[]): [Command, string[]] {
   throw new UsageError(`unknown ${first} command "${second ?? ""}"; use ${orList(names)}`);
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * The command line with any common flags given before the command moved after its words,
+ * where each command's parser reads them: `--data DIR stores list` → `stores list --data DIR`.
+ */
+function commandFirst(argv: string[]): string[] {
+  const [flags, rest] = leadingCommonFlags(argv);
+  if (flags.length === 0) return argv;
+  const isGroup = COMMANDS.some((c) => c.spec.name.startsWith(`${rest[0]} `));
+  // No command, or a group without its second word: usage or help, which read no flags.
+  if (rest.length === 0 || (isGroup && (rest.length === 1 || rest[1].startsWith("-")))) return rest;
+  const words = isGroup ? 2 : 1;
+  return [...rest.slice(0, words), ...flags, ...rest.slice(words)];
+}
+
+export async function main(commandLine: string[]): Promise<number> {
+  const argv = commandFirst(commandLine);
   const [first] = argv;
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
     printText(overview(COMMANDS));
@@ -124,7 +139,7 @@ export async function runMain(choice: Runtime): Promise<void> {
   useRuntime(choice);
   // Data files hold customer data and secrets: everything this process creates is owner only.
   process.umask(0o077);
-  const argv = process.argv.slice(2);
+  const argv = commandFirst(process.argv.slice(2));
   // serve and demo keep running until a signal (their log is not the command's output);
   // the others exit with their status, 1 if their output could not be written.
   const serving =

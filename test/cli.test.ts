@@ -382,6 +382,47 @@ describe("command line", () => {
     expect(none.code).toBe(2);
   });
 
+  test("the common flags may come before the command: --data DIR --json stores list", async () => {
+    const dir = freshDir();
+    const data = join(dir, "data");
+    await addShop(inDir(dir));
+    const after = await runCliInProcess(["stores", "list", "--json", "--data", data]);
+    const before = await runCliInProcess(["--data", data, "--json", "stores", "list"]);
+    expect(before.code).toBe(0);
+    expect(before.json.map((store: { slug: string }) => store.slug)).toEqual(["shop1"]);
+    expect(before.json).toEqual(after.json);
+    const inline = await runCliInProcess([`--data=${data}`, "--json", "keys", "list", "shop1"]);
+    expect(inline.code).toBe(0);
+    expect(inline.json).toEqual([]);
+    // Without a command (or a group's second word) they ask for one, like a bare `storeapi`.
+    const none = await runCliInProcess(["--data", data]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toContain("Usage: storeapi COMMAND [flags]");
+    const group = await runCliInProcess(["--data", data, "keys"]);
+    expect(group.code).toBe(2);
+    expect(group.stderr).toBe('storeapi: unknown keys command ""; use create, list or delete\n');
+  });
+
+  test("serve with --data before it keeps serving until SIGTERM", async () => {
+    const dir = freshDir();
+    const data = join(dir, "data");
+    await addShop(inDir(dir));
+    const libsql = await libsqlFlagsFor(["serve", "--data", data]);
+    const { child, text } = await spawnUntil(
+      ["--data", data, "serve", "--listen", "127.0.0.1:0", "--allow-http", ...libsql],
+      '"listening"',
+    );
+    try {
+      const { url } = JSON.parse(text.split("\n").find((l) => l.includes('"listening"')) ?? "{}");
+      await Bun.sleep(300); // a command that is not serving would have exited by now
+      expect(child.exitCode).toBeNull();
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await child.exited).toBe(0);
+  });
+
   test("openapi prints a JSON document", async () => {
     const result = await runCliInProcess(["openapi"]);
     expect(result.code).toBe(0);

@@ -52,6 +52,26 @@ const COMMON_FLAGS = {
   help: { type: "boolean", help: "show this help" },
 } satisfies FlagTable;
 
+/**
+ * The common flags given before the command (`storeapi --data DIR stores list`), and what
+ * follows them. `--help` is not one of them: before a command it asks for the overview.
+ */
+export function leadingCommonFlags(argv: string[]): [flags: string[], rest: string[]] {
+  let i = 0;
+  while (i < argv.length) {
+    const [name, inlineValue] = argv[i].replace(/^--/, "").split("=", 2);
+    const flag =
+      argv[i].startsWith("--") && name !== "help"
+        ? COMMON_FLAGS[name as keyof typeof COMMON_FLAGS]
+        : undefined;
+    if (!flag) break;
+    const width = flag.type === "string" && inlineValue === undefined ? 2 : 1;
+    if (i + width > argv.length) break;
+    i += width;
+  }
+  return [argv.slice(0, i), argv.slice(i)];
+}
+
 /** `--platform-domain`, for the commands that check a store's own domain against it. */
 export const PLATFORM_DOMAIN_FLAG = {
   type: "string",
