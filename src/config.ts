@@ -136,9 +136,6 @@ function pick(
   return flags[flag] ?? env[envName(flag)];
 }
 
-const asBool = (value: string | boolean | undefined) =>
-  value === true || (typeof value === "string" && /^(1|true|on|yes)$/i.test(value));
-
 /** Validates every serve setting at once; throws listing every mistake. */
 export function parseServeConfig(
   flags: ServeFlags,
@@ -151,6 +148,17 @@ export function parseServeConfig(
   const str = (flag: string) => {
     const value = pick(flags, flag, env);
     return typeof value === "string" ? value : undefined;
+  };
+  // A switch from the environment: a value that is neither on nor off is a mistake, not off.
+  const onOff = (flag: string) => {
+    const value = pick(flags, flag, env);
+    if (typeof value !== "string") return value === true;
+    if (/^(1|true|on|yes)$/i.test(value)) return true;
+    if (!/^(0|false|off|no|)$/i.test(value))
+      problems.push(
+        `${source(flag)} must be 1, true, on or yes (or 0, false, off, no), not "${value}"`,
+      );
+    return false;
   };
   const positiveInt = (flag: string, fallback: number) => {
     const value = str(flag);
@@ -222,7 +230,7 @@ export function parseServeConfig(
     port: listen?.port ?? 8080,
     tls: cert && key ? { cert, key } : null,
     trustProxy,
-    allowHttp: asBool(pick(flags, "allow-http", env)),
+    allowHttp: onOff("allow-http"),
     platformDomain,
     rateLimit: positiveInt("rate-limit", 120),
     manageRateLimit: positiveInt("manage-rate-limit", 600),
@@ -238,7 +246,7 @@ export function parseServeConfig(
     },
     metrics: metricsListen === undefined ? null : address("metrics-listen", metricsListen),
     maxOpenStores: str("max-open-stores") === undefined ? null : positiveInt("max-open-stores", 0),
-    libsqlReplicas: asBool(pick(flags, "libsql-replicas", env)),
+    libsqlReplicas: onOff("libsql-replicas"),
   };
   if (problems.length) throw new Error(problems.join("; "));
   return config;

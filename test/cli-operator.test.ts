@@ -339,6 +339,14 @@ describe("command-line messages", () => {
       "abc",
     ]);
     expect(flag.stderr).toBe('storeapi: --rate-limit must be a positive whole number, not "abc"\n');
+    // A switch that is neither on nor off is refused, not taken as off.
+    const unclear = await runCli(["serve", "--data", data, "--listen", "127.0.0.1:0"], {
+      env: { STOREAPI_ALLOW_HTTP: "maybe" },
+    });
+    expect(unclear.code).toBe(2);
+    expect(unclear.stderr).toBe(
+      'storeapi: STOREAPI_ALLOW_HTTP must be 1, true, on or yes (or 0, false, off, no), not "maybe"\n',
+    );
   });
 
   test("the platform domain, the sender and the SMTP URL are checked where they are given", async () => {
