@@ -49,7 +49,12 @@ export function defaultMaxOpenStores(
   return Math.min(Math.max(fits, 16), MAX_DEFAULT_OPEN_STORES);
 }
 
-const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+/**
+ * A turn of the event loop: sockets are read before the callback runs. Not `setTimeout(0)`,
+ * which waits ~1 ms under Bun (measured 1.09 ms; `setImmediate` 1.3 µs): queued opens
+ * spent as long waiting for it as opening.
+ */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A lease already counted in `entry.leases`; releasing it twice counts once. */
 function leaseOf(entry: Entry, db: Db): Lease {
