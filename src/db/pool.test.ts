@@ -5,7 +5,8 @@ import { defaultMaxOpenStores, StorePool } from "./pool";
 
 /**
  * A location whose opens are recorded and whose databases do nothing; each open also
- * queues other work on the event loop, recorded when it runs.
+ * queues other work on the event loop (as a request arriving meanwhile would be),
+ * recorded when it runs.
  */
 function recordingLocation(events: string[]): Location {
   const db = { close: async () => {} } as unknown as Db;
@@ -16,7 +17,7 @@ function recordingLocation(events: string[]): Location {
     openPlatform: async () => db,
     openStore: async (slug) => {
       events.push(`open ${slug}`);
-      setTimeout(() => events.push(`work queued during ${slug}`), 0);
+      setImmediate(() => events.push(`work queued during ${slug}`));
       return db;
     },
     createStore: async () => {},

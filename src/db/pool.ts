@@ -33,8 +33,12 @@ const RESERVED_DESCRIPTORS = 1024;
  * over 2,000 stores then finds every one open; `--max-open-stores` trades that for memory.
  */
 const MAX_DEFAULT_OPEN_STORES = 2_048;
-/** Closed connections left to the collector at most (memory, like descriptors, is invisible to it). */
-const MAX_UNCOLLECTED = 512;
+/**
+ * Closed connections left to the collector at most (memory, like descriptors, is invisible
+ * to it). Each forced collection pauses the thread ~27 ms plus the closes it finalises:
+ * 128 halved the hot store's p99 under cold churn against 512, for ~15% fewer misses/s.
+ */
+const MAX_UNCOLLECTED = 128;
 
 /**
  * The pool size that fits the process's open-files limit: half of it for open stores,
@@ -82,7 +86,7 @@ export { storeDbPath } from "./location";
  * statements are collected (src/db/native.ts); the collector does not count descriptors
  * as memory pressure, so when closed connections waiting for it could use up the half
  * of the descriptors set aside for them (or hold too much memory), a full collection is
- * asked for: at 10,000 stores in rotation about once per 512 closes.
+ * asked for: at 10,000 stores in rotation about once per 128 closes.
  */
 export class StorePool {
   private entries = new Map<string, Entry>();
