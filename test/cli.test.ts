@@ -398,6 +398,10 @@ describe("command line", () => {
     const none = await runCliInProcess(["--data", data]);
     expect(none.code).toBe(2);
     expect(none.stdout).toContain("Usage: storeapi COMMAND [flags]");
+    const inherited = await runCliInProcess(["--constructor", "stores", "list"]);
+    expect(inherited.stderr).toBe(
+      'storeapi: unknown command "--constructor"; run storeapi --help\n',
+    );
     const group = await runCliInProcess(["--data", data, "keys"]);
     expect(group.code).toBe(2);
     expect(group.stderr).toBe('storeapi: unknown keys command ""; use create, list or delete\n');

@@ -60,10 +60,8 @@ export function leadingCommonFlags(argv: string[]): [flags: string[], rest: stri
   let i = 0;
   while (i < argv.length) {
     const [name, inlineValue] = argv[i].replace(/^--/, "").split("=", 2);
-    const flag =
-      argv[i].startsWith("--") && name !== "help"
-        ? COMMON_FLAGS[name as keyof typeof COMMON_FLAGS]
-        : undefined;
+    const common = argv[i].startsWith("--") && name !== "help" && Object.hasOwn(COMMON_FLAGS, name);
+    const flag = common ? COMMON_FLAGS[name as keyof typeof COMMON_FLAGS] : undefined;
     if (!flag) break;
     const width = flag.type === "string" && inlineValue === undefined ? 2 : 1;
     if (i + width > argv.length) break;
