@@ -21,6 +21,7 @@ import { methodNotAllowed, RouteTable } from "./http/route-table";
 import { parseBody, parseParams, queryObject } from "./http/validate";
 import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
+import { withoutKeys } from "./keys/secret";
 import type { KeyUsage } from "./keys/usage";
 import { type ManageDeps, mountManage } from "./manage/app";
 import type { StoreRegistry } from "./registry";
@@ -234,7 +235,7 @@ function requestLog(
       store: c.get("store")?.slug ?? null,
       keyId: c.get("key")?.id ?? null,
       method: c.req.method,
-      path: c.req.path,
+      path: withoutKeys(c.req.path),
       status: c.res.status,
       ms: Math.round((performance.now() - started) * 100) / 100,
     });

@@ -27,9 +27,18 @@ describe("request log", () => {
       key: wrongKey,
       headers: { "X-Request-Id": "log-test-3" },
     });
+    // A key pasted into the path (a client's mistake) is logged as its hint only.
+    const pastedHostKey = "svc_hk_pastedIntoThePath0000000000000000000";
+    await send(server.url, `/api/v1/orders/${KEYS.all}`, {
+      headers: { "X-Request-Id": "log-test-4" },
+    });
+    await send(server.url, `/manage/v1/stores/${pastedHostKey}`, {
+      key: null,
+      headers: { "X-Request-Id": "log-test-5" },
+    });
     expect(await server.signal("SIGTERM")).toBe(0);
     const output = server.stdout();
-    for (const secret of [KEYS.read, KEYS.all, wrongKey, "secret-body@example.test"])
+    for (const secret of [KEYS.read, KEYS.all, wrongKey, pastedHostKey, "secret-body@example.test"])
       expect(output).not.toContain(secret);
     const lines = output
       .trim()
@@ -63,6 +72,8 @@ describe("request log", () => {
       status: 201,
     });
     expect(byId("log-test-3")).toMatchObject({ store: "shop1", keyId: null, status: 401 });
+    expect(byId("log-test-4").path).toBe(`/api/v1/orders/svc_sk_…${KEYS.all.slice(-4)}`);
+    expect(byId("log-test-5").path).toBe("/manage/v1/stores/svc_hk_…0000");
   });
 
   test("behind a trusted proxy the line carries the forwarded client IP, also for a request refused before the proxy check", async () => {

@@ -25,6 +25,13 @@ export function digestSecret(secret: string): string {
   return hash("sha256", secret, "hex");
 }
 
+const ANY_KEY = /svc_[sh]k_[A-Za-z0-9]+/g;
+
+/** `text` with every store or host key in it cut to its hint: for a log line's path, where a client may have pasted one. */
+export function withoutKeys(text: string): string {
+  return text.includes("svc_") ? text.replace(ANY_KEY, hintFor) : text;
+}
+
 /** The display hint: `svc_sk_…abcd` (`svc_hk_…abcd` for a host key). */
 export function hintFor(secret: string): string {
   return `${secret.slice(0, KEY_PREFIX.length)}…${secret.slice(-4)}`;
