@@ -1,6 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, openSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { scratchDirs, testStore } from "./helpers";
 import { isOneCleanLine, runCli, runCliInProcess, spawnUntil, storeapiCommand } from "./process";
@@ -407,6 +415,19 @@ describe("command line", () => {
     expect(group.stderr).toBe('storeapi: unknown keys command ""; use create, list or delete\n');
   });
 
+  test("an empty --data or STOREAPI_DATA is bad usage, never the current directory", async () => {
+    const flag = await runCliInProcess(["stores", "list", "--data", ""]);
+    expect([flag.code, flag.stderr]).toEqual([
+      2,
+      "storeapi: --data is empty; give the data directory (default ./data)\n",
+    ]);
+    const variable = await runCli(["stores", "list"], { env: { STOREAPI_DATA: "" } });
+    expect([variable.code, variable.stderr]).toEqual([
+      2,
+      "storeapi: STOREAPI_DATA is empty; give the data directory (default ./data)\n",
+    ]);
+  });
+
   test("serve with --data before it keeps serving until SIGTERM", async () => {
     const dir = freshDir();
     const data = join(dir, "data");
@@ -588,20 +609,25 @@ describe("load", () => {
   });
 });
 
+const parses = (text: string) => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined; // not complete yet
+  }
+};
+
+/** Starts `storeapi demo --json` on DATA and reads its intro (the whole JSON document). */
+const startDemo = (data: string) =>
+  spawnUntil(
+    ["demo", "--json", "--listen", "127.0.0.1:0", "--data", data],
+    (out) => parses(out) !== undefined,
+  );
+
 describe("demo", () => {
   test("loads the demo stores, prints them as --json, serves, and stops on SIGTERM with exit 0", async () => {
     const dir = freshDir();
-    const parses = (text: string) => {
-      try {
-        return JSON.parse(text);
-      } catch {
-        return undefined; // not complete yet
-      }
-    };
-    const { child, text } = await spawnUntil(
-      ["demo", "--json", "--listen", "127.0.0.1:0", "--data", join(dir, "demo")],
-      (out) => parses(out) !== undefined,
-    );
+    const { child, text } = await startDemo(join(dir, "demo"));
     const intro:
       | {
           url: string;
@@ -624,6 +650,52 @@ describe("demo", () => {
     expect((await answer.json()).error.code).toBe("plan_required");
     child.kill("SIGTERM");
     expect(await child.exited).toBe(0);
+  });
+
+  test("never empties a directory it did not make, nor one a running demo serves", async () => {
+    const dir = freshDir();
+    const own = join(dir, "project");
+    mkdirSync(own);
+    writeFileSync(join(own, "notes.txt"), "mine");
+    const demo = (data: string) =>
+      runCli(["demo", "--listen", "127.0.0.1:0", "--data", data], { timeoutMs: 20_000 });
+    const refused = await demo(own);
+    expect([refused.code, refused.stderr]).toEqual([
+      1,
+      `storeapi: ${own} holds files that the demo did not create; pick a new or empty --data for the demo\n`,
+    ]);
+    expect(readFileSync(join(own, "notes.txt"), "utf8")).toBe("mine");
+    const file = await demo(join(own, "notes.txt"));
+    expect(file.code).toBe(1);
+    expect(file.stderr).toBe(
+      `storeapi: ${join(own, "notes.txt")} is a file; give --data a directory\n`,
+    );
+    const empty = await demo("");
+    expect([empty.code, empty.stderr]).toEqual([
+      2,
+      "storeapi: --data is empty; give the demo's directory\n",
+    ]);
+
+    const data = join(dir, "demo");
+    const running = await startDemo(data);
+    try {
+      const { url } = JSON.parse(running.text);
+      const second = await demo(data);
+      expect([second.code, second.stderr]).toEqual([
+        1,
+        `storeapi: a demo is serving ${data}; stop it first, or pick another --data\n`,
+      ]);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect(existsSync(join(data, "platform.db"))).toBe(true);
+    } finally {
+      running.child.kill("SIGTERM");
+    }
+    expect(await running.child.exited).toBe(0);
+    // Stopped, its directory is the demo's to empty again.
+    const again = await startDemo(data);
+    again.child.kill("SIGTERM");
+    expect(await again.child.exited).toBe(0);
+    expect(JSON.parse(again.text).dataDir).toBe(data);
   });
 
   // The demo is files only; under the switch the store added first is on sqld.

@@ -169,8 +169,18 @@ function checkPositionals(given: string[], spec: CommandSpec): string[] {
   return given;
 }
 
+/**
+ * The data directory: `--data`, else `STOREAPI_DATA`, else ./data. An empty one is a
+ * mistake (an unset variable in a script, say), never the current directory.
+ */
 export function dataDirOf(values: { data?: string }): string {
-  return values.data ?? process.env.STOREAPI_DATA ?? "./data";
+  const variable = process.env.STOREAPI_DATA;
+  const dataDir = values.data ?? variable ?? "./data";
+  if (dataDir === "") {
+    const given = values.data !== undefined ? "--data" : "STOREAPI_DATA";
+    throw new UsageError(`${given} is empty; give the data directory (default ./data)`);
+  }
+  return dataDir;
 }
 
 type LocationFlags = {

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import demoFixture from "../../fixtures/demo.json" with { type: "json" };
+import { DataDirLock } from "../db/data-dir";
 import { objectSource } from "../load/source";
 import { command, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
@@ -39,16 +40,30 @@ function shippingExample(store: DemoStore | undefined): { orderId: number; statu
   return { orderId: candidates.at(-1)?.id ?? 1, statusId: shipped };
 }
 
-/** Empties the demo directory, refusing one that holds data the demo did not make. */
+/**
+ * Empties the demo directory. Only one the demo made (its marker file inside) is emptied,
+ * and not while a demo serves it; any other directory must be new or empty: `--data .`
+ * or `--data ~` must never delete what is there.
+ */
 function freshDemoDir(dir: string): void {
-  if (existsSync(join(dir, "platform.db")) && !existsSync(join(dir, MARKER))) {
+  if (existsSync(join(dir, MARKER))) {
+    const running = DataDirLock.tryAcquire(dir);
+    if (!running)
+      throw new CliError(`a demo is serving ${dir}; stop it first, or pick another --data`);
+    running.release();
+  } else if (existsSync(dir) && !isEmptyDirectory(dir)) {
     throw new CliError(
-      `${dir} holds data that the demo did not create; pick another --data for the demo`,
+      `${dir} holds files that the demo did not create; pick a new or empty --data for the demo`,
     );
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, MARKER), "created by storeapi demo; emptied on every demo start\n");
+}
+
+function isEmptyDirectory(dir: string): boolean {
+  if (!statSync(dir).isDirectory()) throw new CliError(`${dir} is a file; give --data a directory`);
+  return readdirSync(dir).length === 0;
 }
 
 function printIntro(stores: DemoStore[], base: string, port: number, mailDir: string | null): void {
@@ -92,9 +107,10 @@ export const demoCommand = command(
     flags: SERVE_OPTIONS,
   },
   async ({ values }) => {
-    if (locationOf(values).remote)
-      throw new UsageError("demo keeps its data in files under --data; drop --libsql-url");
     const dataDir = values.data ?? "./demo-data";
+    if (dataDir === "") throw new UsageError("--data is empty; give the demo's directory");
+    if (locationOf({ ...values, data: dataDir }).remote)
+      throw new UsageError("demo keeps its data in files under --data; drop --libsql-url");
     // Its emails go to files the user can open, unless SMTP or another directory is given.
     const mailDir =
       values.smtp || process.env.STOREAPI_SMTP ? {} : { "mail-dir": join(dataDir, "mail") };
