@@ -24,6 +24,7 @@ import {
 import { LibsqlAdminError } from "./db/location";
 import { SchemaTooNewError } from "./db/migrate";
 import { type Runtime, useRuntime } from "./runtime/runtime";
+import { AddressInUse } from "./server";
 
 const COMMANDS: Command[] = [
   serveCommand,
@@ -119,6 +120,7 @@ const SELF_EXPLAINED = [
   DatabaseUnavailable,
   DamagedDatabase,
   InaccessibleDatabase,
+  AddressInUse,
 ];
 
 /** What a failed command says, in one line, and its exit status: 2 for bad usage, else 1. */

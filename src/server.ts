@@ -24,7 +24,7 @@ import { HostKeyCache } from "./manage/host-keys";
 import { Metrics, serveMetrics } from "./metrics";
 import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
-import { runtime } from "./runtime/runtime";
+import { type HttpServer, runtime } from "./runtime/runtime";
 
 export interface RunningServer {
   url: string;
@@ -44,6 +44,33 @@ export interface RunningServer {
  * when it is spent (a client sending its body slowly) are closed.
  */
 export const STOP_GRACE_MS = 5000;
+
+const hostPort = (hostname: string, port: number | undefined) =>
+  `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+
+/** An address to listen on that something else holds; `flag` is the setting to change. */
+export class AddressInUse extends Error {
+  constructor(flag: "--listen" | "--metrics-listen", hostname: string, port: number) {
+    super(
+      `address ${hostPort(hostname, port)} is already in use; stop what listens there or pick another ${flag}`,
+    );
+  }
+}
+
+function listenOn(
+  flag: "--listen" | "--metrics-listen",
+  hostname: string,
+  port: number,
+  listen: () => HttpServer,
+): HttpServer {
+  try {
+    return listen();
+  } catch (error) {
+    if ((error as { code?: string }).code === "EADDRINUSE")
+      throw new AddressInUse(flag, hostname, port);
+    throw error;
+  }
+}
 
 /** Waits for `promise`, but no longer than `ms`. */
 async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
@@ -191,18 +218,28 @@ async function serveFrom(
   const tls = config.tls
     ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") }
     : undefined;
-  const server = runtime().serve({
-    hostname: config.hostname,
-    port: config.port,
-    tls,
-    // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
-    maxRequestBodySize: 64 * 1024 * 1024,
-    fetch: app.fetch,
-  });
-  const metricsServer =
-    metrics && config.metrics
-      ? serveMetrics(metrics, config.metrics.hostname, config.metrics.port)
-      : null;
+  const server = listenOn("--listen", config.hostname, config.port, () =>
+    runtime().serve({
+      hostname: config.hostname,
+      port: config.port,
+      tls,
+      // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
+      maxRequestBodySize: 64 * 1024 * 1024,
+      fetch: app.fetch,
+    }),
+  );
+  let metricsServer: HttpServer | null = null;
+  if (metrics && config.metrics) {
+    const { hostname, port } = config.metrics;
+    try {
+      metricsServer = listenOn("--metrics-listen", hostname, port, () =>
+        serveMetrics(metrics, hostname, port),
+      );
+    } catch (error) {
+      await server.stop(true);
+      throw error;
+    }
+  }
   // Log lines only, so after listening: on a libSQL server it asks once per store.
   reportMissingStores(registry, location, logger).catch((error) =>
     reportError("could not look for missing store databases", error),
@@ -215,8 +252,6 @@ async function serveFrom(
   // After the mail scan, so start-up opens only the stores with queued mail first.
   void mailScanned.then(() => housekeeper.start());
   const scheme = tls ? "https" : "http";
-  const hostPort = (hostname: string, port: number | undefined) =>
-    `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   let stopping: Promise<void> | undefined;
   return {
     url: `${scheme}://${hostPort(config.hostname, server.port)}`,

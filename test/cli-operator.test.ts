@@ -412,6 +412,43 @@ describe("command-line messages", () => {
       taken.stop(true);
     }
   });
+
+  test("a second server on a running server's port is refused, not given half its connections", async () => {
+    const first = freshData();
+    const second = freshData();
+    expect((await add(first, "shop1")).code).toBe(0);
+    expect((await add(second, "shop2")).code).toBe(0);
+    const server = await spawnServer(first);
+    try {
+      const { port } = new URL(server.url);
+      const address = `127.0.0.1:${port}`;
+      const serve = (...flags: string[]) =>
+        runCli(["serve", "--data", second, "--allow-http", ...flags], {
+          underTest: true,
+          timeoutMs: 20_000,
+        });
+      const taken = await serve("--listen", address);
+      expect([taken.code, taken.stderr]).toEqual([
+        1,
+        `storeapi: address ${address} is already in use; stop what listens there or pick another --listen\n`,
+      ]);
+      const metrics = await serve("--listen", "127.0.0.1:0", "--metrics-listen", address);
+      expect([metrics.code, metrics.stderr]).toEqual([
+        1,
+        `storeapi: address ${address} is already in use; stop what listens there or pick another --metrics-listen\n`,
+      ]);
+      // Every request still reaches the first server.
+      for (let i = 0; i < 20; i++) {
+        const answer = await send(server.url, "/api/v1/orders", {
+          host: "shop1.example.com",
+          key: null,
+        });
+        expect(answer.status).toBe(401);
+      }
+    } finally {
+      await server.signal("SIGTERM");
+    }
+  });
 });
 
 describe("--version and --help", () => {

@@ -3,17 +3,12 @@ import { join } from "node:path";
 import demoFixture from "../../fixtures/demo.json" with { type: "json" };
 import { DataDirLock } from "../db/data-dir";
 import { objectSource } from "../load/source";
+import { startServer } from "../server";
 import { command, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
 import { loadInto } from "./load";
 import { printJson, printLine } from "./output";
-import {
-  refuseReplicasOnFiles,
-  SERVE_OPTIONS,
-  serveConfigFrom,
-  startServerOrExplain,
-  stopOnSignals,
-} from "./serve";
+import { refuseReplicasOnFiles, SERVE_OPTIONS, serveConfigFrom, stopOnSignals } from "./serve";
 
 const MARKER = ".storeapi-demo";
 
@@ -126,7 +121,7 @@ export const demoCommand = command(
       replace: false,
       platformDomain: config.platformDomain,
     });
-    const server = await startServerOrExplain(config);
+    const server = await startServer(config);
     stopOnSignals(server); // before the intro: whoever reads it may signal at once
     const stores = (demoFixture as { stores: DemoStore[] }).stores;
     const summary = stores.map(({ slug, name, domain, plan, keys }) => ({

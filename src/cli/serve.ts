@@ -9,7 +9,7 @@ import {
 } from "../config";
 import { type RunningServer, startServer } from "../server";
 import { command, dataDirOf, type FlagSpec, locationOf } from "./args";
-import { CliError, UsageError } from "./errors";
+import { UsageError } from "./errors";
 
 /** serve's (and demo's) flags: config.ts's list, with their help and environment variable. */
 export const SERVE_OPTIONS = Object.fromEntries(
@@ -44,21 +44,6 @@ export function refuseReplicasOnFiles(config: ServeConfig): void {
     throw new UsageError("--libsql-replicas needs --libsql-url");
 }
 
-/** Starts the server; a busy address is one clear line, not an "unexpected failure". */
-export async function startServerOrExplain(config: ServeConfig): Promise<RunningServer> {
-  try {
-    return await startServer(config);
-  } catch (error) {
-    if ((error as { code?: string }).code === "EADDRINUSE") {
-      const host = config.hostname.includes(":") ? `[${config.hostname}]` : config.hostname;
-      throw new CliError(
-        `address ${host}:${config.port} is already in use; stop what listens there or pick another --listen`,
-      );
-    }
-    throw error;
-  }
-}
-
 /** Stops gracefully on SIGTERM/SIGINT and exits 0. */
 export function stopOnSignals(server: RunningServer): void {
   const stop = () => {
@@ -81,7 +66,7 @@ export const serveCommand = command(
   async ({ values }) => {
     const config = { ...serveConfigFrom(values, dataDirOf(values)), location: locationOf(values) };
     refuseReplicasOnFiles(config);
-    const server = await startServerOrExplain(config);
+    const server = await startServer(config);
     // Before "listening": whoever waits for that line may signal at once.
     stopOnSignals(server);
     if (config.allowHttp)

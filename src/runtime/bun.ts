@@ -23,6 +23,9 @@ export const bunRuntime: Runtime = {
       maxRequestBodySize,
       // A handler that throws gets a bare 500: Bun's development page would show its message.
       development: false,
+      // Bun shares the port (SO_REUSEPORT) when not in development: a second server on the
+      // same address would start and take half its connections, where it must be refused.
+      reusePort: false,
       error: unexpectedError,
       fetch: (request, srv) =>
         fetch(request, {
