@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KEYS, startTestServer, type TestServer, tempDir, testStore } from "./helpers";
+import { runCli } from "./process";
 
 /** Black-box: `--tls-cert/--tls-key` serve HTTPS, with a self-signed certificate made here. */
 
@@ -29,6 +30,12 @@ beforeAll(async () => {
     { stdout: "ignore", stderr: "pipe", timeout: 30_000 },
   );
   if (openssl.exitCode !== 0) throw new Error(`openssl failed: ${openssl.stderr.toString()}`);
+  const other = Bun.spawnSync(
+    ["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"],
+    { stdout: "pipe", stderr: "pipe", timeout: 30_000 },
+  );
+  if (other.exitCode !== 0) throw new Error(`openssl failed: ${other.stderr.toString()}`);
+  writeFileSync(join(certDir, "other-key.pem"), other.stdout);
   server = await startTestServer({
     stores: [testStore()],
     flags: {
@@ -82,5 +89,45 @@ describe("HTTPS", () => {
       () => "refused",
     );
     expect(outcome).toBe("refused");
+  });
+});
+
+describe("certificate and key files", () => {
+  test("a file that is not what its flag asks for is one line naming it, before listening", async () => {
+    const file = (name: string) => join(certDir, name);
+    const serve = (cert: string, key: string) =>
+      runCli([
+        "serve",
+        "--data",
+        certDir,
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        cert,
+        "--tls-key",
+        key,
+      ]);
+    const cases: Array<[string, string, string]> = [
+      [
+        file("key.pem"),
+        file("key.pem"),
+        `--tls-cert: ${file("key.pem")} is not a PEM certificate (-----BEGIN CERTIFICATE-----)`,
+      ],
+      [
+        file("cert.pem"),
+        file("cert.pem"),
+        `--tls-key: ${file("cert.pem")} is not a PEM private key without a passphrase (-----BEGIN PRIVATE KEY-----)`,
+      ],
+      [
+        file("cert.pem"),
+        file("other-key.pem"),
+        `--tls-key: ${file("other-key.pem")} is not the private key of the certificate in ${file("cert.pem")}`,
+      ],
+      [file("cert.pem"), certDir, `--tls-key: cannot read ${certDir}: it is a directory`],
+    ];
+    for (const [cert, key, line] of cases) {
+      const result = await serve(cert, key);
+      expect([result.code, result.stderr]).toEqual([2, `storeapi: ${line}\n`]);
+    }
   });
 });
