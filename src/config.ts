@@ -97,12 +97,18 @@ export const SERVE_FLAG_HELP: Record<
   "mail-dir": { value: "DIR", help: "write each delivered email as an .eml file in DIR" },
   "mail-from": { value: "ADDR", help: "sender address (default no-reply@{platform-domain})" },
   "log-level": { value: "L", help: `${LOG_LEVELS.join(", ")} (default info)` },
-  "keep-sent-mail-days": { value: "N", help: "purge sent mail older than N days (default 30)" },
+  "keep-sent-mail-days": {
+    value: "N",
+    help: "purge sent mail older than N days (default 30, at most 36500)",
+  },
   "purge-batch": {
     value: "N",
     help: "rows deleted per statement by the housekeeping sweep (default 500)",
   },
-  "purge-every-minutes": { value: "N", help: "minutes between housekeeping sweeps (default 60)" },
+  "purge-every-minutes": {
+    value: "N",
+    help: "minutes between housekeeping sweeps (default 60, at most 10080: a week)",
+  },
   "metrics-listen": {
     value: "HOST:PORT",
     help: "serve Prometheus metrics at /metrics on this separate address",
@@ -126,6 +132,14 @@ const mailFromSchema = v.pipe(
     return address !== null && v.is(platformDomainSchema, address[1]);
   }, 'must be an address like no-reply@example.com, or "Shop <no-reply@example.com>".'),
 );
+
+/**
+ * A week: the longest wait between sweeps. A timer's delay must fit 2^31 - 1 ms (24.8
+ * days); past it Bun and Node fire it after 1 ms, every millisecond.
+ */
+const MAX_PURGE_EVERY_MINUTES = 7 * 24 * 60;
+/** A century: cutoffs stay within exact integers of milliseconds. */
+const MAX_KEEP_SENT_MAIL_DAYS = 36_500;
 
 export const envName = (flag: string) => `STOREAPI_${flag.toUpperCase().replace(/-/g, "_")}`;
 
@@ -202,11 +216,13 @@ export function parseServeConfig(
       );
     return false;
   };
-  const positiveInt = (flag: string, fallback: number) => {
+  const positiveInt = (flag: string, fallback: number, max?: number) => {
     const value = str(flag);
     if (value === undefined) return fallback;
     if (!/^[1-9]\d{0,8}$/.test(value))
       problems.push(`${source(flag)} must be a positive whole number, not "${value}"`);
+    else if (max !== undefined && Number(value) > max)
+      problems.push(`${source(flag)} must be at most ${max}, not ${value}`);
     return Number(value);
   };
 
@@ -289,9 +305,17 @@ export function parseServeConfig(
     mailFrom,
     logLevel,
     housekeeping: {
-      keepSentMailDays: positiveInt("keep-sent-mail-days", DEFAULT_HOUSEKEEPING.keepSentMailDays),
+      keepSentMailDays: positiveInt(
+        "keep-sent-mail-days",
+        DEFAULT_HOUSEKEEPING.keepSentMailDays,
+        MAX_KEEP_SENT_MAIL_DAYS,
+      ),
       batch: positiveInt("purge-batch", DEFAULT_HOUSEKEEPING.batch),
-      everyMinutes: positiveInt("purge-every-minutes", DEFAULT_HOUSEKEEPING.everyMinutes),
+      everyMinutes: positiveInt(
+        "purge-every-minutes",
+        DEFAULT_HOUSEKEEPING.everyMinutes,
+        MAX_PURGE_EVERY_MINUTES,
+      ),
     },
     metrics: metricsListen === undefined ? null : address("metrics-listen", metricsListen),
     maxOpenStores: str("max-open-stores") === undefined ? null : positiveInt("max-open-stores", 0),

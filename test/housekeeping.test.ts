@@ -178,4 +178,18 @@ test("the housekeeping flags take positive whole numbers", async () => {
   expect(run.stderr).toBe(
     'storeapi: --keep-sent-mail-days must be a positive whole number, not "x"; --purge-batch must be a positive whole number, not "0"\n',
   );
+  // A sweep interval past a timer's 2^31 - 1 ms would have run every millisecond.
+  const tooLong = await runCli([
+    "serve",
+    "--data",
+    join(dir, "flags"),
+    "--purge-every-minutes",
+    "100000",
+    "--keep-sent-mail-days",
+    "36501",
+  ]);
+  expect(tooLong.code).toBe(2);
+  expect(tooLong.stderr).toBe(
+    "storeapi: --keep-sent-mail-days must be at most 36500, not 36501; --purge-every-minutes must be at most 10080, not 100000\n",
+  );
 });
