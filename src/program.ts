@@ -24,7 +24,7 @@ import {
 import { LibsqlAdminError } from "./db/location";
 import { SchemaTooNewError } from "./db/migrate";
 import { type Runtime, useRuntime } from "./runtime/runtime";
-import { AddressInUse } from "./server";
+import { AddressInUse, TooManyOpenStores } from "./server";
 
 const COMMANDS: Command[] = [
   serveCommand,
@@ -121,6 +121,7 @@ const SELF_EXPLAINED = [
   DamagedDatabase,
   InaccessibleDatabase,
   AddressInUse,
+  TooManyOpenStores,
 ];
 
 /** What a failed command says, in one line, and its exit status: 2 for bad usage, else 1. */

@@ -11,7 +11,7 @@ import {
 } from "./db/data-dir";
 import { FileLocation, LibsqlLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
-import { defaultMaxOpenStores, StorePool, storeDbPath } from "./db/pool";
+import { defaultMaxOpenStores, maxOpenStoresFitting, StorePool, storeDbPath } from "./db/pool";
 import { buildDeps } from "./deps";
 import { HealthProbe } from "./health";
 import { Housekeeper } from "./housekeeping";
@@ -53,6 +53,15 @@ export class AddressInUse extends Error {
   constructor(flag: "--listen" | "--metrics-listen", hostname: string, port: number) {
     super(
       `address ${hostPort(hostname, port)} is already in use; stop what listens there or pick another ${flag}`,
+    );
+  }
+}
+
+/** `--max-open-stores` that the open-files limit cannot hold: stores, then sockets, would fail to open. */
+export class TooManyOpenStores extends Error {
+  constructor(asked: number, openFilesLimit: number, fitting: number) {
+    super(
+      `--max-open-stores ${asked} needs more open files than this process may have (${openFilesLimit}, ulimit -n): give at most ${fitting}, or raise the limit`,
     );
   }
 }
@@ -143,6 +152,12 @@ async function serveFrom(
   // After the lock: the directory of replicas is emptied, and must be this process's.
   if (config.libsqlReplicas && location instanceof LibsqlLocation)
     location.keepReplicasIn(join(config.dataDir, "replicas"));
+  const openFiles = await runtime().raiseOpenFilesLimit();
+  if (config.maxOpenStores !== null && openFiles) {
+    const fitting = maxOpenStoresFitting(openFiles.soft, location.descriptorsPerStore);
+    if (config.maxOpenStores > fitting)
+      throw new TooManyOpenStores(config.maxOpenStores, openFiles.soft, fitting);
+  }
   const platform = await Platform.open(location);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
   const health = new HealthProbe(config.dataDir, reportError, location.remote ? platform.db : null);
@@ -152,7 +167,6 @@ async function serveFrom(
   registry.onReload(() => hostKeys.load());
   await registry.load();
   registry.watch();
-  const openFiles = await runtime().raiseOpenFilesLimit();
   // 1024: the usual soft limit, when it cannot be read.
   const maxOpenStores =
     config.maxOpenStores ??

@@ -96,3 +96,36 @@ test.skipIf(process.platform !== "linux" || hard === null || hard <= 512)(
     expect(line ? JSON.parse(line).openFilesLimit : output).toBe(hard!);
   },
 );
+
+test.skipIf(process.platform !== "linux" || hard === null || hard < 2048)(
+  "serve refuses a --max-open-stores its open-files limit cannot hold, naming the most it can",
+  async () => {
+    const serve = [
+      ...storeapiCommand(),
+      "serve",
+      "--data",
+      dataDir,
+      "--listen",
+      "127.0.0.1:0",
+      "--allow-http",
+      "--max-open-stores",
+    ];
+    const run = (maxOpen: number) =>
+      Bun.spawnSync(
+        [
+          "sh",
+          "-c",
+          'ulimit -Sn 1024 && ulimit -Hn 2048 && exec "$@"',
+          "sh",
+          ...serve,
+          String(maxOpen),
+        ],
+        { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 },
+      );
+    const refused = run(129);
+    expect([refused.exitCode, refused.stderr.toString()]).toEqual([
+      1,
+      "storeapi: --max-open-stores 129 needs more open files than this process may have (2048, ulimit -n): give at most 128, or raise the limit\n",
+    ]);
+  },
+);

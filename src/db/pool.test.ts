@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { DatabaseUnavailable, type Db } from "./driver";
 import type { Location } from "./location";
-import { defaultMaxOpenStores, StorePool } from "./pool";
+import { defaultMaxOpenStores, maxOpenStoresFitting, StorePool } from "./pool";
 
 /**
  * A location whose opens are recorded and whose databases do nothing; each open also
@@ -54,4 +54,11 @@ test("the default pool gives half the open-files limit (past 1,024 kept) to stor
   expect(defaultMaxOpenStores(20_000)).toBe(2048);
   // A replica holds ten files per store (LibsqlLocation.descriptorsPerStore).
   expect(defaultMaxOpenStores(20_000, 10)).toBe(948);
+});
+
+test("the stores an open-files limit holds: after 1,024 kept and 128 closed connections waiting", () => {
+  expect(maxOpenStoresFitting(2048, 4)).toBe(128);
+  expect(maxOpenStoresFitting(20_000, 4)).toBe(4_616);
+  expect(maxOpenStoresFitting(1024, 4)).toBe(0);
+  expect(maxOpenStoresFitting(1024, 0)).toBe(Number.POSITIVE_INFINITY);
 });
