@@ -179,6 +179,20 @@ describe("stores", () => {
 });
 
 describe("keys", () => {
+  test("a name with control characters is shown escaped: it cannot drive the operator's terminal", async () => {
+    const run = inDir(freshDir());
+    await addShop(run);
+    const name = "erp\u001b[2J\rfake\u009b";
+    expect((await run("keys", "create", "shop1", "--name", name, "--orders", "read")).code).toBe(0);
+    const text = await run("keys", "list", "shop1");
+    expect(text.stdout).toContain("erp\\x1b[2J\\x0dfake\\x9b");
+    const raw = (out: string) => ["\u001b", "\r", "\u009b"].filter((c) => out.includes(c));
+    expect(raw(text.stdout)).toEqual([]);
+    const json = await run("keys", "list", "shop1", "--json");
+    expect(raw(json.stdout)).toEqual([]);
+    expect(json.json[0].name).toBe(name);
+  });
+
   test("create shows the key once, list never does, the owner is emailed, delete works", async () => {
     const run = inDir(freshDir());
     await addShop(run);

@@ -16,7 +16,25 @@ const fail = (error: unknown) => {
 let unwritten = 0;
 let allWritten: (() => void) | undefined;
 
-export function printText(text: string): void {
+/**
+ * Control characters other than newline and tab, as `\xHH`: names and other data the
+ * output shows come from API clients and fixtures, and an escape sequence in a key's
+ * name must not recolour, move or rewrite the operator's terminal.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is matched
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(2, "0");
+/** JSON escapes C0 itself; DEL and C1 (0x9b starts a sequence on some terminals) are valid JSON text. */
+const DEL_AND_C1 = /[\u007f-\u009f]/g;
+
+export const printText = (text: string) => write(text.replace(CONTROL, (c) => `\\x${hex(c)}`));
+
+export const printLine = (text: string) => printText(`${text}\n`);
+
+export const printJson = (value: unknown) =>
+  write(`${JSON.stringify(value, null, 2).replace(DEL_AND_C1, (c) => `\\u00${hex(c)}`)}\n`);
+
+function write(text: string): void {
   unwritten++;
   let settled = false;
   const settle = (error?: unknown) => {
@@ -31,10 +49,6 @@ export function printText(text: string): void {
     settle(error);
   }
 }
-
-export const printLine = (text: string) => printText(`${text}\n`);
-
-export const printJson = (value: unknown) => printText(`${JSON.stringify(value, null, 2)}\n`);
 
 /** From now on, a failed write to stdout is kept for `outputFailure`. */
 export function watchOutput(): void {
