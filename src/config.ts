@@ -203,7 +203,8 @@ export function parseServeConfig(
   const source = (flag: string) => (flags[flag] !== undefined ? `--${flag}` : envName(flag));
   const str = (flag: string) => {
     const value = pick(flags, flag, env);
-    return typeof value === "string" ? value : undefined;
+    if (value === "") problems.push(`${source(flag)} is empty; give a value or leave it unset`);
+    return typeof value === "string" && value !== "" ? value : undefined;
   };
   // A switch from the environment: a value that is neither on nor off is a mistake, not off.
   const onOff = (flag: string) => {

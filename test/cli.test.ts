@@ -429,11 +429,23 @@ describe("command line", () => {
     expect(group.stderr).toBe('storeapi: unknown keys command ""; use create, list or delete\n');
   });
 
-  test("an empty --data or STOREAPI_DATA is bad usage, never the current directory", async () => {
+  test("an empty flag value, argument or STOREAPI_DATA is bad usage, never the current directory", async () => {
     const flag = await runCliInProcess(["stores", "list", "--data", ""]);
-    expect([flag.code, flag.stderr]).toEqual([
+    expect([flag.code, flag.stderr]).toEqual([2, "storeapi: --data needs a value\n"]);
+    const data = join(freshDir(), "data");
+    const dest = await runCliInProcess(["backup", "", "--data", data]);
+    expect([dest.code, dest.stderr]).toEqual([
       2,
-      "storeapi: --data is empty; give the data directory (default ./data)\n",
+      "storeapi: DEST_DIR is empty; usage: storeapi backup DEST_DIR\n",
+    ]);
+    const mailDir = await runCli(["serve", "--data", data, "--mail-dir="]);
+    expect([mailDir.code, mailDir.stderr]).toEqual([2, "storeapi: --mail-dir needs a value\n"]);
+    const mailVariable = await runCli(["serve", "--data", data], {
+      env: { STOREAPI_MAIL_DIR: "" },
+    });
+    expect([mailVariable.code, mailVariable.stderr]).toEqual([
+      2,
+      "storeapi: STOREAPI_MAIL_DIR is empty; give a value or leave it unset\n",
     ]);
     const variable = await runCli(["stores", "list"], { env: { STOREAPI_DATA: "" } });
     expect([variable.code, variable.stderr]).toEqual([
@@ -685,10 +697,7 @@ describe("demo", () => {
       `storeapi: ${join(own, "notes.txt")} is a file; give --data a directory\n`,
     );
     const empty = await demo("");
-    expect([empty.code, empty.stderr]).toEqual([
-      2,
-      "storeapi: --data is empty; give the demo's directory\n",
-    ]);
+    expect([empty.code, empty.stderr]).toEqual([2, "storeapi: --data needs a value\n"]);
 
     const data = join(dir, "demo");
     const running = await startDemo(data);

@@ -144,9 +144,10 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
     if (flag.type === "boolean" && token.inlineValue)
       throw new UsageError(`${token.rawName} takes no value`);
     // `--domain --json` would take "--json" as the domain: a value starting with "-" must be given as --domain=-x.
+    // An empty value (`--mail-dir ""`, an unset shell variable) would mean the current directory, or nothing.
     if (
       flag.type === "string" &&
-      (token.value === undefined || (!token.inlineValue && token.value.startsWith("-")))
+      (!token.value || (!token.inlineValue && token.value.startsWith("-")))
     ) {
       throw new UsageError(`${token.rawName} needs a value`);
     }
@@ -166,6 +167,8 @@ function checkPositionals(given: string[], spec: CommandSpec): string[] {
     throw new UsageError(`missing ${names[given.length]}; usage: ${usageLine(spec)}`);
   if (given.length > names.length)
     throw new UsageError(`unexpected argument "${given[names.length]}"; usage: ${usageLine(spec)}`);
+  const empty = given.indexOf("");
+  if (empty >= 0) throw new UsageError(`${names[empty]} is empty; usage: ${usageLine(spec)}`);
   return given;
 }
 
@@ -174,12 +177,10 @@ function checkPositionals(given: string[], spec: CommandSpec): string[] {
  * mistake (an unset variable in a script, say), never the current directory.
  */
 export function dataDirOf(values: { data?: string }): string {
-  const variable = process.env.STOREAPI_DATA;
-  const dataDir = values.data ?? variable ?? "./data";
-  if (dataDir === "") {
-    const given = values.data !== undefined ? "--data" : "STOREAPI_DATA";
-    throw new UsageError(`${given} is empty; give the data directory (default ./data)`);
-  }
+  // (An empty --data is refused with every flag's empty value, by `parseCommand`.)
+  const dataDir = values.data ?? process.env.STOREAPI_DATA ?? "./data";
+  if (dataDir === "")
+    throw new UsageError("STOREAPI_DATA is empty; give the data directory (default ./data)");
   return dataDir;
 }
 

@@ -103,7 +103,6 @@ export const demoCommand = command(
   },
   async ({ values }) => {
     const dataDir = values.data ?? "./demo-data";
-    if (dataDir === "") throw new UsageError("--data is empty; give the demo's directory");
     if (locationOf({ ...values, data: dataDir }).remote)
       throw new UsageError("demo keeps its data in files under --data; drop --libsql-url");
     // Its emails go to files the user can open, unless SMTP or another directory is given.
