@@ -165,29 +165,14 @@ test.skipIf(TEST_LIBSQL)(
 );
 
 test("the housekeeping flags take positive whole numbers", async () => {
-  const run = await runCli([
-    "serve",
-    "--data",
-    join(dir, "flags"),
-    "--purge-batch",
-    "0",
-    "--keep-sent-mail-days",
-    "x",
-  ]);
+  const serve = (...flags: string[]) => runCli(["serve", "--data", join(dir, "flags"), ...flags]);
+  const run = await serve("--purge-batch", "0", "--keep-sent-mail-days", "x");
   expect(run.code).toBe(2);
   expect(run.stderr).toBe(
     'storeapi: --keep-sent-mail-days must be a positive whole number, not "x"; --purge-batch must be a positive whole number, not "0"\n',
   );
   // A sweep interval past a timer's 2^31 - 1 ms would have run every millisecond.
-  const tooLong = await runCli([
-    "serve",
-    "--data",
-    join(dir, "flags"),
-    "--purge-every-minutes",
-    "100000",
-    "--keep-sent-mail-days",
-    "36501",
-  ]);
+  const tooLong = await serve("--purge-every-minutes", "100000", "--keep-sent-mail-days", "36501");
   expect(tooLong.code).toBe(2);
   expect(tooLong.stderr).toBe(
     "storeapi: --keep-sent-mail-days must be at most 36500, not 36501; --purge-every-minutes must be at most 10080, not 100000\n",

@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { type RlimitCalls, raiseOpenFilesLimitWith } from "../src/runtime/open-files";
 import { tempDir } from "./helpers";
-import { storeapiCommand } from "./process";
+import { serveCommand } from "./process";
 
 /** libc as a fake: a limit in memory; `setrlimit` fails when `refuse` is set. */
 function fakeLibc(soft: bigint, hard: bigint, { readable = true, refuse = false } = {}) {
@@ -63,20 +63,22 @@ function hardLimit(): number | null {
 
 const hard = hardLimit();
 
+/** `storeapi serve …` run by `sh` after `limits` (ulimit commands), so the server starts under them. */
+const serveUnder = (limits: string, ...flags: string[]) => [
+  "sh",
+  "-c",
+  `${limits} && exec "$@"`,
+  "sh",
+  ...serveCommand(dataDir),
+  "--allow-http",
+  ...flags,
+];
+
 // Under Bun and under Deno (STOREAPI_BIN=scripts/storeapi-deno): each runtime's edge calls libc.
 test.skipIf(process.platform !== "linux" || hard === null || hard <= 512)(
   "serve raises a low soft open-files limit to the hard one and reports it",
   async () => {
-    const serve = [
-      ...storeapiCommand(),
-      "serve",
-      "--data",
-      dataDir,
-      "--listen",
-      "127.0.0.1:0",
-      "--allow-http",
-    ];
-    const proc = Bun.spawn(["sh", "-c", 'ulimit -Sn 512 && exec "$@"', "sh", ...serve], {
+    const proc = Bun.spawn(serveUnder("ulimit -Sn 512"), {
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
@@ -100,29 +102,10 @@ test.skipIf(process.platform !== "linux" || hard === null || hard <= 512)(
 test.skipIf(process.platform !== "linux" || hard === null || hard < 2048)(
   "serve refuses a --max-open-stores its open-files limit cannot hold, naming the most it can",
   async () => {
-    const serve = [
-      ...storeapiCommand(),
-      "serve",
-      "--data",
-      dataDir,
-      "--listen",
-      "127.0.0.1:0",
-      "--allow-http",
-      "--max-open-stores",
-    ];
-    const run = (maxOpen: number) =>
-      Bun.spawnSync(
-        [
-          "sh",
-          "-c",
-          'ulimit -Sn 1024 && ulimit -Hn 2048 && exec "$@"',
-          "sh",
-          ...serve,
-          String(maxOpen),
-        ],
-        { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 },
-      );
-    const refused = run(129);
+    const refused = Bun.spawnSync(
+      serveUnder("ulimit -Sn 1024 && ulimit -Hn 2048", "--max-open-stores", "129"),
+      { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 },
+    );
     expect([refused.exitCode, refused.stderr.toString()]).toEqual([
       1,
       "storeapi: --max-open-stores 129 needs more open files than this process may have (2048, ulimit -n): give at most 128, or raise the limit\n",

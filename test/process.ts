@@ -141,6 +141,16 @@ export function isOneCleanLine(stderr: string): boolean {
  * "listening" log line (bounded: fails after 30 s, room for a loaded machine). Plain HTTP
  * is allowed unless told not.
  */
+/** `storeapi serve` on DATA_DIR at a free loopback port: the command line every spawned server starts from. */
+export const serveCommand = (dataDir: string) => [
+  ...storeapiCommand(),
+  "serve",
+  "--data",
+  dataDir,
+  "--listen",
+  "127.0.0.1:0",
+];
+
 export async function spawnServer(
   dataDir: string,
   flags: string[] = [],
@@ -150,12 +160,7 @@ export async function spawnServer(
   const libsql = TEST_LIBSQL ? (await sqldFor(dataDir)).serveFlags : [];
   const proc = Bun.spawn(
     [
-      ...storeapiCommand(),
-      "serve",
-      "--data",
-      dataDir,
-      "--listen",
-      "127.0.0.1:0",
+      ...serveCommand(dataDir),
       ...(allowHttp ? ["--allow-http"] : []),
       "--log-level",
       "info",
