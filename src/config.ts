@@ -322,6 +322,7 @@ export function parseServeConfig(
     maxOpenStores: str("max-open-stores") === undefined ? null : positiveInt("max-open-stores", 0),
     libsqlReplicas: onOff("libsql-replicas"),
   };
-  if (problems.length) throw new Error(problems.join("; "));
+  // A setting read twice (max-open-stores) is named once.
+  if (problems.length) throw new Error([...new Set(problems)].join("; "));
   return config;
 }

@@ -29,7 +29,7 @@ const ANY_KEY = /svc_[sh]k_[A-Za-z0-9]+/g;
 
 /** `text` with every store or host key in it cut to its hint: for a log line's path, where a client may have pasted one. */
 export function withoutKeys(text: string): string {
-  return text.includes("svc_") ? text.replace(ANY_KEY, hintFor) : text;
+  return text.includes("svc_") ? text.replace(ANY_KEY, (key) => hintFor(key)) : text;
 }
 
 /** The display hint: `svc_sk_…abcd` (`svc_hk_…abcd` for a host key). */
