@@ -24,7 +24,7 @@ import {
 import { LibsqlAdminError } from "./db/location";
 import { SchemaTooNewError } from "./db/migrate";
 import { type Runtime, useRuntime } from "./runtime/runtime";
-import { AddressInUse, TooManyOpenStores } from "./server";
+import { CannotListen, TooManyOpenStores } from "./server";
 
 const COMMANDS: Command[] = [
   serveCommand,
@@ -120,7 +120,7 @@ const SELF_EXPLAINED = [
   DatabaseUnavailable,
   DamagedDatabase,
   InaccessibleDatabase,
-  AddressInUse,
+  CannotListen,
   TooManyOpenStores,
 ];
 

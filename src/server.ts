@@ -48,12 +48,25 @@ export const STOP_GRACE_MS = 5000;
 const hostPort = (hostname: string, port: number | undefined) =>
   `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
 
-/** An address to listen on that something else holds; `flag` is the setting to change. */
-export class AddressInUse extends Error {
-  constructor(flag: "--listen" | "--metrics-listen", hostname: string, port: number) {
-    super(
-      `address ${hostPort(hostname, port)} is already in use; stop what listens there or pick another ${flag}`,
-    );
+type ListenFlag = "--listen" | "--metrics-listen";
+
+/** Why an address cannot be listened on, by errno code (Deno's error names beside). */
+const LISTEN_REFUSALS: Record<string, (flag: ListenFlag) => string> = {
+  EADDRINUSE: (flag) => `is already in use; stop what listens there or pick another ${flag}`,
+  EACCES: (flag) =>
+    `is not open to this user (ports below 1024 need root or CAP_NET_BIND_SERVICE); pick another ${flag}`,
+  EADDRNOTAVAIL: (flag) => `is not an address of this machine; pick another ${flag}`,
+};
+const DENO_ERROR_CODES: Record<string, string> = {
+  AddrInUse: "EADDRINUSE",
+  PermissionDenied: "EACCES",
+  AddrNotAvailable: "EADDRNOTAVAIL",
+};
+
+/** An address that cannot be listened on; `flag` is the setting to change. */
+export class CannotListen extends Error {
+  constructor(flag: ListenFlag, hostname: string, port: number, code: string) {
+    super(`address ${hostPort(hostname, port)} ${LISTEN_REFUSALS[code](flag)}`);
   }
 }
 
@@ -67,7 +80,7 @@ export class TooManyOpenStores extends Error {
 }
 
 function listenOn(
-  flag: "--listen" | "--metrics-listen",
+  flag: ListenFlag,
   hostname: string,
   port: number,
   listen: () => HttpServer,
@@ -75,8 +88,9 @@ function listenOn(
   try {
     return listen();
   } catch (error) {
-    if ((error as { code?: string }).code === "EADDRINUSE")
-      throw new AddressInUse(flag, hostname, port);
+    const { code, name } = error as { code?: string; name?: string };
+    const known = [code, DENO_ERROR_CODES[name ?? ""]].find((c) => c && c in LISTEN_REFUSALS);
+    if (known) throw new CannotListen(flag, hostname, port, known);
     throw error;
   }
 }

@@ -413,6 +413,24 @@ describe("command-line messages", () => {
     }
   });
 
+  test("an address that is not this machine's is one line naming the flag, exit 1", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    // 192.0.2.0/24 is kept for documentation (RFC 5737): no machine has it.
+    const serve = (...flags: string[]) =>
+      runCli(["serve", "--data", data, "--allow-http", ...flags], { underTest: true });
+    const api = await serve("--listen", "192.0.2.1:8080");
+    expect([api.code, api.stderr]).toEqual([
+      1,
+      "storeapi: address 192.0.2.1:8080 is not an address of this machine; pick another --listen\n",
+    ]);
+    const metrics = await serve("--listen", "127.0.0.1:0", "--metrics-listen", "192.0.2.1:9090");
+    expect([metrics.code, metrics.stderr]).toEqual([
+      1,
+      "storeapi: address 192.0.2.1:9090 is not an address of this machine; pick another --metrics-listen\n",
+    ]);
+  });
+
   test("a second server on a running server's port is refused, not given half its connections", async () => {
     const first = freshData();
     const second = freshData();
