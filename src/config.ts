@@ -217,7 +217,7 @@ export function parseServeConfig(
       );
     return false;
   };
-  const positiveInt = (flag: string, fallback: number, max?: number) => {
+  const positiveInt = <F extends number | null>(flag: string, fallback: F, max?: number) => {
     const value = str(flag);
     if (value === undefined) return fallback;
     if (!/^[1-9]\d{0,8}$/.test(value))
@@ -319,10 +319,9 @@ export function parseServeConfig(
       ),
     },
     metrics: metricsListen === undefined ? null : address("metrics-listen", metricsListen),
-    maxOpenStores: str("max-open-stores") === undefined ? null : positiveInt("max-open-stores", 0),
+    maxOpenStores: positiveInt("max-open-stores", null),
     libsqlReplicas: onOff("libsql-replicas"),
   };
-  // A setting read twice (max-open-stores) is named once.
-  if (problems.length) throw new Error([...new Set(problems)].join("; "));
+  if (problems.length) throw new Error(problems.join("; "));
   return config;
 }
