@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { freePorts } from "../scripts/bench/processes";
 import { loadFixture } from "../src/load/load";
 import { KEYS, otherStore, tempDir, testStore } from "./helpers";
 import { spawnUntil } from "./process";
@@ -34,14 +35,6 @@ test.skipIf(!systemdAnalyze)("systemd-analyze verify accepts deploy/storeapi.ser
   expect(run.stderr.toString()).toBe("");
   expect(run.exitCode).toBe(0);
 });
-
-/** A free loopback port (freed again: Caddy binds it a moment later). */
-function freePort(): number {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const { port } = server;
-  server.stop(true);
-  return port;
-}
 
 /** deploy/Caddyfile's sites with test globals: loopback ports, Caddy's internal CA, no admin API. */
 function testCaddyfile(httpPort: number, httpsPort: number, upstream: string): string {
@@ -95,7 +88,7 @@ test.skipIf(!caddy || TEST_LIBSQL)(
       const url: string = JSON.parse(
         api.text.split("\n").find((l) => l.includes('"listening"')) ?? "{}",
       ).url;
-      const [httpPort, httpsPort] = [freePort(), freePort()];
+      const [httpPort, httpsPort] = freePorts(2);
       writeFileSync(
         join(caddyHome, "Caddyfile"),
         testCaddyfile(httpPort, httpsPort, url.replace("http://", "")),

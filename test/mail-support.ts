@@ -121,14 +121,6 @@ export async function startSmtp(
   return peer;
 }
 
-/** A loopback port nothing listens on (taken, then released). */
-export async function freePort(): Promise<number> {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
-}
-
 /** Polls `probe` until it returns a value other than undefined (bounded). */
 export async function eventually<T>(
   probe: () => Promise<T | undefined> | T | undefined,

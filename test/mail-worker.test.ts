@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { freePort } from "../scripts/bench/processes";
 import { Platform } from "../src/db/platform";
 import { StorePool } from "../src/db/pool";
 import { createKey } from "../src/keys/repository";
@@ -12,14 +13,7 @@ import { customerApproved, orderStatusChanged } from "../src/mail/templates";
 import { MailWorker, type MailWorkerOptions } from "../src/mail/worker";
 import { StoreRegistry } from "../src/registry";
 import { otherStore, tempDir, testStore } from "./helpers";
-import {
-  eventually,
-  freePort,
-  parseAddress,
-  parseMessage,
-  type SmtpPeer,
-  startSmtp,
-} from "./mail-support";
+import { eventually, parseAddress, parseMessage, type SmtpPeer, startSmtp } from "./mail-support";
 import { runCli } from "./process";
 import { testLocation } from "./sqld";
 
@@ -289,7 +283,7 @@ describe("mail worker over SMTP", () => {
   });
 
   test("an SMTP outage delays mail and loses none", async () => {
-    const port = await freePort();
+    const port = freePort();
     const h = await harness({ smtp: `smtp://127.0.0.1:${port}` });
     await h.queue("shop1", approved("Dana"));
     await h.queue("shop1", statusMail("A1"));

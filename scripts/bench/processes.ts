@@ -70,12 +70,21 @@ export async function waitFor200(
   throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
 }
 
+/**
+ * `count` different ports free on 127.0.0.1 right now: each is held until all are picked
+ * (so no two are the same), then released for the caller's process to bind a moment later.
+ */
+export function freePorts(count: number): number[] {
+  const held = Array.from({ length: count }, () =>
+    Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } }),
+  );
+  for (const server of held) server.stop(true);
+  return held.map((server) => server.port);
+}
+
 /** A port free on 127.0.0.1 right now. */
 export function freePort(): number {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
+  return freePorts(1)[0];
 }
 
 /** Resident memory of a process in MB from /proc/PID/status (VmRSS, peak VmHWM), and its open files. */

@@ -52,6 +52,7 @@ import {
 } from "./load";
 import {
   freePort,
+  freePorts,
   killAll,
   memoryOf,
   type Spawned,
@@ -579,15 +580,8 @@ async function startServers(
     return { ...spawned, url };
   };
   const anchor = join(import.meta.dir, "anchor.ts");
-  const [realPort, honoPort, staticPort, denoPort, libsqlPort, replicaPort, metricsPort] = [
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-  ];
+  const [realPort, honoPort, staticPort, denoPort, libsqlPort, replicaPort, metricsPort] =
+    freePorts(7);
   // A server holds its data directory alone (serve.lock): Deno serves a copy of it.
   const denoData = join(TMP, "deno-data");
   if (withDeno) {
