@@ -174,6 +174,25 @@ function peakRss(pid: number): number {
   }
 }
 
+/** `storeapi load PATH --json` as its own process, and its peak resident memory. */
+async function loadMeasured(path: string, dataDir: string) {
+  const proc = Bun.spawn([...storeapiCommand(), "load", path, "--json", "--data", dataDir], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let peak = 0;
+  const watch = setInterval(() => {
+    peak = Math.max(peak, peakRss(proc.pid));
+  }, 25);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  clearInterval(watch);
+  return { stdout, stderr, code, peak };
+}
+
 describe("load of a big file", () => {
   // Reading the whole file took ~16 times its size (a 47 MB file: 790 MB, 2026-11-26).
   test("holds a record at a time: peak memory under 450 MB for a 42 MB file", async () => {
@@ -197,19 +216,7 @@ describe("load of a big file", () => {
     writeFileSync(path, `{"stores":[${store.slice(0, -1)},"orders":[${orders.join(",")}]}]}`);
     const size = readFileSync(path).length;
     expect(size).toBeGreaterThan(40 * 1024 * 1024);
-    const proc = Bun.spawn(
-      [...storeapiCommand(), "load", path, "--json", "--data", join(dir, "data")],
-      {
-        stdout: "pipe",
-        stderr: "pipe",
-      },
-    );
-    let peak = 0;
-    const watch = setInterval(() => {
-      peak = Math.max(peak, peakRss(proc.pid));
-    }, 25);
-    const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-    clearInterval(watch);
+    const { stdout, code, peak } = await loadMeasured(path, join(dir, "data"));
     expect(code).toBe(0);
     expect(JSON.parse(stdout).stores[0].counts.orders).toBe(120_000);
     process.stderr.write(
@@ -218,4 +225,41 @@ describe("load of a big file", () => {
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThan(450 * 1024 * 1024);
   }, 180_000);
+
+  // Each held the whole value, record or store list first: a 476 MB name took 1.5 GB,
+  // a 190 MB array beside "stores" 2.5 GB before its key was refused (2026-11-26).
+  const MiB = 1024 * 1024;
+  const store = JSON.stringify(testStore({ slug: "big", domain: "big.example.com" })).slice(0, -1);
+  const refusals = [
+    {
+      what: "a value",
+      text: `{"stores":[${store},\n"customers":[{"name":"${"x".repeat(MiB + 1)}"}]}]}`,
+      message:
+        "holds a value over 1 MiB at stores[0].customers[0].name (line 2); no field takes one that long",
+    },
+    {
+      what: "a record",
+      text: `{"stores":[${store},"orders":[{"total":1},\n{"items":[${'{"name":"Tea","productId":2,"quantity":2,"price":10},'.repeat(170_000)}{}]}]}]}`,
+      message:
+        "holds a record over 8 MiB at stores[0].orders[1] (line 2); no store's record is that large",
+    },
+    {
+      what: "the stores without their records",
+      text: `{"stores":[${store}}],\n"notes":[${`"${"n".repeat(1000)}",`.repeat(34_000)}""]}`,
+      message:
+        "holds over 32 MiB besides its customers, products, orders and leads (line 2); load its stores from several files",
+    },
+  ];
+  for (const { what, text, message } of refusals) {
+    test(`${what} past its bound is refused as soon as it is, in one line, and nothing is loaded`, async () => {
+      const dir = freshDir();
+      const path = join(dir, "big.json");
+      writeFileSync(path, text);
+      const { stderr, code, peak } = await loadMeasured(path, join(dir, "data"));
+      expect(code).toBe(1);
+      expect(stderr.split("\n").slice(-2)).toEqual([`storeapi: ${path} ${message}`, ""]);
+      expect(existsSync(join(dir, "data"))).toBe(false);
+      expect(peak).toBeLessThan(450 * MiB);
+    }, 120_000);
+  }
 });

@@ -1,5 +1,6 @@
 import { createReadStream, statSync } from "node:fs";
-import { JSONParser } from "@streamparser/json";
+import { type JSONParserOptions, Tokenizer, TokenParser } from "@streamparser/json";
+import { BoundsWatch, FixtureTooLarge } from "./bounds";
 
 /**
  * Where a fixture comes from. A file is read twice and never held: once for its outline
@@ -148,31 +149,57 @@ const versionOf = (path: string) => {
   return `${s.ino}:${s.size}:${s.mtimeMs}`;
 };
 
+/** A streaming parser (what `JSONParser` wires up) whose tokens a `BoundsWatch` sees first. */
+function boundedParser(options: JSONParserOptions) {
+  const tokenizer = new Tokenizer(options);
+  const parser = new TokenParser(options);
+  const watch = new BoundsWatch();
+  tokenizer.onToken = (token) => {
+    watch.see(token);
+    parser.write(token);
+  };
+  tokenizer.onEnd = () => parser.isEnded || parser.end();
+  parser.onError = tokenizer.error.bind(tokenizer);
+  parser.onEnd = () => tokenizer.isEnded || tokenizer.end();
+  return { tokenizer, parser, watch };
+}
+
+type BoundedParser = ReturnType<typeof boundedParser>;
+
 /**
  * Feeds a file to a streaming parser chunk by chunk and yields, after each chunk, what
  * the parser emitted: at most a chunk's records wait in memory.
  */
 async function* parsed<T>(
   path: string,
-  parser: JSONParser,
+  { tokenizer, watch }: BoundedParser,
   emitted: T[],
   onRead?: (bytes: number) => void,
 ): AsyncGenerator<T[]> {
   let bytes = 0;
   try {
     for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES })) {
-      parser.write(chunk as Uint8Array);
+      tokenizer.write(chunk as Uint8Array);
       bytes += (chunk as Uint8Array).length;
+      watch.read(bytes);
       onRead?.(bytes);
       if (emitted.length) yield emitted.splice(0);
     }
-    if (!parser.isEnded) parser.end();
+    if (!tokenizer.isEnded) tokenizer.end();
   } catch (error) {
-    const { code, message } = error as NodeJS.ErrnoException;
-    if (code) throw new UnreadableFixture(`could not be read: ${message}`);
-    throw new UnreadableFixture(`is not valid JSON: ${await invalidJsonReason(path, message)}`);
+    throw await unreadable(path, error);
   }
   if (emitted.length) yield emitted.splice(0);
+}
+
+async function unreadable(path: string, error: unknown): Promise<UnreadableFixture> {
+  if (error instanceof FixtureTooLarge) {
+    const { found, advice, offset } = error;
+    return new UnreadableFixture(`holds ${found} (line ${await lineAt(path, offset)}); ${advice}`);
+  }
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (code) return new UnreadableFixture(`could not be read: ${message}`);
+  return new UnreadableFixture(`is not valid JSON: ${await invalidJsonReason(path, message)}`);
 }
 
 /** How much of a token the parser could not place an error names. */
@@ -224,8 +251,8 @@ export function fileSource(
       const total = statSync(path).size;
       const builder = new OutlineBuilder();
       const roots: unknown[] = [];
-      const parser = new JSONParser({ paths: ["$", ...RECORD_PATHS], keepStack: false });
-      parser.onValue = ({ value, parent, stack }) => {
+      const bounded = boundedParser({ paths: ["$", ...RECORD_PATHS], keepStack: false });
+      bounded.parser.onValue = ({ value, parent, stack }) => {
         if (stack.length === 0) roots.push(value);
         const place = recordPlace(stack, parent);
         if (!place) return;
@@ -233,7 +260,7 @@ export function fileSource(
         (parent as unknown[]).length -= 1; // counted; the outline keeps no record
       };
       const reporting = onRead && ((bytes: number) => onRead(bytes, total));
-      for await (const _ of parsed(path, parser, [], reporting));
+      for await (const _ of parsed(path, bounded, [], reporting));
       const [fixture] = roots;
       if (fixture === undefined)
         throw new UnreadableFixture("is empty: a fixture is a JSON object");
@@ -244,13 +271,13 @@ export function fileSource(
     },
     async *records() {
       version ||= versionOf(path);
-      const parser = new JSONParser({ paths: RECORD_PATHS, keepStack: false });
+      const bounded = boundedParser({ paths: RECORD_PATHS, keepStack: false });
       const emitted: FixtureRecord[] = [];
-      parser.onValue = ({ value, key, parent, stack }) => {
+      bounded.parser.onValue = ({ value, key, parent, stack }) => {
         const place = recordPlace(stack, parent);
         if (place) emitted.push({ ...place, index: key as number, value });
       };
-      for await (const records of parsed(path, parser, emitted)) yield* records;
+      for await (const records of parsed(path, bounded, emitted)) yield* records;
       if (versionOf(path) !== version)
         throw new UnreadableFixture("changed while it was being loaded; nothing was loaded");
     },
