@@ -1,13 +1,12 @@
-import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import * as v from "valibot";
 import type { Location } from "./db/location";
-import { FILE_SYSTEM_REASONS } from "./file-system";
 import { DEFAULT_HOUSEKEEPING, type HousekeepingPolicy } from "./housekeeping";
 import { CidrList } from "./http/cidr";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { parseSmtpUrl } from "./mail/transports/smtp";
 import { platformDomainSchema } from "./stores/rules";
+import { readTlsPair, type TlsPair } from "./tls";
 
 export interface ServeConfig {
   dataDir: string;
@@ -15,7 +14,7 @@ export interface ServeConfig {
   location?: Location;
   hostname: string;
   port: number;
-  tls: { cert: string; key: string } | null;
+  tls: TlsPair | null;
   trustProxy: CidrList | null;
   allowHttp: boolean;
   platformDomain: string;
@@ -152,46 +151,6 @@ function pick(
   return flags[flag] ?? env[envName(flag)];
 }
 
-interface GivenFile {
-  /** The flag or variable that named it. */
-  label: string;
-  file: string;
-}
-
-/**
- * What keeps a certificate and key from serving HTTPS, in the operator's terms (the TLS
- * library's own words are `PEM routines:OPENSSL_internal:NO_START_LINE`), or null.
- */
-function tlsPairProblem(cert: GivenFile, key: GivenFile): string | null {
-  const read = ({ label, file }: GivenFile): Buffer | string => {
-    try {
-      return readFileSync(file);
-    } catch (error) {
-      const code = (error as { code?: string }).code ?? "";
-      return `${label}: cannot read ${file}: ${FILE_SYSTEM_REASONS[code] ?? code}`;
-    }
-  };
-  const certText = read(cert);
-  if (typeof certText === "string") return certText;
-  const keyText = read(key);
-  if (typeof keyText === "string") return keyText;
-  let certificate: X509Certificate;
-  let privateKey: KeyObject;
-  try {
-    certificate = new X509Certificate(certText);
-  } catch {
-    return `${cert.label}: ${cert.file} is not a PEM certificate (-----BEGIN CERTIFICATE-----)`;
-  }
-  try {
-    privateKey = createPrivateKey(keyText);
-  } catch {
-    return `${key.label}: ${key.file} is not a PEM private key without a passphrase (-----BEGIN PRIVATE KEY-----)`;
-  }
-  if (!certificate.checkPrivateKey(privateKey))
-    return `${key.label}: ${key.file} is not the private key of the certificate in ${cert.file}`;
-  return null;
-}
-
 /** Validates every serve setting at once; throws listing every mistake. */
 export function parseServeConfig(
   flags: ServeFlags,
@@ -249,12 +208,14 @@ export function parseServeConfig(
     if (file !== undefined && !existsSync(file))
       problems.push(`${source(flag)}: no file at ${file}`);
   }
+  let tls: TlsPair | null = null;
   if (cert && key && existsSync(cert) && existsSync(key)) {
-    const problem = tlsPairProblem(
+    const pair = readTlsPair(
       { label: source("tls-cert"), file: cert },
       { label: source("tls-key"), file: key },
     );
-    if (problem) problems.push(problem);
+    if (typeof pair === "string") problems.push(pair);
+    else tls = pair;
   }
 
   let trustProxy: CidrList | null = null;
@@ -294,7 +255,7 @@ export function parseServeConfig(
     dataDir,
     hostname: listen?.hostname ?? "127.0.0.1",
     port: listen?.port ?? 8080,
-    tls: cert && key ? { cert, key } : null,
+    tls,
     trustProxy,
     allowHttp: onOff("allow-http"),
     platformDomain,

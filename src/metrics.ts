@@ -14,6 +14,8 @@ export interface MetricsSources {
   pool: StorePool;
   authFailures: AuthFailures;
   now: () => number;
+  /** When the served TLS certificate expires (ms), with `serve --tls-cert`. */
+  certificateValidTo?: number;
 }
 
 interface OpenStoreStats {
@@ -73,6 +75,13 @@ export class Metrics {
       "Client IPs blocked after too many failed keys.",
       () => authFailures.size.blocked,
     );
+    const { certificateValidTo } = sources;
+    if (certificateValidTo !== undefined)
+      this.gauge(
+        "storeapi_tls_certificate_expiry_timestamp_seconds",
+        "When the served TLS certificate expires (a renewed one takes effect at restart).",
+        () => certificateValidTo / 1000,
+      );
     this.storeGauges();
     // A libSQL server keeps its WAL to itself.
     const { location } = sources.pool;

@@ -24,7 +24,7 @@ import {
 import { LibsqlAdminError } from "./db/location";
 import { SchemaTooNewError } from "./db/migrate";
 import { type Runtime, useRuntime } from "./runtime/runtime";
-import { CannotListen, TooManyOpenStores } from "./server";
+import { CannotListen, CertificateRefused, TooManyOpenStores } from "./server";
 
 const COMMANDS: Command[] = [
   serveCommand,
@@ -121,6 +121,7 @@ const SELF_EXPLAINED = [
   DamagedDatabase,
   InaccessibleDatabase,
   CannotListen,
+  CertificateRefused,
   TooManyOpenStores,
 ];
 

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "./app";
 import type { ServeConfig } from "./config";
@@ -25,6 +24,7 @@ import { Metrics, serveMetrics } from "./metrics";
 import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
 import { type HttpServer, runtime } from "./runtime/runtime";
+import { watchCertificate } from "./tls";
 
 export interface RunningServer {
   url: string;
@@ -79,18 +79,34 @@ export class TooManyOpenStores extends Error {
   }
 }
 
+/**
+ * A certificate the checks at start accepted and the runtime's TLS library did not: Deno's
+ * (rustls) refuses X.509 version 1 certificates, which `openssl x509 -req` makes without
+ * extensions.
+ */
+export class CertificateRefused extends Error {
+  constructor(certFile: string, reason: string) {
+    super(
+      `--tls-cert: the TLS library refused the certificate in ${certFile} (${reason.slice(0, 200)}); make one with X.509 version 3 extensions`,
+    );
+  }
+}
+
 function listenOn(
   flag: ListenFlag,
   hostname: string,
   port: number,
   listen: () => HttpServer,
+  certFile?: string,
 ): HttpServer {
   try {
     return listen();
   } catch (error) {
-    const { code, name } = error as { code?: string; name?: string };
+    const { code, name, message } = error as { code?: string; name?: string; message?: string };
     const known = [code, DENO_ERROR_CODES[name ?? ""]].find((c) => c && c in LISTEN_REFUSALS);
     if (known) throw new CannotListen(flag, hostname, port, known);
+    if (certFile && /certificate/i.test(message ?? ""))
+      throw new CertificateRefused(certFile, message as string);
     throw error;
   }
 }
@@ -205,7 +221,9 @@ async function serveFrom(
     ...DEFAULT_FAILURE_POLICY,
     limit: config.authFailureLimit,
   });
-  const metrics = config.metrics ? new Metrics({ pool, authFailures, now: Date.now }) : null;
+  const metrics = config.metrics
+    ? new Metrics({ pool, authFailures, now: Date.now, certificateValidTo: config.tls?.validTo })
+    : null;
   const deps = buildDeps({
     registry,
     pool,
@@ -243,18 +261,21 @@ async function serveFrom(
       : undefined,
   });
   const app = createApp(deps);
-  const tls = config.tls
-    ? { cert: readFileSync(config.tls.cert, "utf8"), key: readFileSync(config.tls.key, "utf8") }
-    : undefined;
-  const server = listenOn("--listen", config.hostname, config.port, () =>
-    runtime().serve({
-      hostname: config.hostname,
-      port: config.port,
-      tls,
-      // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
-      maxRequestBodySize: 64 * 1024 * 1024,
-      fetch: app.fetch,
-    }),
+  const tls = config.tls ? { cert: config.tls.cert, key: config.tls.key } : undefined;
+  const server = listenOn(
+    "--listen",
+    config.hostname,
+    config.port,
+    () =>
+      runtime().serve({
+        hostname: config.hostname,
+        port: config.port,
+        tls,
+        // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
+        maxRequestBodySize: 64 * 1024 * 1024,
+        fetch: app.fetch,
+      }),
+    config.tls?.certFile,
   );
   let metricsServer: HttpServer | null = null;
   if (metrics && config.metrics) {
@@ -279,6 +300,9 @@ async function serveFrom(
   );
   // After the mail scan, so start-up opens only the stores with queued mail first.
   void mailScanned.then(() => housekeeper.start());
+  const stopCertificateWatch = config.tls
+    ? watchCertificate(config.tls, (message, fields) => logger.warn(message, fields), Date.now)
+    : () => {};
   const scheme = tls ? "https" : "http";
   let stopping: Promise<void> | undefined;
   return {
@@ -298,6 +322,7 @@ async function serveFrom(
         await server.stop(true);
         await metricsServer?.stop();
         health.stop();
+        stopCertificateWatch();
         await housekeeper.stop();
         registry.stop();
         await mail.stop(Math.max(0, deadline - Date.now()));

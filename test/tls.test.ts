@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { certificateWarning, type TlsPair } from "../src/tls";
 import { KEYS, startTestServer, type TestServer, tempDir, testStore } from "./helpers";
-import { runCli } from "./process";
+import { runCli, serverRunsOnDeno, spawnServer } from "./process";
 
 /** Black-box: `--tls-cert/--tls-key` serve HTTPS, with a self-signed certificate made here. */
 
@@ -131,3 +132,127 @@ describe("certificate and key files", () => {
     }
   });
 });
+
+/**
+ * A self-signed certificate valid from now for `days` (-1: it expired yesterday), and its
+ * key; X.509 version 3 unless `version1` (no extensions).
+ */
+function certificate(
+  days: number,
+  version1 = false,
+): { cert: string; key: string; validTo: number } {
+  const dir = tempDir("storeapi-tls-dates-");
+  const [key, csr, cert] = ["key.pem", "req.csr", "cert.pem"].map((name) => join(dir, name));
+  const run = (args: string[]) => {
+    const done = Bun.spawnSync(["openssl", ...args], { stderr: "pipe", timeout: 30_000 });
+    if (done.exitCode !== 0) throw new Error(`openssl failed: ${done.stderr.toString()}`);
+    return done.stdout.toString();
+  };
+  run([
+    "req",
+    "-new",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    "/CN=localhost",
+    "-keyout",
+    key,
+    "-out",
+    csr,
+  ]);
+  const extensions = join(dir, "v3.ext");
+  writeFileSync(extensions, "subjectAltName = DNS:localhost\n");
+  const v3 = version1 ? [] : ["-extfile", extensions];
+  run(["x509", "-req", "-in", csr, "-signkey", key, "-days", String(days), ...v3, "-out", cert]);
+  const end = run(["x509", "-in", cert, "-noout", "-enddate"]).trim().replace("notAfter=", "");
+  return { cert, key, validTo: Date.parse(end) };
+}
+
+describe("certificate dates", () => {
+  const cases = [
+    {
+      days: -1,
+      warning: "the TLS certificate has expired: clients refuse it; renew it and restart",
+    },
+    { days: 10, warning: "the TLS certificate expires within 30 days: renew it and restart" },
+    { days: 400, warning: null },
+  ];
+  for (const { days, warning } of cases) {
+    test(`valid for ${days} days: ${warning ?? "no warning"}; its end is a metric`, async () => {
+      const { cert, key, validTo } = certificate(days);
+      const dataDir = tempDir("storeapi-tls-data-");
+      const tls = ["--tls-cert", cert, "--tls-key", key];
+      const flags = [...tls, "--metrics-listen", "127.0.0.1:0"];
+      const served = await spawnServer(dataDir, flags, {}, { allowHttp: false });
+      try {
+        const lines = served
+          .stdout()
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line));
+        const warnings = lines.filter((line) => line.msg.includes("certificate"));
+        const iso = new Date(validTo).toISOString();
+        expect(
+          warnings.map(({ level, msg, file, validTo }) => ({ level, msg, file, validTo })),
+        ).toEqual(warning ? [{ level: "warn", msg: warning, file: cert, validTo: iso }] : []);
+        const { metricsUrl } = lines.find((line) => line.msg === "listening");
+        const scrape = await (await fetch(metricsUrl)).text();
+        const gauge = "storeapi_tls_certificate_expiry_timestamp_seconds";
+        expect(scrape).toContain(`\n${gauge} ${validTo / 1000}\n`);
+        // It serves all the same: the client decides.
+        const health = await fetch(`${served.url}/healthz`, { tls: { rejectUnauthorized: false } });
+        expect(health.status).toBe(200);
+      } finally {
+        expect(await served.signal("SIGTERM")).toBe(0);
+        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(join(cert, ".."), { recursive: true, force: true });
+      }
+    }, 60_000);
+  }
+});
+
+test("a certificate is warned about from 30 days before its end, and before its start", () => {
+  const DAY = 86_400_000;
+  const pair: TlsPair = {
+    certFile: "c.pem",
+    cert: "",
+    key: "",
+    validFrom: 100 * DAY,
+    validTo: 200 * DAY,
+  };
+  const at = (day: number) => certificateWarning(pair, day * DAY)?.slice(0, 36) ?? null;
+  expect([99.9, 100, 169.9, 170.1, 199.9, 200].map(at)).toEqual([
+    "the TLS certificate is not valid yet",
+    null,
+    null,
+    "the TLS certificate expires within 3",
+    "the TLS certificate expires within 3",
+    "the TLS certificate has expired: cli",
+  ]);
+});
+
+test("a version 1 certificate: Bun serves it, Deno's TLS refuses it in one line naming the file", async () => {
+  const { cert, key } = certificate(30, true);
+  const dataDir = tempDir("storeapi-tls-data-");
+  try {
+    const tls = ["--tls-cert", cert, "--tls-key", key];
+    if (serverRunsOnDeno()) {
+      const serve = ["serve", "--data", dataDir, "--listen", "127.0.0.1:0", ...tls];
+      const result = await runCli(serve, { underTest: true });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toStartWith(
+        `storeapi: --tls-cert: the TLS library refused the certificate in ${cert} (`,
+      );
+      expect(result.stderr).toEndWith("); make one with X.509 version 3 extensions\n");
+    } else {
+      const served = await spawnServer(dataDir, tls, {}, { allowHttp: false });
+      const health = await fetch(`${served.url}/healthz`, { tls: { rejectUnauthorized: false } });
+      expect(health.status).toBe(200);
+      expect(await served.signal("SIGTERM")).toBe(0);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(join(cert, ".."), { recursive: true, force: true });
+  }
+}, 60_000);
