@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { openDb } from "../src/db/open";
 import { loadFixture, loadSource } from "../src/load/load";
@@ -115,6 +122,20 @@ describe("a fixture file read as a stream", () => {
     appendFileSync(path, "\n");
     const error = await recordsOf(source).catch((e) => e);
     expect(error).toBeInstanceOf(UnreadableFixture);
+    expect((error as Error).message).toBe("changed while it was being loaded; nothing was loaded");
+  });
+
+  test("so is one changed in place to the same size, its time put back", async () => {
+    const text = JSON.stringify(FIXTURE);
+    const path = writeJson(text);
+    const time = new Date("2026-11-01T10:00:00Z");
+    utimesSync(path, time, time);
+    const source = fileSource(path);
+    await source.outline();
+    writeFileSync(path, text.replace('"total":20', '"total":90'));
+    utimesSync(path, time, time);
+    expect(statSync(path).size).toBe(text.length);
+    const error = await recordsOf(source).catch((e) => e);
     expect((error as Error).message).toBe("changed while it was being loaded; nothing was loaded");
   });
 

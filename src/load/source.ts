@@ -1,3 +1,4 @@
+import { createHash, type Hash } from "node:crypto";
 import { createReadStream, statSync } from "node:fs";
 import { type JSONParserOptions, Tokenizer, TokenParser } from "@streamparser/json";
 import { BoundsWatch, FixtureTooLarge } from "./bounds";
@@ -143,12 +144,6 @@ function recordPlace(
 const RECORD_PATHS = SECTION_NAMES.map((section) => `$.stores.*.${section}.*`);
 const CHUNK_BYTES = 1 << 20;
 
-/** Identity of the file's content as far as the file system tells: it must not change between the reads. */
-const versionOf = (path: string) => {
-  const s = statSync(path);
-  return `${s.ino}:${s.size}:${s.mtimeMs}`;
-};
-
 /** A streaming parser (what `JSONParser` wires up) whose tokens a `BoundsWatch` sees first. */
 function boundedParser(options: JSONParserOptions) {
   const tokenizer = new Tokenizer(options);
@@ -174,11 +169,13 @@ async function* parsed<T>(
   path: string,
   { tokenizer, watch }: BoundedParser,
   emitted: T[],
+  content: Hash,
   onRead?: (bytes: number) => void,
 ): AsyncGenerator<T[]> {
   let bytes = 0;
   try {
     for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES })) {
+      content.update(chunk as Uint8Array);
       tokenizer.write(chunk as Uint8Array);
       bytes += (chunk as Uint8Array).length;
       watch.read(bytes);
@@ -244,10 +241,10 @@ export function fileSource(
   path: string,
   onRead?: (bytes: number, total: number) => void,
 ): FixtureSource {
-  let version = "";
+  /** The outline's read of the file: the records' read must find the same bytes. */
+  let outlined: string | undefined;
   return {
     async outline() {
-      version = versionOf(path);
       const total = statSync(path).size;
       const builder = new OutlineBuilder();
       const roots: unknown[] = [];
@@ -260,7 +257,9 @@ export function fileSource(
         (parent as unknown[]).length -= 1; // counted; the outline keeps no record
       };
       const reporting = onRead && ((bytes: number) => onRead(bytes, total));
-      for await (const _ of parsed(path, bounded, [], reporting));
+      const content = createHash("sha256");
+      for await (const _ of parsed(path, bounded, [], content, reporting));
+      outlined = content.digest("hex");
       const [fixture] = roots;
       if (fixture === undefined)
         throw new UnreadableFixture("is empty: a fixture is a JSON object");
@@ -270,15 +269,15 @@ export function fileSource(
       return { fixture, sections: builder.sections };
     },
     async *records() {
-      version ||= versionOf(path);
       const bounded = boundedParser({ paths: RECORD_PATHS, keepStack: false });
       const emitted: FixtureRecord[] = [];
       bounded.parser.onValue = ({ value, key, parent, stack }) => {
         const place = recordPlace(stack, parent);
         if (place) emitted.push({ ...place, index: key as number, value });
       };
-      for await (const records of parsed(path, bounded, emitted)) yield* records;
-      if (versionOf(path) !== version)
+      const content = createHash("sha256");
+      for await (const records of parsed(path, bounded, emitted, content)) yield* records;
+      if (outlined !== undefined && content.digest("hex") !== outlined)
         throw new UnreadableFixture("changed while it was being loaded; nothing was loaded");
     },
   };
