@@ -1,5 +1,13 @@
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { backup } from "../src/cli/backup";
 import { loadFixture } from "../src/load/load";
@@ -86,6 +94,30 @@ test.skipIf(TEST_LIBSQL)(
       await load.stop();
       await server.signal("SIGTERM");
     }
+  },
+  60_000,
+);
+
+// A backup inside the data directory went ahead (and was lost with it). Files only.
+test.skipIf(TEST_LIBSQL)(
+  "backup refuses the data directory itself or a directory inside it, symbolic links followed",
+  async () => {
+    const data = join(dir, "data-inside");
+    await loadFixture(await testLocation(data), { stores: [testStore()] });
+    symlinkSync(data, join(dir, "data-link"));
+    const cases = [
+      [data, "is the data directory"],
+      [join(data, "stores", "copy"), `is inside the data directory ${data}`],
+      [join(dir, "data-link", "copy"), `is inside the data directory ${data}`],
+    ];
+    for (const [dest, where] of cases) {
+      const refused = await runCli(["backup", dest, "--data", data]);
+      expect([refused.code, refused.stderr]).toEqual([
+        1,
+        `storeapi: ${dest} ${where}: a backup there is lost with it; back up to another directory, ideally another disk\n`,
+      ]);
+    }
+    expect(readdirSync(join(data, "stores")).sort()).toEqual(["shop1.db"]);
   },
   60_000,
 );

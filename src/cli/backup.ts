@@ -1,5 +1,13 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { copyRows } from "../db/copy";
 import { UNFINISHED_BACKUP, UNFINISHED_BACKUP_TEXT } from "../db/data-dir";
 import { DatabaseUnavailable, type Db } from "../db/driver";
@@ -23,8 +31,30 @@ export interface BackupSummary {
   ms: number;
 }
 
-/** DEST_DIR must be absent or empty, so a backup never mixes with older files. */
-function prepareDest(dest: string): void {
+/** `path` with symbolic links resolved as far as it exists (a backup's DEST_DIR may not yet). */
+function realPath(path: string): string {
+  const absolute = resolve(path);
+  const parent = dirname(absolute);
+  if (existsSync(absolute) || parent === absolute) return realpathSync(absolute);
+  return join(realPath(parent), basename(absolute));
+}
+
+/**
+ * DEST_DIR must be absent or empty, so a backup never mixes with older files, and outside
+ * the data directory, whose loss it is for.
+ */
+function prepareDest(dest: string, dataDir: string | null): void {
+  if (dataDir !== null) {
+    const [destPath, dataPath] = [realPath(dest), realPath(dataDir)];
+    const where =
+      destPath === dataPath
+        ? "is the data directory"
+        : destPath.startsWith(`${dataPath}${sep}`) && `is inside the data directory ${dataDir}`;
+    if (where)
+      throw new CliError(
+        `${dest} ${where}: a backup there is lost with it; back up to another directory, ideally another disk`,
+      );
+  }
   if (existsSync(dest)) {
     if (!statSync(dest).isDirectory()) throw new CliError(`${dest} exists and is not a directory`);
     if (readdirSync(dest).length > 0)
@@ -95,7 +125,7 @@ export async function backup(
   if (location instanceof FileLocation && !existsSync(join(location.dataDir, "platform.db"))) {
     throw new CliError(`${location.dataDir} is not a storeapi data directory (no platform.db)`);
   }
-  prepareDest(dest);
+  prepareDest(dest, location instanceof FileLocation ? location.dataDir : null);
   const platform = await Platform.open(location);
   const pool = new StorePool(location, 1);
   const copy = (db: Db, to: string, migrations: Migration[]) =>
