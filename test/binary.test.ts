@@ -20,8 +20,8 @@ const bareEnv = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-async function run(args: string[], extra: Record<string, string> = {}) {
-  const child = Bun.spawn([bin, ...args], {
+async function run(args: string[], extra: Record<string, string> = {}, user?: number) {
+  const child = Bun.spawn([...(user === undefined ? [] : asUser(user)), bin, ...args], {
     cwd: dir,
     env: bareEnv(extra),
     stdin: "ignore",
@@ -260,7 +260,7 @@ describe.skipIf(!runsAsRoot)("a data directory and the users who run storeapi on
     ]);
     const failed = lines.find((line) => line.level === "error");
     expect(failed?.error).toBe(
-      `service-data/stores/shop2.db cannot be opened: this user (id ${SERVICE_USER}) may not read and write it or its directory; chown it to this user`,
+      `service-data/stores/shop2.db cannot be opened: it belongs to user id 0 and this is user id ${SERVICE_USER}; chown it to this user`,
     );
   });
 
@@ -285,5 +285,49 @@ describe.skipIf(!runsAsRoot)("a data directory and the users who run storeapi on
     } finally {
       chownSync(stores, SERVICE_USER, SERVICE_USER);
     }
+  });
+
+  // Each was "unexpected failure: ConnectionFailed(…serve.lock: 14)" or "…attempt to write a readonly database".
+  test("a directory its owner may not write: serve and commands say which, and what fixes it", async () => {
+    const stores = join(data(), "stores");
+    const cases = [
+      {
+        dir: data(),
+        command: ["serve", "--listen", "127.0.0.1:0"],
+        line: `service-data/serve.lock cannot be opened: this user (id ${SERVICE_USER}) may not write its directory service-data (mode 500); chmod u+rwx it`,
+      },
+      {
+        dir: stores,
+        command: [
+          "stores",
+          "add",
+          "shop9",
+          "--domain",
+          "shop9.example.com",
+          "--plan",
+          "free",
+          "--owner-email",
+          "o@example.com",
+        ],
+        line: `service-data/stores/shop9.db cannot be opened: this user (id ${SERVICE_USER}) may not write its directory service-data/stores (mode 500); chmod u+rwx it`,
+      },
+    ];
+    for (const { dir: readOnly, command, line } of cases) {
+      chmodSync(readOnly, 0o500);
+      try {
+        const ran = await run([...command, "--data", "service-data"], {}, SERVICE_USER);
+        expect([ran.code, ran.stderr]).toEqual([1, `storeapi: ${line}\n`]);
+      } finally {
+        chmodSync(readOnly, 0o700);
+      }
+    }
+    const listed = await run(
+      ["stores", "list", "--json", "--data", "service-data"],
+      {},
+      SERVICE_USER,
+    );
+    expect(JSON.parse(listed.stdout).map((store: { slug: string }) => store.slug)).not.toContain(
+      "shop9",
+    );
   });
 });

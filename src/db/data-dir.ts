@@ -11,6 +11,7 @@ import {
 import { join } from "node:path";
 import Database from "libsql";
 import { holdsData } from "../file-system";
+import { InaccessibleDatabase, isInaccessible } from "./driver";
 
 /** The data directory cannot be used as asked (missing, or held by another server): exit 1. */
 export class DataDirError extends Error {}
@@ -147,16 +148,19 @@ export class DataDirLock {
 
   /** The lock, or null when another process (or connection) holds it. */
   static tryAcquire(dataDir: string, name = SERVE_LOCK): DataDirLock | null {
-    const db = new Database(join(dataDir, name));
+    const path = join(dataDir, name);
+    let db: InstanceType<typeof Database> | undefined;
     try {
+      db = new Database(path);
       db.exec("PRAGMA busy_timeout = 0");
       db.exec("PRAGMA locking_mode = EXCLUSIVE");
       db.exec("BEGIN EXCLUSIVE");
       return new DataDirLock(db);
     } catch (error) {
-      db.close();
+      db?.close();
       if ((error as { code?: string }).code === "SQLITE_BUSY") return null;
-      throw error;
+      // Made by a server or command before, the file opens; its journal cannot be made.
+      throw isInaccessible(error) ? new InaccessibleDatabase(path, error) : error;
     }
   }
 

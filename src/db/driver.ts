@@ -4,7 +4,7 @@
  * `client` (@libsql/client, for `libsql://`/`http://` URLs, and `file:` on request).
  */
 
-import { accessSync, constants, statfsSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { FILE_SYSTEM_REASONS } from "../file-system";
 
@@ -79,8 +79,27 @@ export const isStorageFailure = (error: unknown): boolean =>
   isInaccessible(error);
 
 /** SQLite's result code of either driver's error (`SQLITE_FULL`, …), or Node's errno code (`ENOSPC`). */
-const sqliteCode = (error: unknown): string =>
-  String((error as { code?: unknown } | null)?.code ?? "");
+/** SQLite's primary result codes by number, for the extended codes the binding has no name for. */
+const PRIMARY_CODES: Record<number, string> = {
+  3: "SQLITE_PERM",
+  8: "SQLITE_READONLY",
+  10: "SQLITE_IOERR",
+  11: "SQLITE_CORRUPT",
+  13: "SQLITE_FULL",
+  14: "SQLITE_CANTOPEN",
+  26: "SQLITE_NOTADB",
+};
+
+/**
+ * The error's SQLite code, by name. The `libsql` binding names some extended codes
+ * (`SQLITE_IOERR_WRITE`) and calls others `UNKNOWN_SQLITE_ERROR_1544`
+ * (SQLITE_READONLY_DIRECTORY): those are named by their primary code.
+ */
+const sqliteCode = (error: unknown): string => {
+  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  const unknown = /^UNKNOWN_SQLITE_ERROR_(\d+)$/.exec(code);
+  return unknown ? (PRIMARY_CODES[Number(unknown[1]) & 0xff] ?? code) : code;
+};
 
 /** SQLite, or a file write of ours, could not write for want of space. */
 export const isDiskFull = (error: unknown): boolean =>
@@ -111,21 +130,37 @@ export class InaccessibleDatabase extends Error {
   }
 }
 
-/** What the file system says about a file SQLite could not open. */
+/** What the file system says about a file SQLite could not open (or create). */
 function whyNotOpened(path: string): string {
+  const directory = dirname(path);
+  let checking = directory;
   try {
     // Opening makes the -wal and -shm files beside it, which a full disk refuses.
-    if (statfsSync(dirname(path)).bavail === 0) return "the disk is full";
-    if (statSync(path).isDirectory()) return "it is a directory";
-    accessSync(path, constants.R_OK | constants.W_OK);
-    accessSync(dirname(path), constants.W_OK | constants.X_OK);
+    if (statfsSync(directory).bavail === 0) return "the disk is full";
+    if (existsSync(path)) {
+      if (statSync(path).isDirectory()) return "it is a directory";
+      checking = path;
+      accessSync(path, constants.R_OK | constants.W_OK);
+    }
+    checking = directory;
+    accessSync(directory, constants.W_OK | constants.X_OK);
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
-    if (code === "EACCES" || code === "EPERM")
-      return `this user (id ${process.getuid?.()}) may not read and write it or its directory; chown it to this user`;
+    if (code === "EACCES" || code === "EPERM") return noAccess(checking, checking === directory);
     return FILE_SYSTEM_REASONS[code ?? ""] ?? String(code);
   }
   return "SQLite could not open it";
+}
+
+/** Why this user may not write `file` (the database, or its directory), and what fixes it. */
+function noAccess(file: string, isDirectory: boolean): string {
+  const me = process.getuid?.();
+  const { uid, mode } = statSync(file);
+  const what = isDirectory ? `its directory ${file}` : "it";
+  if (uid !== me)
+    return `${what} belongs to user id ${uid} and this is user id ${me}; chown it to this user`;
+  const permissions = (mode & 0o777).toString(8).padStart(3, "0");
+  return `this user (id ${me}) may not write ${what} (mode ${permissions}); chmod u+rw${isDirectory ? "x" : ""} it`;
 }
 
 /** A database file found damaged as it was opened, named by its path. */
