@@ -73,15 +73,22 @@ export type Progress = (what: string, done: number, total: number) => void;
 
 /**
  * Progress of long work on stderr (so stdout stays clean for --json): at most a line a
- * second, and none for work of fewer than `from` steps, which is done in a blink.
+ * second. Work of fewer than `from` steps says nothing unless it runs past a second (a
+ * few big stores), and then ends with its last step.
  */
-export function progressPrinter(from: number): Progress {
-  let last = 0;
+export function progressPrinter(
+  from: number,
+  write = (line: string) => process.stderr.write(line),
+  clock = Date.now,
+): Progress {
+  const started = clock();
+  let last = Number.NEGATIVE_INFINITY;
   return (what: string, done: number, total: number) => {
-    if (total < from) return;
-    const now = Date.now();
+    const now = clock();
+    const quiet = last === Number.NEGATIVE_INFINITY;
+    if (total < from && quiet && now - started < 1000) return;
     if (done !== total && now - last < 1000) return;
     last = now;
-    process.stderr.write(`${what}: ${done}/${total}\n`);
+    write(`${what}: ${done}/${total}\n`);
   };
 }

@@ -1,0 +1,51 @@
+import { expect, test } from "bun:test";
+import { progressPrinter } from "../src/cli/output";
+
+/** Runs `steps` as [clock ms, done, total] through a printer made at 0 ms; what it wrote. */
+function printed(from: number, steps: Array<[number, number, number]>): string[] {
+  const lines: string[] = [];
+  let now = 0;
+  const progress = progressPrinter(
+    from,
+    (line) => lines.push(line),
+    () => now,
+  );
+  for (const [at, done, total] of steps) {
+    now = at;
+    progress("copied", done, total);
+  }
+  return lines;
+}
+
+test("many steps: the first, then at most one a second, and the last", () => {
+  const steps: Array<[number, number, number]> = [
+    [10, 1, 60],
+    [500, 2, 60],
+    [1200, 30, 60],
+    [1300, 59, 60],
+    [1400, 60, 60],
+  ];
+  expect(printed(50, steps)).toEqual(["copied: 1/60\n", "copied: 30/60\n", "copied: 60/60\n"]);
+});
+
+test("few steps done within a second say nothing", () => {
+  expect(
+    printed(50, [
+      [300, 1, 3],
+      [600, 2, 3],
+      [999, 3, 3],
+    ]),
+  ).toEqual([]);
+});
+
+// migrate-to-libsql copied 20 big stores in 9 s without a line.
+test("few steps that take longer than a second say so from then on", () => {
+  const steps: Array<[number, number, number]> = [
+    [450, 1, 20],
+    [1400, 3, 20],
+    [2000, 4, 20],
+    [2500, 5, 20],
+    [9300, 20, 20],
+  ];
+  expect(printed(50, steps)).toEqual(["copied: 3/20\n", "copied: 5/20\n", "copied: 20/20\n"]);
+});
