@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import * as v from "valibot";
 import type { Location } from "./db/location";
+import { echo } from "./errors";
 import { DEFAULT_HOUSEKEEPING, type HousekeepingPolicy } from "./housekeeping";
 import { CidrList } from "./http/cidr";
 import { LOG_LEVELS, type LogLevel } from "./log";
@@ -151,6 +152,9 @@ function pick(
   return flags[flag] ?? env[envName(flag)];
 }
 
+/** The largest number a setting takes unless it says otherwise. */
+const LARGEST_SETTING = 999_999_999;
+
 /** Validates every serve setting at once; throws listing every mistake. */
 export function parseServeConfig(
   flags: ServeFlags,
@@ -172,24 +176,28 @@ export function parseServeConfig(
     if (/^(1|true|on|yes)$/i.test(value)) return true;
     if (!/^(0|false|off|no|)$/i.test(value))
       problems.push(
-        `${source(flag)} must be 1, true, on or yes (or 0, false, off, no), not "${value}"`,
+        `${source(flag)} must be 1, true, on or yes (or 0, false, off, no), not "${echo(value)}"`,
       );
     return false;
   };
-  const positiveInt = <F extends number | null>(flag: string, fallback: F, max?: number) => {
+  const positiveInt = <F extends number | null>(
+    flag: string,
+    fallback: F,
+    max = LARGEST_SETTING,
+  ) => {
     const value = str(flag);
     if (value === undefined) return fallback;
-    if (!/^[1-9]\d{0,8}$/.test(value))
-      problems.push(`${source(flag)} must be a positive whole number, not "${value}"`);
-    else if (max !== undefined && Number(value) > max)
-      problems.push(`${source(flag)} must be at most ${max}, not ${value}`);
+    if (!/^[1-9]\d*$/.test(value))
+      problems.push(`${source(flag)} must be a positive whole number, not "${echo(value)}"`);
+    else if (value.length > String(max).length || Number(value) > max)
+      problems.push(`${source(flag)} must be at most ${max}, not ${echo(value)}`);
     return Number(value);
   };
 
   const address = (flag: string, value: string) => {
     const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
     if (!match || Number(match[2]) > 65535) {
-      problems.push(`${source(flag)} must be HOST:PORT, not "${value}"`);
+      problems.push(`${source(flag)} must be HOST:PORT, not "${echo(value)}"`);
       return null;
     }
     return { hostname: match[1].replace(/^\[|\]$/g, ""), port: Number(match[2]) };
@@ -246,7 +254,7 @@ export function parseServeConfig(
     if (value === undefined) return fallback;
     const result = v.safeParse(schema, value);
     if (result.success) return result.output;
-    problems.push(`${source(flag)} ${JSON.stringify(value)} ${result.issues[0].message}`);
+    problems.push(`${source(flag)} ${JSON.stringify(echo(value))} ${result.issues[0].message}`);
     return fallback;
   };
   const platformDomain = checked("platform-domain", platformDomainSchema, "localhost");

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
 import { KEYS, scratchDirs, send, testStore } from "./helpers";
-import { isOneCleanLine, runCli, spawnServer } from "./process";
+import { isOneCleanLine, runCli, runCliInProcess, spawnServer } from "./process";
 import { testLocation } from "./sqld";
 
 // What a first-time operator types, and what they read back (issue 13, items 9 and 10 and
@@ -81,7 +81,7 @@ describe("stores add/set: owner email, name and domain are checked like a fixtur
     const data = freshData();
     const long = "n".repeat(101);
     expect((await add(data, "shop1", "--name", long)).stderr).toBe(
-      `storeapi: --name "${long}" must be at most 100 characters long.\n`,
+      `storeapi: --name "${"n".repeat(100)}…" must be at most 100 characters long.\n`,
     );
     expect((await add(data, "shop1", "--name", "")).stderr).toBe(
       "storeapi: --name needs a value\n",
@@ -317,6 +317,30 @@ describe("command-line messages", () => {
         `storeapi: ${message}\n`,
       ]);
     }
+  });
+
+  // A number of ten digits was "not a positive whole number"; a value was quoted whole.
+  test("a number past what a setting takes says the most it takes; a long value is quoted cut", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    const serve = (...flags: string[]) =>
+      runCliInProcess(["serve", "--data", data, "--listen", "127.0.0.1:0", ...flags]);
+    const big = await serve("--rate-limit", "9999999999");
+    expect([big.code, big.stderr]).toEqual([
+      2,
+      "storeapi: --rate-limit must be at most 999999999, not 9999999999\n",
+    ]);
+    const long = await serve(
+      "--trust-proxy",
+      "10.0.0.0/8",
+      "--auth-failure-limit",
+      "7".repeat(5000),
+    );
+    expect(long.stderr).toBe(
+      `storeapi: --auth-failure-limit must be at most 999999999, not ${"7".repeat(100)}…\n`,
+    );
+    const listen = await runCliInProcess(["serve", "--data", data, "--listen", "x".repeat(5000)]);
+    expect(listen.stderr).toBe(`storeapi: --listen must be HOST:PORT, not "${"x".repeat(100)}…"\n`);
   });
 
   test("an environment variable's mistake names the variable", async () => {

@@ -1,6 +1,7 @@
 import { createSignInLink, parseOrigin } from "../admin/links";
 import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
+import { echo } from "../errors";
 import { formatIsrael } from "../format/time";
 import { command, existingLocationOf, type FlagTable } from "./args";
 import { CliError, UsageError } from "./errors";
@@ -24,7 +25,7 @@ export const adminLinkCommand = command(
     const origin = values.origin === undefined ? undefined : parseOrigin(values.origin);
     if (origin === null)
       throw new UsageError(
-        `--origin must be like https://shop.example.com (scheme, host and port only), not "${values.origin}"`,
+        `--origin must be like https://shop.example.com (scheme, host and port only), not "${echo(values.origin ?? "")}"`,
       );
     const location = existingLocationOf(values);
     const platform = await Platform.open(location);

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import * as v from "valibot";
 import { requireDataDir, requireOwnDataDir } from "../db/data-dir";
 import { FileLocation, LibsqlLocation, type Location } from "../db/location";
+import { echo } from "../errors";
 import { platformDomainSchema } from "../stores/rules";
 import { UsageError } from "./errors";
 
@@ -199,7 +200,7 @@ function serverUrl(value: string, label: string): string {
   } catch {}
   if (!url || !["http:", "https:", "libsql:"].includes(url.protocol) || !url.host) {
     throw new UsageError(
-      `${label} must be an http://, https:// or libsql:// URL, not ${JSON.stringify(value)}`,
+      `${label} must be an http://, https:// or libsql:// URL, not ${JSON.stringify(echo(value))}`,
     );
   }
   return value;
@@ -263,7 +264,7 @@ export function checkValue<S extends v.GenericSchema<string, unknown>>(
   const result = v.safeParse(schema, value);
   // JSON quoting keeps the line one line whatever the value holds (CR/LF).
   if (!result.success)
-    throw new UsageError(`${label} ${JSON.stringify(value)} ${result.issues[0].message}`);
+    throw new UsageError(`${label} ${JSON.stringify(echo(value))} ${result.issues[0].message}`);
   return result.output;
 }
 
@@ -276,5 +277,5 @@ export function onOff(value: string | undefined, flag: string): boolean | undefi
   if (value === undefined) return undefined;
   if (value === "on") return true;
   if (value === "off") return false;
-  throw new UsageError(`--${flag} takes on or off, not "${value}"`);
+  throw new UsageError(`--${flag} takes on or off, not "${echo(value)}"`);
 }

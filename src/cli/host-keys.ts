@@ -1,3 +1,4 @@
+import { echo } from "../errors";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { createHostKey, deleteHostKey, listHostKeys } from "../manage/host-keys";
 import { command, type FlagTable, locationOf } from "./args";
@@ -80,7 +81,7 @@ const remove = command(
   },
   async ({ values, args: [idText] }) => {
     if (!/^[1-9]\d{0,14}$/.test(idText))
-      throw new UsageError(`ID must be a positive integer, not "${idText}"`);
+      throw new UsageError(`ID must be a positive integer, not "${echo(idText)}"`);
     const key = await withPlatform(locationOf(values), (platform) =>
       deleteHostKey(platform.db, Number(idText), Date.now()),
     );

@@ -1,6 +1,7 @@
 import type { Location } from "../db/location";
 import type { Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
+import { echo } from "../errors";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { AREAS, describePermissions } from "../keys/permissions";
 import {
@@ -25,7 +26,7 @@ export function expiresFlag(value: string | undefined, now: number): number | nu
   const expires = (value ?? "never") as ExpiryChoice;
   // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
   if (!Object.hasOwn(EXPIRY_CHOICES, expires))
-    throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${expires}"`);
+    throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${echo(expires)}"`);
   const duration = EXPIRY_CHOICES[expires];
   return duration === null ? null : now + duration;
 }
@@ -176,7 +177,7 @@ const remove = command(
   },
   async ({ values, args: [slug, idText] }) => {
     if (!/^[1-9]\d{0,14}$/.test(idText))
-      throw new UsageError(`ID must be a positive integer, not "${idText}"`);
+      throw new UsageError(`ID must be a positive integer, not "${echo(idText)}"`);
     const key = await withStore(existingLocationOf(values), slug, (store, pool) =>
       pool
         .use(slug, (db) => deleteKey(db, store, Number(idText), operator()))

@@ -78,7 +78,7 @@ export type Progress = (what: string, done: number, total: number) => void;
  */
 export function progressPrinter(
   from: number,
-  write = (line: string) => process.stderr.write(line),
+  write: (line: string) => void = (line) => process.stderr.write(line),
   clock = Date.now,
 ): Progress {
   const started = clock();

@@ -1,5 +1,6 @@
 import type { Db, Queryable } from "../db/driver";
 import type { Store } from "../db/platform";
+import { echo } from "../errors";
 import { formatIsrael } from "../format/time";
 import { queueMail } from "../mail/outbox";
 import { keyCreated, keyDeleted } from "../mail/templates";
@@ -131,7 +132,7 @@ export function prepareKey(
   for (const area of AREAS) {
     const value = request.permissions[area] ?? "none";
     if (!isAccess(value))
-      throw new KeyInputError(area, `takes none, read or write, not "${value}"`);
+      throw new KeyInputError(area, `takes none, read or write, not "${echo(value)}"`);
     permissions[area] = value;
   }
   if (options.requireAccess && AREAS.every((area) => permissions[area] === "none")) {
@@ -140,7 +141,7 @@ export function prepareKey(
   const expires = request.expires ?? "never";
   // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
   if (!Object.hasOwn(EXPIRY_CHOICES, expires))
-    throw new KeyInputError("expires", `takes never, 30d, 90d or 1y, not "${expires}"`);
+    throw new KeyInputError("expires", `takes never, 30d, 90d or 1y, not "${echo(expires)}"`);
   const duration = EXPIRY_CHOICES[expires as ExpiryChoice];
   return { name: request.name, permissions, expiresAt: duration === null ? null : now + duration };
 }
