@@ -39,6 +39,7 @@ describe("a fixture's bounds", () => {
     );
     expect(refusal('{"a b":"123456789"}')?.found).toEndWith(' at "a b"');
     expect(refusal('"123456789"')?.found).toEndWith(" at the top");
+    expect(refusal('{"stores":[{"slug":"a","123456789')?.found).toEndWith(" at stores[0]");
   });
 
   test("a record is a customer, product, order or lead of a store; it may take recordBytes", () => {

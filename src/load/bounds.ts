@@ -143,8 +143,8 @@ export class BoundsWatch {
   /** Where the tokens are, as a fixture path (`stores[0].orders[12].items`), the first `depth` frames. */
   private path(depth = this.frames.length): string {
     let path = "";
-    for (const { array, key } of this.frames.slice(0, depth)) {
-      if (key === undefined) break;
+    for (const { array, key, awaitingKey } of this.frames.slice(0, depth)) {
+      if (key === undefined || awaitingKey) break; // the key being read is no place yet
       path += array ? `[${key}]` : `${path ? "." : ""}${shownKey(String(key))}`;
     }
     return path || "the top";
