@@ -86,8 +86,11 @@ export class TooManyOpenStores extends Error {
  */
 export class CertificateRefused extends Error {
   constructor(certFile: string, reason: string) {
+    const advice = reason.includes("UnsupportedCertVersion")
+      ? "make one with X.509 version 3 extensions"
+      : "use an RSA or ECDSA certificate with X.509 version 3 extensions";
     super(
-      `--tls-cert: the TLS library refused the certificate in ${certFile} (${reason.slice(0, 200)}); make one with X.509 version 3 extensions`,
+      `--tls-cert: the TLS library refused the certificate in ${certFile} (${reason.slice(0, 200)}); ${advice}`,
     );
   }
 }

@@ -78,7 +78,6 @@ export const isStorageFailure = (error: unknown): boolean =>
   isDamaged(error) ||
   isInaccessible(error);
 
-/** SQLite's result code of either driver's error (`SQLITE_FULL`, …), or Node's errno code (`ENOSPC`). */
 /** SQLite's primary result codes by number, for the extended codes the binding has no name for. */
 const PRIMARY_CODES: Record<number, string> = {
   3: "SQLITE_PERM",
@@ -91,7 +90,8 @@ const PRIMARY_CODES: Record<number, string> = {
 };
 
 /**
- * The error's SQLite code, by name. The `libsql` binding names some extended codes
+ * SQLite's result code of either driver's error (`SQLITE_FULL`, …), or Node's errno code
+ * (`ENOSPC`). The `libsql` binding names some extended codes
  * (`SQLITE_IOERR_WRITE`) and calls others `UNKNOWN_SQLITE_ERROR_1544`
  * (SQLITE_READONLY_DIRECTORY): those are named by their primary code.
  */

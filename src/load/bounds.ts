@@ -1,5 +1,5 @@
 import { type ParsedTokenInfo, TokenType } from "@streamparser/json";
-import { SECTION_NAMES } from "./source";
+import { isSection } from "./section";
 
 /**
  * How much of a fixture file a parser may hold at once. Each is far above what a real
@@ -9,7 +9,7 @@ import { SECTION_NAMES } from "./source";
 export interface FixtureBounds {
   /** One string or number, or blank space: the longest field takes 5,000 characters. */
   valueBytes: number;
-  /** One customer, product, order or lead: an order of ~20,000 items. */
+  /** One customer, product, order or lead: an order of tens of thousands of items. */
   recordBytes: number;
   /** Everything but the records (every store's own fields, keys and statuses), held until it is checked. */
   outlineBytes: number;
@@ -135,7 +135,7 @@ export class BoundsWatch {
       root.key === "stores" &&
       stores.array &&
       !store.array &&
-      (SECTION_NAMES as readonly unknown[]).includes(store.key) &&
+      isSection(store.key) &&
       section.array
     );
   }

@@ -2,6 +2,7 @@ import { createHash, type Hash } from "node:crypto";
 import { createReadStream, statSync } from "node:fs";
 import { type JSONParserOptions, Tokenizer, TokenParser } from "@streamparser/json";
 import { BoundsWatch, FixtureTooLarge } from "./bounds";
+import { isSection, SECTION_NAMES, type SectionName } from "./section";
 
 /**
  * Where a fixture comes from. A file is read twice and never held: once for its outline
@@ -10,8 +11,7 @@ import { BoundsWatch, FixtureTooLarge } from "./bounds";
  * tests) is walked the same way.
  */
 
-export const SECTION_NAMES = ["customers", "products", "orders", "leads"] as const;
-export type SectionName = (typeof SECTION_NAMES)[number];
+export { SECTION_NAMES, type SectionName } from "./section";
 
 /** One record, where it sits in the fixture. */
 export interface FixtureRecord {
@@ -42,9 +42,6 @@ export interface FixtureSource {
 
 /** A file that is not a JSON document, could not be read, or changed while it was read; the message follows its name. */
 export class UnreadableFixture extends Error {}
-
-const isSection = (key: unknown): key is SectionName =>
-  (SECTION_NAMES as readonly unknown[]).includes(key);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -189,6 +186,7 @@ async function* parsed<T>(
   if (emitted.length) yield emitted.splice(0);
 }
 
+/** A failed read of the file in the operator's terms, with the line where it applies. */
 async function unreadable(path: string, error: unknown): Promise<UnreadableFixture> {
   if (error instanceof FixtureTooLarge) {
     const { found, advice, offset } = error;
