@@ -3,15 +3,35 @@ import { isStorageFailure } from "./db/driver";
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** Where log lines go: stdout, or in tests a stand-in. `write` is false once it holds more than it has passed on. */
+export interface LogOutput {
+  write(chunk: string): boolean;
+  once(event: "drain", listener: () => void): unknown;
+}
+
+/**
+ * Most log text held while stdout is not being read (a stalled pipe to a log shipper):
+ * past it lines are dropped, counted, and the count is logged once stdout drains.
+ */
+export const MAX_HELD_LOG_BYTES = 8 * 1024 * 1024;
+
 /**
  * JSON lines on stdout. Request lines are buffered and written once per tick, so a
- * busy server does not make one write call per request.
+ * busy server does not make one write call per request. While stdout is not read, what
+ * waits is bounded: Bun would hold every line written to a full pipe (540,000 request
+ * lines grew a server by 150 MB with its reader stopped).
  */
 export class Logger {
   private buffer: string[] = [];
+  private heldBytes = 0;
+  private dropped = 0;
   private scheduled = false;
+  private waitingForDrain = false;
 
-  constructor(readonly level: LogLevel = "info") {}
+  constructor(
+    readonly level: LogLevel = "info",
+    private readonly out: LogOutput = process.stdout,
+  ) {}
 
   enabled(level: LogLevel): boolean {
     return LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(this.level) && this.level !== "silent";
@@ -19,7 +39,7 @@ export class Logger {
 
   write(level: LogLevel, entry: Record<string, unknown>): void {
     if (!this.enabled(level)) return;
-    this.buffer.push(JSON.stringify({ level, ...entry }));
+    this.hold(JSON.stringify({ level, ...entry }));
     if (!this.scheduled) {
       this.scheduled = true;
       setTimeout(() => this.flush(), 0);
@@ -32,9 +52,7 @@ export class Logger {
 
   /** An info line written whatever the level (the address a server chose for port 0). */
   always(msg: string, fields: Record<string, unknown> = {}): void {
-    this.buffer.push(
-      JSON.stringify({ level: "info", time: new Date().toISOString(), msg, ...fields }),
-    );
+    this.hold(JSON.stringify({ level: "info", time: new Date().toISOString(), msg, ...fields }));
     this.flush();
   }
 
@@ -48,10 +66,38 @@ export class Logger {
 
   flush(): void {
     this.scheduled = false;
+    if (this.waitingForDrain) return; // written when stdout has taken what it holds
+    if (this.dropped > 0) {
+      const count = this.dropped;
+      this.dropped = 0;
+      this.buffer.push(
+        JSON.stringify({
+          level: "warn",
+          time: new Date().toISOString(),
+          msg: "log lines dropped: stdout was not read",
+          count,
+        }),
+      );
+    }
     if (this.buffer.length === 0) return;
     const chunk = `${this.buffer.join("\n")}\n`;
     this.buffer = [];
-    process.stdout.write(chunk);
+    this.heldBytes = 0;
+    if (this.out.write(chunk)) return;
+    this.waitingForDrain = true;
+    this.out.once("drain", () => {
+      this.waitingForDrain = false;
+      this.flush();
+    });
+  }
+
+  private hold(line: string): void {
+    if (this.heldBytes + line.length > MAX_HELD_LOG_BYTES) {
+      this.dropped++;
+      return;
+    }
+    this.buffer.push(line);
+    this.heldBytes += line.length + 1;
   }
 }
 
