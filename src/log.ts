@@ -7,6 +7,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface LogOutput {
   write(chunk: string): boolean;
   once(event: "drain", listener: () => void): unknown;
+  /** Resolves once what was written has gone out, where writes finish later. */
+  settled?(): Promise<void>;
 }
 
 /**
@@ -89,6 +91,12 @@ export class Logger {
       this.waitingForDrain = false;
       this.flush();
     });
+  }
+
+  /** Writes what waits, and resolves once it has gone out (before the process exits). */
+  settled(): Promise<void> {
+    this.flush();
+    return this.out.settled?.() ?? Promise.resolve();
   }
 
   private hold(line: string): void {

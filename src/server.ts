@@ -44,6 +44,8 @@ export interface RunningServer {
  * when it is spent (a client sending its body slowly) are closed.
  */
 export const STOP_GRACE_MS = 5000;
+/** How long a stopping server waits for its last log lines to go out (a stalled reader takes none). */
+const LOG_SETTLE_MS = 2000;
 
 const hostPort = (hostname: string, port: number | undefined) =>
   `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
@@ -157,7 +159,7 @@ function reportOthersFiles(paths: string[], logger: Logger): void {
 
 export async function startServer(
   config: ServeConfig,
-  logger = new Logger(config.logLevel),
+  logger = new Logger(config.logLevel, runtime().logOutput()),
 ): Promise<RunningServer> {
   const location = config.location ?? new FileLocation(config.dataDir);
   // On a libSQL server the data directory holds only this node's name (`node-id`) and,
@@ -333,7 +335,7 @@ async function serveFrom(
         await pool.close();
         await platform.close();
         lock.release();
-        logger.flush();
+        await waitAtMost(logger.settled(), LOG_SETTLE_MS);
       })()),
   };
 }

@@ -1,5 +1,10 @@
 import { expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { loadFixture } from "../src/load/load";
 import { Logger, type LogOutput, MAX_HELD_LOG_BYTES } from "../src/log";
+import { KEYS, send, tempDir, testStore } from "./helpers";
+import { spawnServer } from "./process";
+import { testLocation } from "./sqld";
 
 /** A stdout whose reader has stopped until `drain()`: it takes every chunk and says it is full. */
 class StalledOutput implements LogOutput {
@@ -55,3 +60,26 @@ test("while stdout is not read, at most MAX_HELD_LOG_BYTES wait; the rest are co
   logger.flush();
   expect(out.lines().at(-1)?.msg).toBe("after");
 });
+
+// Under Deno a write to a full pipe waited: the server stopped answering with its log unread.
+test("a server whose stdout nobody reads goes on answering", async () => {
+  const dataDir = tempDir("storeapi-log-stall-");
+  await loadFixture(await testLocation(dataDir), { stores: [testStore()] });
+  const server = await spawnServer(dataDir, ["--rate-limit", "100000"], {}, { readLog: false });
+  try {
+    // ~600-byte log lines: far more than a pipe holds (64 KiB).
+    const path = `/api/v1/products?limit=1&q=${"x".repeat(500)}`;
+    for (let round = 0; round < 40; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => send(server.url, path, { key: KEYS.all })),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(400));
+    }
+    const health = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(20_000) });
+    expect(health.status).toBe(200);
+  } finally {
+    server.proc.kill("SIGKILL");
+    await server.proc.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 120_000);

@@ -155,7 +155,7 @@ export async function spawnServer(
   dataDir: string,
   flags: string[] = [],
   env: Record<string, string> = {},
-  { allowHttp = true } = {},
+  { allowHttp = true, readLog = true } = {},
 ): Promise<ServerProcess> {
   const libsql = TEST_LIBSQL ? (await sqldFor(dataDir)).serveFlags : [];
   const proc = Bun.spawn(
@@ -192,11 +192,12 @@ export async function spawnServer(
       if (line.includes('"listening"')) url = JSON.parse(line).url;
     }
   }
-  // Keep draining stdout so the server never blocks on a full pipe.
-  (async () => {
-    for (let chunk = await pending; !chunk.done; chunk = await reader.read())
-      buffered += decoder.decode(chunk.value);
-  })().catch(() => {});
+  // Keep draining stdout so the server never blocks on a full pipe (unless the test wants one).
+  if (readLog)
+    (async () => {
+      for (let chunk = await pending; !chunk.done; chunk = await reader.read())
+        buffered += decoder.decode(chunk.value);
+    })().catch(() => {});
   return {
     url,
     proc,

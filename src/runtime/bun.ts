@@ -10,6 +10,9 @@ export const bunRuntime: Runtime = {
   name: "bun",
   fetchSetsHost: true,
 
+  // Bun's stdout takes every write and says when it holds too much (`write` is false, then "drain").
+  logOutput: () => process.stdout,
+
   get version() {
     return `Bun ${Bun.version}`;
   },

@@ -1,9 +1,11 @@
+import type { LogOutput } from "../log";
 import { LIBC, raiseOpenFilesLimitWith } from "./open-files";
 import { type Runtime, unexpectedError } from "./runtime";
 
 /** The part of Deno's global this file uses (the project type-checks against Bun's types). */
 declare const Deno: {
   version: { deno: string };
+  stdout: { write(bytes: Uint8Array): Promise<number> };
   serve(
     options: { hostname: string; port: number; cert?: string; key?: string; onListen(): void },
     handler: (
@@ -24,6 +26,42 @@ declare const Deno: {
 };
 
 /**
+ * Deno's `process.stdout.write` waits while a pipe is full: a log reader that stops would
+ * stop the server. Chunks go out one at a time in the background instead (the Logger holds
+ * what comes meanwhile, bounded); a reader that is gone drops them.
+ */
+class DenoStdout implements LogOutput {
+  private writing: Promise<void> = Promise.resolve();
+  private drained: Array<() => void> = [];
+  private readonly encoder = new TextEncoder();
+
+  write(chunk: string): boolean {
+    this.writing = this.writeAll(this.encoder.encode(chunk)).then(() => {
+      const listeners = this.drained;
+      this.drained = [];
+      for (const listener of listeners) listener();
+    });
+    return false;
+  }
+
+  once(_event: "drain", listener: () => void): void {
+    this.drained.push(listener);
+  }
+
+  settled(): Promise<void> {
+    return this.writing;
+  }
+
+  private async writeAll(bytes: Uint8Array): Promise<void> {
+    try {
+      while (bytes.length > 0) bytes = bytes.subarray(await Deno.stdout.write(bytes));
+    } catch {
+      // No reader (EPIPE): the lines have nowhere to go.
+    }
+  }
+}
+
+/**
  * Deno (scripts/storeapi-deno runs the sources from node_modules). Deno.serve has no body
  * size backstop (the app's own limit applies); its Worker cannot be unreferenced (the
  * server's stop ends the process); `gc` exists only with `--v8-flags=--expose-gc`.
@@ -31,6 +69,8 @@ declare const Deno: {
 export const denoRuntime: Runtime = {
   name: "deno",
   fetchSetsHost: false,
+
+  logOutput: () => new DenoStdout(),
 
   get version() {
     return `Deno ${Deno.version.deno}`;

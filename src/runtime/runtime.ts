@@ -1,3 +1,4 @@
+import type { LogOutput } from "../log";
 import type { OpenFilesLimit } from "./open-files";
 
 /**
@@ -31,6 +32,8 @@ export interface Runtime {
    * the limit in force; null where libc cannot be reached (then nothing changes).
    */
   raiseOpenFilesLimit(): Promise<OpenFilesLimit | null>;
+  /** Where a server's log lines go: stdout, written so that a reader that stops holds up nothing. */
+  logOutput(): LogOutput;
 }
 
 /** What the server tells the app about each request's connection. */
