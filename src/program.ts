@@ -85,8 +85,10 @@ function commandFirst(argv: string[]): string[] {
   return [...rest.slice(0, words), ...flags, ...rest.slice(words)];
 }
 
-export async function main(commandLine: string[]): Promise<number> {
-  const argv = commandFirst(commandLine);
+export const main = (commandLine: string[]): Promise<number> => run(commandFirst(commandLine));
+
+/** Runs a command line already in command-first order. */
+async function run(argv: string[]): Promise<number> {
   const [first] = argv;
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
     printText(overview(COMMANDS));
@@ -149,7 +151,7 @@ export async function runMain(choice: Runtime): Promise<void> {
   const serving =
     ["serve", "demo"].includes(argv[0] ?? "") && !argv.some((a) => a === "--help" || a === "-h");
   watchOutput();
-  let code = await main(argv);
+  let code = await run(argv);
   const failure = await outputFailure();
   if (failure && !serving) {
     process.stderr.write(`storeapi: ${failure}\n`);
