@@ -38,6 +38,7 @@ describe("StoreRegistry.resolveHost", () => {
       "Shop1.LocalHost:8080",
       "shop1.example.com.",
       "shop1.localhost.:8080",
+      "shop1.localhost:",
     ]) {
       expect([host, registry.resolveHost(host)?.slug]).toEqual([host, "shop1"]);
     }
@@ -56,6 +57,12 @@ describe("StoreRegistry.resolveHost", () => {
       ".localhost",
       "shop1.example.com..",
       "localhost.",
+      "shop1.localhost:abc",
+      "shop1.example.com:80x",
+      "shop1.example.com:-1",
+      "[::1]x",
+      "[::1",
+      ":8080",
     ]) {
       expect([host, registry.resolveHost(host)]).toEqual([host, undefined]);
     }

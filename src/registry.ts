@@ -101,12 +101,14 @@ export class StoreRegistry {
   }
 
   /**
-   * The store a Host header names: its own domain or `{slug}.{platformDomain}`; port ignored.
-   * `shop.example.com.` (the fully qualified form, trailing dot) is the same name.
+   * The store a Host header names: its own domain or `{slug}.{platformDomain}`; port ignored
+   * (a port that is not digits makes the header name no store). `shop.example.com.` (the
+   * fully qualified form, trailing dot) is the same name.
    */
   resolveHost(host: string | undefined | null): Store | undefined {
-    if (!host) return undefined;
-    const name = stripPort(host).toLowerCase().replace(/\.$/, "");
+    const hostName = host ? withoutPort(host) : undefined;
+    if (!hostName) return undefined;
+    const name = hostName.toLowerCase().replace(/\.$/, "");
     const own = this.byDomain.get(name);
     if (own) return own;
     const suffix = `.${this.platformDomain.toLowerCase()}`;
@@ -115,8 +117,10 @@ export class StoreRegistry {
   }
 }
 
-function stripPort(host: string): string {
-  if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1);
-  const colon = host.lastIndexOf(":");
-  return colon === -1 ? host : host.slice(0, colon);
+/** `host` of `host[:port]`, or undefined when the port is not digits (RFC 3986 `port`). */
+function withoutPort(host: string): string | undefined {
+  const nameEnd = host.startsWith("[") ? host.indexOf("]") + 1 : host.lastIndexOf(":");
+  if (nameEnd === -1) return host;
+  const port = host.slice(nameEnd);
+  return nameEnd > 0 && /^(:\d*)?$/.test(port) ? host.slice(0, nameEnd) : undefined;
 }
