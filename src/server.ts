@@ -16,6 +16,7 @@ import { HealthProbe } from "./health";
 import { Housekeeper } from "./housekeeping";
 import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
+import { RequestsInFlight } from "./http/in-flight";
 import { RateLimiter } from "./http/rate-limit";
 import { errorFields, Logger, type ReportError, requestFailureLog } from "./log";
 import { MailWorker } from "./mail/worker";
@@ -266,6 +267,7 @@ async function serveFrom(
       : undefined,
   });
   const app = createApp(deps);
+  const inFlight = new RequestsInFlight();
   const tls = config.tls ? { cert: config.tls.cert, key: config.tls.key } : undefined;
   const server = listenOn(
     "--listen",
@@ -278,7 +280,7 @@ async function serveFrom(
         tls,
         // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
         maxRequestBodySize: 64 * 1024 * 1024,
-        fetch: app.fetch,
+        fetch: inFlight.track(app.fetch),
       }),
     config.tls?.certFile,
   );
@@ -325,6 +327,8 @@ async function serveFrom(
         const deadline = Date.now() + STOP_GRACE_MS;
         await waitAtMost(server.stop(), STOP_GRACE_MS);
         await server.stop(true);
+        // Handlers of clients that hung up run on; they finish before the databases close.
+        await waitAtMost(inFlight.idle(), Math.max(0, deadline - Date.now()));
         await metricsServer?.stop();
         health.stop();
         stopCertificateWatch();
