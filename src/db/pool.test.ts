@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { ClientClosed } from "../errors";
 import { DatabaseUnavailable, type Db } from "./driver";
 import type { Location } from "./location";
 import { defaultMaxOpenStores, maxOpenStoresFitting, StorePool } from "./pool";
@@ -9,7 +10,7 @@ import { defaultMaxOpenStores, maxOpenStoresFitting, StorePool } from "./pool";
  * recorded when it runs.
  */
 function recordingLocation(events: string[]): Location {
-  const db = { close: async () => {} } as unknown as Db;
+  const db = { close: async () => void events.push("close") } as unknown as Db;
   return {
     describe: "memory",
     remote: false,
@@ -46,6 +47,43 @@ test("background use of a closed store closes it again; a store in use stays ope
   await pool.use("in-use", async () => {}, { background: true });
   expect(pool.openSlugs()).toEqual(["in-use"]);
   expect([...pool.takeUsed()]).toEqual(["in-use"]);
+});
+
+test("a queued open is skipped when every client waiting for it has hung up", async () => {
+  const events: string[] = [];
+  const pool = new StorePool(recordingLocation(events), 16);
+  const busy = pool.acquire("busy");
+  const gone = new AbortController();
+  const abandoned = pool.acquire("abandoned", { hungUp: gone.signal });
+  const stillWanted = new AbortController();
+  const shared = [
+    pool.acquire("shared", { hungUp: stillWanted.signal }),
+    pool.acquire("shared", { hungUp: gone.signal }),
+  ];
+  gone.abort();
+  await expect(abandoned).rejects.toBeInstanceOf(ClientClosed);
+  await Promise.all([busy, ...shared]);
+  expect(events.filter((event) => event.startsWith("open"))).toEqual(["open busy", "open shared"]);
+  expect(pool.openSlugs()).toEqual(["busy", "shared"]);
+});
+
+test("closing a store waits for the request holding it", async () => {
+  const events: string[] = [];
+  const pool = new StorePool(recordingLocation(events), 16);
+  const lease = await pool.acquire("deleted");
+  const closed = pool.closeStore("deleted").then(() => events.push("closed"));
+  await Bun.sleep(20);
+  events.push("request done");
+  lease.release();
+  await closed;
+  expect(events).toEqual([
+    "open deleted",
+    "work queued during deleted",
+    "request done",
+    "close",
+    "closed",
+  ]);
+  expect(pool.openSlugs()).toEqual([]);
 });
 
 test("the default pool gives half the open-files limit (past 1,024 kept) to stores, at most 2,048", () => {

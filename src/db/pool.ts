@@ -1,3 +1,4 @@
+import { ClientClosed } from "../errors";
 import type { ReportError } from "../log";
 import { runtime } from "../runtime/runtime";
 import { CheckpointSchedule } from "./checkpoint-schedule";
@@ -11,11 +12,20 @@ interface Entry {
   /** The database once it is open. */
   open?: Db;
   leases: number;
+  /** Called when the last lease is released (see `closeStore`). */
+  onReleased?: () => void;
+  /** Leases waiting for the open whose client has hung up since. */
+  abandoned: number;
 }
 
-/** `background`: housekeeping or a scrape, neither a use of the store nor a reason to keep it open. */
+/**
+ * `background`: housekeeping or a scrape, neither a use of the store nor a reason to keep
+ * it open. `hungUp`: the request's client went away (its queued open is then skipped when
+ * nobody else waits for it).
+ */
 interface Use {
   background?: boolean;
+  hungUp?: AbortSignal;
 }
 
 export interface Lease {
@@ -70,6 +80,42 @@ export function maxOpenStoresFitting(openFilesLimit: number, descriptorsPerStore
  */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/**
+ * How long closing a store waits for the requests holding it: a client sending its body
+ * slowly must not hold up a store's deletion for long.
+ */
+const CLOSE_WAIT_MS = 5000;
+
+/** Resolves when no lease on `entry` is left, or after `ms`. */
+function released(entry: Entry, ms: number): Promise<void> {
+  if (entry.leases === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    entry.onReleased = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+}
+
+/** The entry's database once open; meanwhile counted as abandoned if its client hangs up. */
+async function openedFor(entry: Entry, hungUp: AbortSignal | undefined): Promise<Db> {
+  if (!hungUp) return entry.db;
+  let counted = false;
+  const hangUp = () => {
+    counted = true;
+    entry.abandoned++;
+  };
+  if (hungUp.aborted) hangUp();
+  else hungUp.addEventListener("abort", hangUp, { once: true });
+  try {
+    return await entry.db;
+  } finally {
+    hungUp.removeEventListener("abort", hangUp);
+    if (counted) entry.abandoned--;
+  }
+}
+
 /** A lease already counted in `entry.leases`; releasing it twice counts once. */
 function leaseOf(entry: Entry, db: Db): Lease {
   let released = false;
@@ -79,6 +125,7 @@ function leaseOf(entry: Entry, db: Db): Lease {
       if (released) return;
       released = true;
       entry.leases--;
+      if (entry.leases === 0) entry.onReleased?.();
     },
   };
 }
@@ -132,9 +179,16 @@ export class StorePool {
    * stores must not hold up requests to the stores already open. (A libSQL server's opens
    * are network round trips that block nothing; they are not queued.)
    */
-  private openStore(slug: string, migrations: typeof storeMigrations): Promise<Db> {
+  private openStore(
+    slug: string,
+    migrations: typeof storeMigrations,
+    wanted: () => boolean,
+  ): Promise<Db> {
     if (this.location.remote) return this.openNow(slug, migrations);
-    const opened = this.opening.then(yieldToEventLoop).then(() => this.openNow(slug, migrations));
+    const opened = this.opening.then(yieldToEventLoop).then(() => {
+      if (!wanted()) throw new ClientClosed("every client waiting for this store hung up");
+      return this.openNow(slug, migrations);
+    });
     this.opening = opened.then(
       () => {},
       () => {},
@@ -171,15 +225,18 @@ export class StorePool {
     let entry = this.entries.get(slug);
     if (!entry) {
       const migrations = this.current.has(slug) ? [] : storeMigrations;
-      const db = this.openStore(slug, migrations);
+      const created = { leases: 0, abandoned: 0 } as Entry;
+      const db = this.openStore(slug, migrations, () => created.leases > created.abandoned);
+      created.db = db;
       this.missCount++;
-      const created: Entry = { db, leases: 0 };
       db.then(
         (opened) => {
           created.open = opened;
           this.current.add(slug);
         },
-        () => this.entries.delete(slug),
+        () => {
+          if (this.entries.get(slug) === created) this.entries.delete(slug);
+        },
       );
       entry = created;
     }
@@ -187,7 +244,7 @@ export class StorePool {
     entry.leases++;
     const current = entry;
     try {
-      const db = await current.db;
+      const db = await openedFor(current, use.hungUp);
       this.evictIdle();
       return leaseOf(current, db);
     } catch (error) {
@@ -274,12 +331,17 @@ export class StorePool {
     );
   }
 
-  /** Closes one store's database (its store was deleted); a request still holding a lease keeps its handle until done. */
+  /**
+   * Closes one store's database (its store was deleted or replaced) once the requests
+   * holding it are done (at most `CLOSE_WAIT_MS`): closed under one, a write acknowledged
+   * meanwhile could miss the checkpoint a deletion archives.
+   */
   async closeStore(slug: string): Promise<void> {
     const entry = this.entries.get(slug);
     if (!entry) return;
     this.entries.delete(slug);
     if (this.mostRecent === slug) this.mostRecent = undefined;
+    await released(entry, CLOSE_WAIT_MS);
     await entry.db.then((db) => this.closeDb(db, true)).catch(() => {});
   }
 

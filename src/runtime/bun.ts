@@ -35,6 +35,9 @@ export const bunRuntime: Runtime = {
           get peerIp() {
             return srv.requestIP(request)?.address ?? "unknown";
           },
+          get hungUp() {
+            return request.signal;
+          },
           tls: secure,
         }),
     });

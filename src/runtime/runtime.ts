@@ -42,6 +42,11 @@ export interface Connection {
   peerIp: string;
   /** Whether the connection itself is TLS. */
   tls: boolean;
+  /**
+   * Aborted when the client hangs up before its answer (Bun; Deno's request signal does not
+   * tell a hang-up from a delivered answer, so it gives none).
+   */
+  hungUp?: AbortSignal;
 }
 
 export interface ServeOptions {

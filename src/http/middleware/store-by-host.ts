@@ -18,7 +18,9 @@ export function storeByHost(registry: StoreRegistry, pool: StorePool): Middlewar
     const lease = pool.leaseOpen(store.slug);
     return lease
       ? withLease(c, lease, next)
-      : pool.acquire(store.slug).then((opened) => withLease(c, opened, next));
+      : pool
+          .acquire(store.slug, { hungUp: c.env?.hungUp })
+          .then((opened) => withLease(c, opened, next));
   };
 }
 
