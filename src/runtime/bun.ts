@@ -1,3 +1,4 @@
+import { edenGC } from "bun:jsc";
 import { LIBC, raiseOpenFilesLimitWith } from "./open-files";
 import { type Runtime, unexpectedError } from "./runtime";
 
@@ -50,6 +51,8 @@ export const bunRuntime: Runtime = {
   sleep: (ms) => Bun.sleep(ms),
 
   collectGarbage: () => Bun.gc(true),
+
+  collectYoungGarbage: () => edenGC(),
 
   startWorker(path) {
     const compiled = import.meta.url.includes("$bunfs");

@@ -104,6 +104,9 @@ export const denoRuntime: Runtime = {
 
   collectGarbage: () => (globalThis as { gc?: () => void }).gc?.(),
 
+  collectYoungGarbage: () =>
+    (globalThis as { gc?: (options: { type: "minor" }) => void }).gc?.({ type: "minor" }),
+
   startWorker: (path) =>
     new Worker(new URL(`../${path}`, import.meta.url).href, { type: "module" }),
 

@@ -21,6 +21,8 @@ export interface Runtime {
   sleep(ms: number): Promise<void>;
   /** A full garbage collection, where the runtime offers one (else nothing). */
   collectGarbage(): void;
+  /** A collection of the young generation only (short-lived objects): a short pause. */
+  collectYoungGarbage(): void;
   /**
    * Starts a background module Worker from `path` (relative to src/, e.g.
    * "db/checkpoint-worker.ts"), found in the sources or embedded in the binary. Small and
