@@ -2,7 +2,9 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { asApiError } from "../errors";
 import { ClientDb } from "./client";
+import { DatabaseUnavailable } from "./driver";
 
 const dir = mkdtempSync(join(tmpdir(), "storeapi-client-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -87,4 +89,13 @@ test("batches that wait for the writer together are committed in one transaction
     { v: 30 },
   ]);
   await db.close();
+});
+
+test("a read after close is the store unavailable (503), not a server error", async () => {
+  const db = await new ClientDb(`file:${join(dir, "closed.db")}`).init();
+  await db.exec("CREATE TABLE t (v INTEGER)");
+  await db.close();
+  const refused = await db.get("SELECT 1").catch((error: unknown) => error);
+  expect(refused).toBeInstanceOf(DatabaseUnavailable);
+  expect(asApiError(refused).code).toBe("store_unavailable");
 });

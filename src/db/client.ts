@@ -13,6 +13,7 @@ import {
   BUSY_TIMEOUT_MS,
   DatabaseUnavailable,
   type Db,
+  databaseClosed,
   isStorageFailure,
   Mutex,
   type Queryable,
@@ -34,6 +35,7 @@ function unavailableOrSelf(error: unknown): unknown {
     return new DatabaseUnavailable(`the libSQL server answered: ${error.message}`, {
       cause: error,
     });
+  if (error instanceof LibsqlError && error.code === "CLIENT_CLOSED") return databaseClosed(error);
   if ((error as Error)?.name === "TimeoutError")
     return new DatabaseUnavailable("the libSQL server did not answer in time", { cause: error });
   for (let cause = error; cause instanceof Error; cause = cause.cause)

@@ -68,6 +68,16 @@ export interface Db extends Queryable {
 export class DatabaseUnavailable extends Error {}
 
 /**
+ * A request used its store's database after it was closed: the store was deleted or
+ * replaced, or the server stopped, while the request waited longer than they wait for it.
+ */
+export const databaseClosed = (cause?: unknown) =>
+  new DatabaseUnavailable(
+    "the store's database was closed under this request (store deleted or replaced, or the server stopping)",
+    { cause },
+  );
+
+/**
  * Whether a failure is the storage's rather than the request's: the database out of
  * reach, its disk full (SQLite has rolled the transaction back), its file damaged or
  * not to be opened. Answered 503 `store_unavailable`.

@@ -2,6 +2,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { asApiError } from "../errors";
+import { DatabaseUnavailable } from "./driver";
 import { NativeDb } from "./native";
 
 const dir = mkdtempSync(join(tmpdir(), "storeapi-native-"));
@@ -41,4 +43,15 @@ test("a batch is all or nothing: a failing statement rolls back the ones before 
   await db.batch([{ sql: "INSERT INTO t VALUES (?)", args: [3] }]);
   expect(await db.all("SELECT v FROM t ORDER BY v")).toEqual([{ v: 1 }, { v: 3 }]);
   await db.close();
+});
+
+test("a read or write after close is the store unavailable (503), not a server error", async () => {
+  const db = new NativeDb(join(dir, "closed.db"));
+  await db.exec("CREATE TABLE t (v INTEGER)");
+  await db.close();
+  for (const use of [() => db.get("SELECT 1"), () => db.run("INSERT INTO t VALUES (1)")]) {
+    const refused = await use().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DatabaseUnavailable);
+    expect(asApiError(refused).code).toBe("store_unavailable");
+  }
 });

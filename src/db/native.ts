@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import Database from "libsql";
 import type { Args, Db, Queryable, Row, RunResult, Statement } from "./driver";
-import { BUSY_TIMEOUT_MS, Mutex } from "./driver";
+import { BUSY_TIMEOUT_MS, databaseClosed, Mutex } from "./driver";
 
 interface Prepared {
   run(...args: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
@@ -65,6 +65,7 @@ export class Connection implements Queryable {
 
   /** Statements prepared so far; the first `UNCACHED_PREPARES` are not cached. */
   private prepared = 0;
+  private closed = false;
 
   constructor(readonly raw: InstanceType<typeof Database>) {}
 
@@ -72,6 +73,7 @@ export class Connection implements Queryable {
     const cache = this.statements[use];
     let statement = cache.get(sql);
     if (statement) return statement;
+    if (this.closed) throw databaseClosed();
     statement = this.raw.prepare(sql) as unknown as Prepared;
     if (++this.prepared <= UNCACHED_PREPARES) return statement;
     if (cache.size >= STATEMENT_CACHE_SIZE) {
@@ -91,6 +93,7 @@ export class Connection implements Queryable {
    */
   close(): void {
     for (const cache of Object.values(this.statements)) cache.clear();
+    this.closed = true;
     this.raw.close();
     noteClosed(this.raw, this.prepared > UNCACHED_PREPARES);
   }
