@@ -11,9 +11,9 @@ interface Prepared {
 
 const STATEMENT_CACHE_SIZE = 200;
 /**
- * A connection caches statements only after its first 8 prepares (a store's first five or
- * so requests: its first prepares two more). A store touched a few times before it is
- * closed again then leaves only short-lived statements, which a young-generation
+ * A connection caches statements only after its first 8 prepares (about a store's first
+ * six requests: a GET of one order prepares three, then one). A store touched a few times
+ * before it is closed again then leaves only short-lived statements, which a young-generation
  * collection (~4 ms) frees with the connection's files; cached ones live long, and only a
  * full collection (~25 ms) frees those.
  */
