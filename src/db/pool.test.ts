@@ -94,9 +94,12 @@ test("the default pool gives half the open-files limit (past 1,024 kept) to stor
   expect(defaultMaxOpenStores(20_000, 10)).toBe(948);
 });
 
-test("the stores an open-files limit holds: after 1,024 kept and 128 closed connections waiting", () => {
-  expect(maxOpenStoresFitting(2048, 4)).toBe(128);
-  expect(maxOpenStoresFitting(20_000, 4)).toBe(4_616);
+test("the stores an open-files limit holds: after 1,024 kept and a closed connection waiting per store, at most 512", () => {
+  expect(maxOpenStoresFitting(2048, 4)).toBe(146);
+  expect(maxOpenStoresFitting(4096, 4)).toBe(438);
+  expect(maxOpenStoresFitting(20_000, 4)).toBe(4_360);
+  for (const limit of [2048, 4096, 20_000])
+    expect(defaultMaxOpenStores(limit)).toBeLessThanOrEqual(maxOpenStoresFitting(limit, 4));
   expect(maxOpenStoresFitting(1024, 4)).toBe(0);
   expect(maxOpenStoresFitting(1024, 0)).toBe(Number.POSITIVE_INFINITY);
 });
