@@ -96,7 +96,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 const CLOSE_WAIT_MS = 5000;
 
 /** Resolves when no lease on `entry` is left, or after `ms`. */
-function released(entry: Entry, ms: number): Promise<void> {
+function untilLeasesReleased(entry: Entry, ms: number): Promise<void> {
   if (entry.leases === 0) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
@@ -359,7 +359,7 @@ export class StorePool {
     if (!entry) return;
     this.entries.delete(slug);
     if (this.mostRecent === slug) this.mostRecent = undefined;
-    await released(entry, CLOSE_WAIT_MS);
+    await untilLeasesReleased(entry, CLOSE_WAIT_MS);
     await entry.db.then((db) => this.closeDb(db, true)).catch(() => {});
   }
 
