@@ -22,6 +22,37 @@ test("a get after an all of the same SQL answers its own arguments (the binding 
   await db.close();
 });
 
+test("a cached statement's row is named as the binding names it: nulls, blobs, a repeated name, no row", async () => {
+  const db = new NativeDb(join(dir, "rows.db"));
+  await db.exec(
+    "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB); INSERT INTO t VALUES (1, NULL, x'0102'), (2, 'two', NULL)",
+  );
+  const queries: [string, unknown[]][] = [
+    ["SELECT * FROM t WHERE id = ?", [1]],
+    ["SELECT * FROM t WHERE id = ?", [2]],
+    ["SELECT id, name AS id FROM t WHERE id = ?", [2]],
+    ["SELECT count(*) AS n, max(id) AS top FROM t WHERE id > ?", [0]],
+    ["SELECT * FROM t WHERE id = ?", [3]],
+  ];
+  const rows = () => Promise.all(queries.map(([sql, args]) => db.get(sql, args as [])));
+  const expected: unknown[] = [
+    { id: 1, name: null, data: Buffer.from([1, 2]) },
+    { id: 2, name: "two", data: null },
+    { id: "two" },
+    { n: 2, top: 2 },
+    undefined,
+  ];
+  // The first round is prepared uncached: the binding names the row (and adds its own
+  // `_metadata`); from the third on the statements are cached and answer arrays.
+  const uncached = await rows();
+  for (const row of uncached) if (row) delete row._metadata;
+  expect(uncached as unknown[]).toEqual(expected);
+  await rows();
+  expect((await rows()) as unknown[]).toEqual(expected);
+  expect((await rows()) as unknown[]).toEqual(expected);
+  await db.close();
+});
+
 test("a batch is all or nothing: a failing statement rolls back the ones before it", async () => {
   const db = new NativeDb(join(dir, "b.db"));
   await db.exec("CREATE TABLE t (v INTEGER UNIQUE)");

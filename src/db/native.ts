@@ -1,12 +1,14 @@
 import { statSync } from "node:fs";
 import Database from "libsql";
-import type { Args, Db, Queryable, Row, RunResult, Statement } from "./driver";
+import type { Args, Db, Queryable, Row, RunResult, SqlValue, Statement } from "./driver";
 import { BUSY_TIMEOUT_MS, databaseClosed, Mutex } from "./driver";
 
 interface Prepared {
   run(...args: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
   get(...args: unknown[]): unknown;
   all(...args: unknown[]): unknown[];
+  raw(on: boolean): Prepared;
+  columns(): { name: string }[];
 }
 
 const STATEMENT_CACHE_SIZE = 200;
@@ -47,8 +49,46 @@ function noteClosed(raw: object, cached: boolean): void {
   released.register(raw, undefined);
 }
 
-/** How a cached statement is used: the binding gets it wrong when one statement serves two. */
-type Use = "get" | "all" | "run";
+/**
+ * A cached statement read through `get` answers its row as an array (the binding's raw
+ * mode), named here from its column list: the binding's own rows name every column
+ * through N-API and carry a `_metadata` object, ~5 µs more per row (measured: 12 → 7 µs
+ * for an order on one store). Asking a statement for its columns costs ~45 µs, so only
+ * cached statements do. Lists are shared by statements with the same columns.
+ */
+interface RowStatement {
+  statement: Prepared;
+  columns: string[];
+}
+
+const MAX_COLUMN_LISTS = 1_000;
+const columnLists = new Map<string, string[]>();
+
+function rowStatement(statement: Prepared): RowStatement {
+  const names = statement.columns().map((column) => column.name);
+  const key = names.join("\0");
+  let columns = columnLists.get(key);
+  if (!columns) {
+    columns = names;
+    if (columnLists.size < MAX_COLUMN_LISTS) columnLists.set(key, names);
+  }
+  return { statement: statement.raw(true), columns };
+}
+
+function namedRow(columns: string[], values: SqlValue[]): Row {
+  const row: Row = {};
+  for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i] as SqlValue;
+  return row;
+}
+
+/** Caches a statement, dropping the oldest once the cache is full. */
+function remember<T>(cache: Map<string, T>, sql: string, statement: T): void {
+  if (cache.size >= STATEMENT_CACHE_SIZE) {
+    const oldest = cache.keys().next().value as string;
+    cache.delete(oldest);
+  }
+  cache.set(sql, statement);
+}
 
 /**
  * One connection with a prepared-statement cache (LRU by insertion order), one statement
@@ -57,10 +97,10 @@ type Use = "get" | "all" | "run";
  */
 export class Connection implements Queryable {
   // Keyed by the SQL string itself (a string built per call would be hashed per call).
-  private statements: Record<Use, Map<string, Prepared>> = {
-    get: new Map(),
-    all: new Map(),
-    run: new Map(),
+  private statements = {
+    get: new Map<string, RowStatement>(),
+    all: new Map<string, Prepared>(),
+    run: new Map<string, Prepared>(),
   };
 
   /** Statements prepared so far; the first `UNCACHED_PREPARES` are not cached. */
@@ -69,19 +109,32 @@ export class Connection implements Queryable {
 
   constructor(readonly raw: InstanceType<typeof Database>) {}
 
-  prepare(sql: string, use: Use = "run"): Prepared {
+  prepare(sql: string, use: "all" | "run" = "run"): Prepared {
     const cache = this.statements[use];
-    let statement = cache.get(sql);
-    if (statement) return statement;
-    if (this.closed) throw databaseClosed();
-    statement = this.raw.prepare(sql) as unknown as Prepared;
-    if (++this.prepared <= UNCACHED_PREPARES) return statement;
-    if (cache.size >= STATEMENT_CACHE_SIZE) {
-      const oldest = cache.keys().next().value as string;
-      cache.delete(oldest);
-    }
-    cache.set(sql, statement);
+    const cached = cache.get(sql);
+    if (cached) return cached;
+    const { statement, cacheable } = this.prepareNew(sql);
+    if (cacheable) remember(cache, sql, statement);
     return statement;
+  }
+
+  /** A new statement, and whether it may be cached (see `UNCACHED_PREPARES`). */
+  private prepareNew(sql: string): { statement: Prepared; cacheable: boolean } {
+    if (this.closed) throw databaseClosed();
+    const statement = this.raw.prepare(sql) as unknown as Prepared;
+    return { statement, cacheable: ++this.prepared > UNCACHED_PREPARES };
+  }
+
+  private getRow(sql: string, args: Args): unknown {
+    let cached = this.statements.get.get(sql);
+    if (!cached) {
+      const { statement, cacheable } = this.prepareNew(sql);
+      if (!cacheable) return statement.get(...args);
+      cached = rowStatement(statement);
+      remember(this.statements.get, sql, cached);
+    }
+    const values = cached.statement.get(...args) as SqlValue[] | undefined;
+    return values && namedRow(cached.columns, values);
   }
 
   /**
@@ -103,7 +156,7 @@ export class Connection implements Queryable {
   }
 
   async get<T = Row>(sql: string, args: Args = []): Promise<T | undefined> {
-    return (this.prepare(sql, "get").get(...args) ?? undefined) as T | undefined;
+    return (this.getRow(sql, args) ?? undefined) as T | undefined;
   }
 
   async run(sql: string, args: Args = []): Promise<RunResult> {
