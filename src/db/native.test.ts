@@ -22,7 +22,7 @@ test("a get after an all of the same SQL answers its own arguments (the binding 
   await db.close();
 });
 
-test("a cached statement's row is named as the binding names it: nulls, blobs, a repeated name, no row", async () => {
+test("a cached statement's row is named as the binding names it: nulls, blobs, a repeated name, no row, no rows at all", async () => {
   const db = new NativeDb(join(dir, "rows.db"));
   await db.exec(
     "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB); INSERT INTO t VALUES (1, NULL, x'0102'), (2, 'two', NULL)",
@@ -33,6 +33,7 @@ test("a cached statement's row is named as the binding names it: nulls, blobs, a
     ["SELECT id, name AS id FROM t WHERE id = ?", [2]],
     ["SELECT count(*) AS n, max(id) AS top FROM t WHERE id > ?", [0]],
     ["SELECT * FROM t WHERE id = ?", [3]],
+    ["UPDATE t SET name = name WHERE id = ?", [9]],
   ];
   const rows = () => Promise.all(queries.map(([sql, args]) => db.get(sql, args as [])));
   const expected: unknown[] = [
@@ -40,6 +41,7 @@ test("a cached statement's row is named as the binding names it: nulls, blobs, a
     { id: 2, name: "two", data: null },
     { id: "two" },
     { n: 2, top: 2 },
+    undefined,
     undefined,
   ];
   // The first round is prepared uncached: the binding names the row (and adds its own

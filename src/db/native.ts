@@ -9,6 +9,7 @@ interface Prepared {
   all(...args: unknown[]): unknown[];
   raw(on: boolean): Prepared;
   columns(): { name: string }[];
+  readonly reader: boolean;
 }
 
 const STATEMENT_CACHE_SIZE = 200;
@@ -58,13 +59,15 @@ function noteClosed(raw: object, cached: boolean): void {
  */
 interface RowStatement {
   statement: Prepared;
-  columns: string[];
+  /** Null for a statement that returns no rows (the binding refuses raw mode for it). */
+  columns: string[] | null;
 }
 
 const MAX_COLUMN_LISTS = 1_000;
 const columnLists = new Map<string, string[]>();
 
 function rowStatement(statement: Prepared): RowStatement {
+  if (!statement.reader) return { statement, columns: null };
   const names = statement.columns().map((column) => column.name);
   const key = names.join("\0");
   let columns = columnLists.get(key);
@@ -133,6 +136,7 @@ export class Connection implements Queryable {
       cached = rowStatement(statement);
       remember(this.statements.get, sql, cached);
     }
+    if (!cached.columns) return cached.statement.get(...args);
     const values = cached.statement.get(...args) as SqlValue[] | undefined;
     return values && namedRow(cached.columns, values);
   }
