@@ -55,6 +55,20 @@ test("a cached statement's row is named as the binding names it: nulls, blobs, a
   await db.close();
 });
 
+test("a cached SELECT * names the columns a migration beside it added", async () => {
+  const path = join(dir, "migrated.db");
+  const db = new NativeDb(path);
+  await db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)");
+  const read = () => db.get("SELECT * FROM t WHERE id = ?", [1]);
+  for (let i = 0; i < 10; i++) await db.get(`SELECT ${i} AS n`); // past the uncached prepares
+  expect(await read()).toEqual({ id: 1 });
+  const other = new NativeDb(path);
+  await other.exec("ALTER TABLE t ADD COLUMN note TEXT DEFAULT 'x'");
+  await other.close();
+  expect(await read()).toEqual({ id: 1, note: "x" });
+  await db.close();
+});
+
 test("a batch is all or nothing: a failing statement rolls back the ones before it", async () => {
   const db = new NativeDb(join(dir, "b.db"));
   await db.exec("CREATE TABLE t (v INTEGER UNIQUE)");

@@ -68,14 +68,16 @@ const columnLists = new Map<string, string[]>();
 
 function rowStatement(statement: Prepared): RowStatement {
   if (!statement.reader) return { statement, columns: null };
+  return { statement: statement.raw(true), columns: sharedColumns(statement) };
+}
+
+function sharedColumns(statement: Prepared): string[] {
   const names = statement.columns().map((column) => column.name);
   const key = names.join("\0");
-  let columns = columnLists.get(key);
-  if (!columns) {
-    columns = names;
-    if (columnLists.size < MAX_COLUMN_LISTS) columnLists.set(key, names);
-  }
-  return { statement: statement.raw(true), columns };
+  const shared = columnLists.get(key);
+  if (shared) return shared;
+  if (columnLists.size < MAX_COLUMN_LISTS) columnLists.set(key, names);
+  return names;
 }
 
 function namedRow(columns: string[], values: SqlValue[]): Row {
@@ -138,7 +140,11 @@ export class Connection implements Queryable {
     }
     if (!cached.columns) return cached.statement.get(...args);
     const values = cached.statement.get(...args) as SqlValue[] | undefined;
-    return values && namedRow(cached.columns, values);
+    if (!values) return undefined;
+    // Another connection changed the table (a migration beside this server): SQLite has
+    // prepared the statement again, and a `*` may stand for other columns now.
+    if (values.length !== cached.columns.length) cached.columns = sharedColumns(cached.statement);
+    return namedRow(cached.columns, values);
   }
 
   /**
