@@ -62,7 +62,8 @@ function isEmptyDirectory(dir: string): boolean {
 }
 
 function printIntro(stores: DemoStore[], base: string, port: number, mailDir: string | null): void {
-  printLine("storeapi demo: these stores are loaded from fixtures/demo.json\n");
+  printLine("storeapi demo: these stores are loaded from fixtures/demo.json");
+  printLine("");
   for (const store of stores) {
     printLine(
       `  ${store.slug}  ${store.name ?? ""}  (plan ${store.plan})  http://${store.slug}.localhost:${port}/api/v1`,
@@ -78,7 +79,8 @@ function printIntro(stores: DemoStore[], base: string, port: number, mailDir: st
   const firstKey = first?.keys?.[0]?.secret ?? "";
   const freeKey = free?.keys?.[0]?.secret ?? "";
   const { orderId, statusId } = shippingExample(first);
-  printLine("\nTry:");
+  printLine("");
+  printLine("Try:");
   printLine(
     `  curl -s "${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders?limit=2" -H "Authorization: Bearer ${firstKey}"`,
   );
@@ -89,9 +91,13 @@ function printIntro(stores: DemoStore[], base: string, port: number, mailDir: st
   printLine(
     `  curl -s ${base.replace("127.0.0.1", `${free?.slug}.localhost`)}/api/v1/products -H "X-Api-Key: ${freeKey}"`,
   );
-  if (mailDir)
-    printLine(`\nEmails the demo sends are written to ${mailDir}/ (one .eml file each).`);
-  printLine(`\nReference: ${base}/api/v1/docs   Stop with Ctrl-C.\n`);
+  if (mailDir) {
+    printLine("");
+    printLine(`Emails the demo sends are written to ${mailDir}/ (one .eml file each).`);
+  }
+  printLine("");
+  printLine(`Reference: ${base}/api/v1/docs   Stop with Ctrl-C.`);
+  printLine("");
 }
 
 export const demoCommand = command(

@@ -17,19 +17,25 @@ let unwritten = 0;
 let allWritten: (() => void) | undefined;
 
 /**
- * Control characters other than newline and tab, as `\xHH`: names and other data the
- * output shows come from API clients and fixtures, and an escape sequence in a key's
- * name must not recolour, move or rewrite the operator's terminal.
+ * Control characters as `\xHH`: names and other data the output shows come from API
+ * clients and fixtures, and an escape sequence in a key's name must not recolour, move or
+ * rewrite the operator's terminal; nor may a newline in it add a line that looks like
+ * another key. Text of several lines (help) keeps its newlines and tabs.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is matched
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is matched
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(2, "0");
+const escaped = (c: string) => `\\x${hex(c)}`;
 /** JSON escapes C0 itself; DEL and C1 (0x9b starts a sequence on some terminals) are valid JSON text. */
 const DEL_AND_C1 = /[\u007f-\u009f]/g;
 
-export const printText = (text: string) => write(text.replace(CONTROL, (c) => `\\x${hex(c)}`));
+/** Text of the program's own, over several lines (help, usage). */
+export const printText = (text: string) => write(text.replace(CONTROL_BUT_LINES, escaped));
 
-export const printLine = (text: string) => printText(`${text}\n`);
+/** One line, whatever the data in it holds. */
+export const printLine = (text: string) => write(`${text.replace(CONTROL, escaped)}\n`);
 
 export const printJson = (value: unknown) =>
   write(`${JSON.stringify(value, null, 2).replace(DEL_AND_C1, (c) => `\\u00${hex(c)}`)}\n`);
