@@ -31,6 +31,9 @@ describe("lead fixture records", () => {
         { id: 2, name: "B" },
       ]),
     ).toBe("stores[0].leads[1].id: lead id 2 appears twice.");
+    expect(refusal([{ id: 2 ** 52 + 1, name: "A" }])).toBe(
+      "stores[0].leads[0].id: must be a positive whole number up to 4503599627370496.",
+    );
     expect(refusal([{ email: "a@b.test" }])).toBe("stores[0].leads[0].name: is required");
     expect(refusal([{ name: "A", phone: "1".repeat(33) }])).toStartWith(
       "stores[0].leads[0].phone:",

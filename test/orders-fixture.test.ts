@@ -103,6 +103,21 @@ describe("order fixture records", () => {
 
   // Reads the store file directly.
   test.skipIf(TEST_LIBSQL)(
+    "a record's id leaves room for the ids assigned after it: at most 2^52, and the next is exact",
+    async () => {
+      expect(refusal([fine({ id: 2 ** 52 + 1 })])).toBe(
+        "stores[0].orders[0].id: must be a positive whole number up to 4503599627370496.",
+      );
+      expect(refusal([fine({ id: Number.MAX_SAFE_INTEGER })])).toStartWith(
+        "stores[0].orders[0].id: must be a positive whole number up to",
+      );
+      const rows = await loadRows([fine({ id: 2 ** 52 }), fine({ number: 2 })]);
+      expect(rows.map((r) => r.id)).toEqual([2 ** 52, 2 ** 52 + 1]);
+    },
+  );
+
+  // Reads the store file directly.
+  test.skipIf(TEST_LIBSQL)(
     "stored as minor units and API-shaped JSON; defaults filled; createdAt now when missing",
     async () => {
       const [row] = await loadRows([

@@ -58,6 +58,9 @@ describe("product fixture records", () => {
         { ...fine, id: 1 },
       ]),
     ).toBe("stores[0].products[1].id: product id 1 appears twice.");
+    expect(refusal([{ ...fine, id: 2 ** 52 + 1 }])).toBe(
+      "stores[0].products[0].id: must be a positive whole number up to 4503599627370496.",
+    );
     expect(refusal([{ name: "A" }])).toBe("stores[0].products[0].price: is required");
     expect(refusal([{ ...fine, price: 1.005 }])).toBe(
       "stores[0].products[0].price: must be an amount of at least 0 with at most 2 decimals.",

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
-import { type FixtureSection, fixtureDateTime, repeatedId } from "../../load/section";
+import { bool, email, nullableText, text } from "../../http/schemas";
+import { type FixtureSection, fixtureDateTime, fixtureId, repeatedId } from "../../load/section";
 import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./row";
 
 /**
@@ -11,7 +11,7 @@ import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./row"
  */
 
 const customerRecord = v.strictObject({
-  id: v.optional(positiveInteger("must be a positive whole number.")),
+  id: v.optional(fixtureId()),
   email: email(),
   firstName: v.optional(text(100), ""),
   lastName: v.optional(text(100), ""),

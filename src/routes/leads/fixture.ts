@@ -1,13 +1,13 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { bool, email, nullableText, positiveInteger, text } from "../../http/schemas";
-import { type FixtureSection, fixtureDateTime, repeatedId } from "../../load/section";
+import { bool, email, nullableText, text } from "../../http/schemas";
+import { type FixtureSection, fixtureDateTime, fixtureId, repeatedId } from "../../load/section";
 import { LEAD_COLUMNS, type LeadRow } from "./row";
 import { SOURCE_MAX } from "./schema";
 
 /** A fixture lead: the API's field names and formats; `id` and `createdAt` optional. */
 export const leadRecord = v.strictObject({
-  id: v.optional(positiveInteger()),
+  id: v.optional(fixtureId()),
   name: text(100),
   email: v.optional(v.nullable(email()), null),
   phone: v.optional(nullableText(32), null),

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import type { Queryable, SqlValue } from "../../db/driver";
 import { toSignedMinor } from "../../format/money";
 import { bool, email, money, nullableText, text } from "../../http/schemas";
-import { type FixtureSection, fixtureDateTime, repeatedId } from "../../load/section";
+import { type FixtureSection, fixtureDateTime, fixtureId, repeatedId } from "../../load/section";
 import type { StoredCoupon, StoredField, StoredInvoice, StoredItem, StoredPromotion } from "./row";
 import { PAY_TYPES } from "./schema";
 
@@ -95,7 +95,7 @@ const customerRecord = v.strictObject({
 
 /** An order record (operations.md); the management API takes it without `id`. */
 export const orderRecord = v.strictObject({
-  id: v.optional(positiveInt()),
+  id: v.optional(fixtureId()),
   number: positiveInt(),
   status: positiveInt("must be a status id (a positive whole number)."),
   paid: v.optional(bool(), false),

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { bool, positiveInteger } from "../../http/schemas";
-import { type FixtureSection, fixtureDateTime, repeatedId } from "../../load/section";
+import { bool } from "../../http/schemas";
+import { type FixtureSection, fixtureDateTime, fixtureId, repeatedId } from "../../load/section";
 import { PRODUCT_COLUMNS, type ProductRow } from "./row";
 import { productFields } from "./schema";
 
@@ -11,7 +11,7 @@ const nullable = <T>(value: T | undefined) => (value === undefined ? null : valu
 const recordSchema = v.pipe(
   v.strictObject({
     ...productFields,
-    id: v.optional(positiveInteger()),
+    id: v.optional(fixtureId()),
     name: productFields.name.wrapped,
     price: productFields.price.wrapped,
     visible: v.optional(bool(), true),
