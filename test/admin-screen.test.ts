@@ -332,6 +332,9 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
     const noName = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "  " });
     expect(noName.status).toBe(400);
     expect(noName.text).toContain("Name is required.");
+    const nul = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "ab\u0000cd" });
+    expect(nul.status).toBe(400);
+    expect(nul.text).toContain("Name must be valid Unicode text without NUL characters.");
     const nothing = await admin.post("/api/admin/keys", {
       ...ORDERS_WRITE,
       name: "Nothing",

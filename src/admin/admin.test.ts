@@ -180,6 +180,12 @@ describe("shared pieces", () => {
     expect(problem(() => prepareKey({ name: "x".repeat(101), permissions: {} }, now))).toBe(
       "name must be at most 100 characters",
     );
+    expect(problem(() => prepareKey({ name: "ab\u0000cd", permissions: {} }, now))).toBe(
+      "name must be valid Unicode text without NUL characters",
+    );
+    expect(problem(() => prepareKey({ name: "\u0000", permissions: {} }, now))).toBe(
+      "name must be valid Unicode text without NUL characters",
+    );
     expect(problem(() => prepareKey({ name: "x", permissions: { leads: "admin" } }, now))).toBe(
       'leads takes none, read or write, not "admin"',
     );

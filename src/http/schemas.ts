@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { MAX_MINOR, toMinor } from "../format/money";
+import { storable } from "../format/text";
 import { parseDateTime } from "../format/time";
 
 /**
@@ -26,13 +27,6 @@ const codePoints = (s: string) => {
   for (const _ of s) n++;
   return n;
 };
-
-/**
- * Text the database can keep exactly: the native driver cuts a string at U+0000 and turns
- * a lone surrogate (not valid Unicode) into U+FFFD, so both are refused rather than altered.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what is refused
-const storable = (s: string) => !/[\u0000\uD800-\uDFFF]/u.test(s);
 
 /** A string of at most `max` characters (code points), stored as sent. */
 export const text = (max: number) =>

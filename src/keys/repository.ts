@@ -1,6 +1,7 @@
 import type { Db, Queryable } from "../db/driver";
 import type { Store } from "../db/platform";
 import { echo } from "../errors";
+import { storable } from "../format/text";
 import { formatIsrael } from "../format/time";
 import { queueMail } from "../mail/outbox";
 import { keyCreated, keyDeleted } from "../mail/templates";
@@ -128,6 +129,8 @@ export function prepareKey(
   if (request.name.trim() === "") throw new KeyInputError("name", "is required");
   if ([...request.name].length > MAX_NAME_LENGTH)
     throw new KeyInputError("name", `must be at most ${MAX_NAME_LENGTH} characters`);
+  if (!storable(request.name))
+    throw new KeyInputError("name", "must be valid Unicode text without NUL characters");
   const permissions: Permissions = { ...NO_PERMISSIONS };
   for (const area of AREAS) {
     const value = request.permissions[area] ?? "none";

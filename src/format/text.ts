@@ -1,0 +1,6 @@
+/**
+ * Text the database can keep exactly: the native driver cuts a string at U+0000 and turns
+ * a lone surrogate (not valid Unicode) into U+FFFD, so both are refused rather than altered.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what is refused
+export const storable = (s: string) => !/[\u0000\uD800-\uDFFF]/u.test(s);
