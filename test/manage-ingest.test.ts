@@ -157,6 +157,19 @@ describe("POST /manage/v1/stores/{slug}/customers/{id}/sign-ins", () => {
     const signedIn = noBody.json;
     expect(signedIn.data.status).toBe("pending");
     expect(signedIn.data.lastVisitAt).not.toBeNull();
+    // No body with the JSON type a client sends anyway is no body too; another type is not.
+    const path = `/stores/shop/customers/${customer.id}/sign-ins`;
+    for (const [type, status] of [
+      ["application/json", 200],
+      ["application/json; charset=utf-8", 200],
+      ["text/plain", 415],
+    ] as const) {
+      const empty = await manage(server.url, "POST", path, {
+        key: hostKey,
+        headers: { "Content-Type": type },
+      });
+      expect([type, empty.status]).toEqual([type, status]);
+    }
 
     const at = await call("POST", `/stores/shop/customers/${customer.id}/sign-ins`, {
       at: "2030-05-01T10:00:00+03:00",

@@ -9,6 +9,9 @@ const MAX_BODY_BYTES = 1_048_576;
 export const MAX_BODY_DEPTH = 32;
 
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+
+/** `application/json`, with a UTF-8 charset at most. */
+export const isJsonType = (contentType: string) => JSON_TYPE.test(contentType.trim());
 const DECIMAL = /^\d+$/;
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -33,8 +36,7 @@ export async function readJsonArrayBody(c: AppContext): Promise<unknown[]> {
 
 /** Any JSON value, ≤ 1 MiB, sent as application/json. */
 async function readJson(c: AppContext): Promise<unknown> {
-  const type = c.req.header("content-type") ?? "";
-  if (!JSON_TYPE.test(type.trim())) {
+  if (!isJsonType(c.req.header("content-type") ?? "")) {
     throw fixedError("json_required");
   }
   const length = c.req.header("content-length");
