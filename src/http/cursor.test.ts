@@ -44,6 +44,22 @@ describe("cursors", () => {
     expect(codeOf(() => decodeCursor(secret, scope, `${payload}.AAAA`))).toBe(
       "invalid_parameter:cursor",
     );
+    // Strings base64url decodes to the same bytes: padding, stray characters, spare bits.
+    const lastBitsFlipped = (s: string) =>
+      s.slice(0, -1) + String.fromCharCode(s.charCodeAt(s.length - 1) ^ 1);
+    for (const altered of [
+      `${cursor}=`,
+      `${cursor}==`,
+      `${cursor}\u0000`,
+      `${cursor}!!`,
+      `${payload}.${signature?.slice(0, 4)} ${signature?.slice(4)}`,
+      lastBitsFlipped(cursor),
+    ]) {
+      expect([altered, codeOf(() => decodeCursor(secret, scope, altered))]).toEqual([
+        altered,
+        "invalid_parameter:cursor",
+      ]);
+    }
     for (const junk of ["", ".", "abc", "a.b.c", "%%%.%%%", "x".repeat(500)]) {
       expect(codeOf(() => decodeCursor(secret, scope, junk))).toBe("invalid_parameter:cursor");
     }
