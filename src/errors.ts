@@ -94,11 +94,21 @@ export const fixedError = (
 /** At most this many characters of anything a client sent are quoted back in an answer. */
 export const ECHO_LIMIT = 100;
 
-/** Client input as an answer quotes it: cut to `ECHO_LIMIT` characters and "…", so no answer grows with it. */
+/** Half a surrogate pair: not Unicode text, and strict JSON parsers refuse an answer holding one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Client input as an answer quotes it: cut to `ECHO_LIMIT` characters and "…", so no
+ * answer grows with it, and half a surrogate pair shown as U+FFFD.
+ */
 export function echo(text: string): string {
+  return cut(text).replace(LONE_SURROGATE, "\uFFFD");
+}
+
+function cut(text: string): string {
   if (text.length <= ECHO_LIMIT) return text;
   // Never split a surrogate pair: half of one is not text.
-  const end = /[\uD800-\uDBFF]/.test(text[ECHO_LIMIT - 1]) ? ECHO_LIMIT - 1 : ECHO_LIMIT;
+  const end = /[\uD800-\uDBFF]/.test(text[ECHO_LIMIT - 1] ?? "") ? ECHO_LIMIT - 1 : ECHO_LIMIT;
   return `${text.slice(0, end)}…`;
 }
 

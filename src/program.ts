@@ -9,10 +9,10 @@ import { loadCommand } from "./cli/load";
 import { mailCommands } from "./cli/mail";
 import { migrateCommand } from "./cli/migrate";
 import { openapiCommand } from "./cli/openapi";
-import { outputFailure, printText, watchOutput } from "./cli/output";
+import { outputFailure, printJson, printText, watchOutput } from "./cli/output";
 import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
-import { versionText } from "./cli/version";
+import { versions, versionText } from "./cli/version";
 import { DataDirError } from "./db/data-dir";
 import {
   DamagedDatabase,
@@ -23,6 +23,7 @@ import {
 } from "./db/driver";
 import { LibsqlAdminError } from "./db/location";
 import { SchemaTooNewError } from "./db/migrate";
+import { echo } from "./errors";
 import { type Runtime, useRuntime } from "./runtime/runtime";
 import { CannotListen, CertificateRefused, TooManyOpenStores } from "./server";
 
@@ -90,13 +91,15 @@ export const main = (commandLine: string[]): Promise<number> => run(commandFirst
 /** Runs a command line already in command-first order. */
 async function run(argv: string[]): Promise<number> {
   const [first] = argv;
-  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+  if (first === "--help" || first === "-h" || first === "help") {
     printText(overview(COMMANDS));
-    return first === undefined ? 2 : 0;
+    return 0;
   }
   try {
+    if (first === undefined || first === "--json")
+      throw new UsageError("no command given; run storeapi --help for the commands");
     if (first === "--version" || first === "-V") {
-      printText(versionText());
+      printVersion(argv.slice(1));
       return 0;
     }
     const [command, rest] = findCommand(argv);
@@ -111,6 +114,15 @@ async function run(argv: string[]): Promise<number> {
     process.stderr.write(`storeapi: ${line}\n`);
     return status;
   }
+}
+
+/** `--version`, or with `--json` the same as an object. */
+function printVersion(flags: string[]): void {
+  const unknown = flags.find((flag) => flag !== "--json");
+  if (unknown !== undefined)
+    throw new UsageError(`--version takes only --json, not "${echo(unknown)}"`);
+  if (flags.length > 0) printJson(versions());
+  else printText(versionText());
 }
 
 /** Failures whose message is the whole line to print (they name what to do). */

@@ -504,6 +504,18 @@ describe("--version and --help", () => {
     expect(lines[0]).toBe(`storeapi ${version}`);
     expect(lines[1]).toMatch(/^libSQL \d+\.\d+\.\d+ \(SQLite \d+\.\d+\.\d+\), Bun \d+\.\d+\.\d+/);
     expect(lines.slice(2)).toEqual([""]);
+    const json = await runCli(["--version", "--json"]);
+    expect(json.code).toBe(0);
+    expect(Object.keys(json.json)).toEqual(["storeapi", "libsql", "sqlite", "runtime"]);
+    expect(json.json.storeapi).toBe(version);
+    expect(`libSQL ${json.json.libsql} (SQLite ${json.json.sqlite}), ${json.json.runtime}`).toBe(
+      lines[1],
+    );
+    const extra = await runCli(["--version", "--data", "x"]);
+    expect([extra.code, extra.stderr]).toEqual([
+      2,
+      'storeapi: --version takes only --json, not "--data"\n',
+    ]);
   });
 
   // Every flag of operations.md, per command: each command's --help lists them all.

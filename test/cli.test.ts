@@ -400,12 +400,15 @@ describe("command line", () => {
     }
   });
 
-  test("--help prints usage and exits 0; no command prints usage and exits 2", async () => {
+  test("--help prints usage and exits 0; no command is one line on stderr and exit 2", async () => {
     const help = await runCliInProcess(["--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("keys create SLUG --name N");
-    const none = await runCliInProcess([]);
-    expect(none.code).toBe(2);
+    const noCommand = [2, "", "storeapi: no command given; run storeapi --help for the commands\n"];
+    for (const argv of [[], ["--json"]]) {
+      const none = await runCliInProcess(argv);
+      expect([none.code, none.stdout, none.stderr]).toEqual(noCommand);
+    }
   });
 
   test("the common flags may come before the command: --data DIR --json stores list", async () => {
@@ -422,8 +425,10 @@ describe("command line", () => {
     expect(inline.json).toEqual([]);
     // Without a command (or a group's second word) they ask for one, like a bare `storeapi`.
     const none = await runCliInProcess(["--data", data]);
-    expect(none.code).toBe(2);
-    expect(none.stdout).toContain("Usage: storeapi COMMAND [flags]");
+    expect([none.code, none.stderr]).toEqual([
+      2,
+      "storeapi: no command given; run storeapi --help for the commands\n",
+    ]);
     const inherited = await runCliInProcess(["--constructor", "stores", "list"]);
     expect(inherited.stderr).toBe(
       'storeapi: unknown command "--constructor"; run storeapi --help\n',

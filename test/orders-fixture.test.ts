@@ -55,6 +55,12 @@ describe("order fixture records", () => {
       "stores[0].orders[0].total: must be an amount of at least 0 with at most 2 decimals.",
     );
     expect(refusal([fine({ total: -1 })])).toStartWith("stores[0].orders[0].total:");
+    expect(refusal([fine({ total: 1_000_000_000.01 })])).toBe(
+      "stores[0].orders[0].total: must be an amount of at most 1000000000.",
+    );
+    expect(refusal([fine({ coupon: { code: "C", amount: -2e9 } })])).toBe(
+      "stores[0].orders[0].coupon.amount: must be an amount from -1000000000 to 1000000000.",
+    );
     expect(refusal([{ number: 1, status: 1 }])).toBe("stores[0].orders[0].total: is required");
     expect(refusal([fine({ delivery: { name: "x", price: -5 } })])).toStartWith(
       "stores[0].orders[0].delivery.price:",

@@ -184,6 +184,11 @@ describe("POST /products", () => {
     expect((await create({ name: "X", price: 5, salePrice: 0.001 })).json.error.field).toBe(
       "salePrice",
     );
+    // Over the largest amount: the message names it, not the rules the value meets.
+    expect((await create({ name: "X", price: 10_000_000_000 })).json.error.message).toBe(
+      'Field "price" must be an amount of at most 1000000000.',
+    );
+    expect((await create({ name: "X", price: 1_000_000_000 })).status).toBe(201);
   });
 
   test("required fields, lengths, types and unknown fields", async () => {

@@ -57,7 +57,7 @@ export const positiveInteger = (message = "must be a positive integer.") =>
  * Not `multipleOf: 0.01`: JSON Schema validators test that with binary floats and
  * reject amounts like 19.99, so "at most 2 decimals" is said in words.
  */
-const MAX_MONEY = MAX_MINOR / 100;
+export const MAX_MONEY = MAX_MINOR / 100;
 const MONEY_KEYWORDS = {
   minimum: 0,
   maximum: MAX_MONEY,
@@ -71,6 +71,7 @@ export const SIGNED_MONEY_KEYWORDS = { minimum: -MAX_MONEY, maximum: MAX_MONEY }
 export const money = () =>
   v.pipe(
     v.number("must be a number."),
+    v.check((n) => !(n > MAX_MONEY), `must be an amount of at most ${MAX_MONEY}.`),
     v.check((n) => toMinor(n) !== null, "must be an amount of at least 0 with at most 2 decimals."),
     v.metadata(MONEY_KEYWORDS),
     v.transform((n) => toMinor(n) as number),

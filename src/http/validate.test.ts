@@ -16,7 +16,17 @@ test("a value quoted in a validator's own message is cut to 100 characters", () 
   const error = failure(() =>
     parseBody(v.strictObject({ n: v.number() }), { n: "v".repeat(10_000) }),
   );
-  expect(error.message).toBe(`Field "n" must be number (received "${"v".repeat(99)}…).`);
+  expect(error.message).toBe(`Field "n" must be a number (received "${"v".repeat(99)}…).`);
+});
+
+test("a type the schema has no words for is named in words, not valibot's", () => {
+  const schema = v.strictObject({ permissions: v.object({}), tags: v.array(v.string()) });
+  expect(failure(() => parseBody(schema, { permissions: null, tags: [] })).message).toBe(
+    'Field "permissions" must be a JSON object (received null).',
+  );
+  expect(failure(() => parseBody(schema, { permissions: {}, tags: "write" })).message).toBe(
+    'Field "tags" must be a JSON array (received "write").',
+  );
 });
 
 test("missing and unknown keys of nested strict objects are told apart", () => {

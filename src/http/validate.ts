@@ -4,6 +4,15 @@ import { searchParamsOf } from "./request-url";
 
 type Schema = v.GenericSchema;
 
+/** What valibot names a type it expected, in words a client reads. */
+const EXPECTED: Record<string, string> = {
+  Object: "a JSON object",
+  Array: "a JSON array",
+  string: "a string",
+  number: "a number",
+  boolean: "true or false",
+};
+
 function describeIssue(
   issue: v.BaseIssue<unknown>,
   field: string,
@@ -16,7 +25,8 @@ function describeIssue(
     return `${noun} "${field}" is required.`;
   const custom = issue.message && !issue.message.startsWith("Invalid ") ? issue.message : null;
   if (custom) return `${noun} "${field}" ${custom}`;
-  return `${noun} "${field}" must be ${issue.expected ?? "valid"} (received ${echo(issue.received)}).`;
+  const expected = issue.expected ?? "valid";
+  return `${noun} "${field}" must be ${EXPECTED[expected] ?? expected} (received ${echo(issue.received)}).`;
 }
 
 /** The output of `schema` for `input`; the first problem is thrown as `fail(field, message)`. */

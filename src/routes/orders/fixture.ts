@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Queryable, SqlValue } from "../../db/driver";
 import { toSignedMinor } from "../../format/money";
-import { bool, email, money, nullableText, text } from "../../http/schemas";
+import { bool, email, MAX_MONEY, money, nullableText, text } from "../../http/schemas";
 import { type FixtureSection, fixtureDateTime, fixtureId, repeatedId } from "../../load/section";
 import type { StoredCoupon, StoredField, StoredInvoice, StoredItem, StoredPromotion } from "./row";
 import { PAY_TYPES } from "./schema";
@@ -19,6 +19,10 @@ const positiveInt = (message = "must be a positive whole number.") =>
 const signedMoney = () =>
   v.pipe(
     v.number("must be a number."),
+    v.check(
+      (n) => !(Math.abs(n) > MAX_MONEY),
+      `must be an amount from -${MAX_MONEY} to ${MAX_MONEY}.`,
+    ),
     v.check((n) => toSignedMinor(n) !== null, "must be an amount with at most 2 decimals."),
     v.transform((n) => toSignedMinor(n) as number),
   );
