@@ -255,6 +255,8 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
       ["stores", "set", "shop1", "--plan", "pro"],
       ["keys", "list", "shop1"],
       ["mail", "list"],
+      ["host-keys", "list"],
+      ["host-keys", "delete", "1"],
     ];
     for (const command of commands) {
       const result = await runCli([...command, "--data", missing]);

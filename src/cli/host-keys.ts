@@ -1,7 +1,7 @@
 import { echo } from "../errors";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
 import { createHostKey, deleteHostKey, listHostKeys } from "../manage/host-keys";
-import { command, type FlagTable, locationOf } from "./args";
+import { command, existingLocationOf, type FlagTable, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
 import { expiresFlag } from "./keys";
 import { withPlatform } from "./open";
@@ -53,7 +53,9 @@ const list = command(
   { name: "host-keys list", summary: "List the host keys (never the keys themselves).", flags: {} },
   async ({ values }) => {
     const now = Date.now();
-    const keys = await withPlatform(locationOf(values), (platform) => listHostKeys(platform.db));
+    const keys = await withPlatform(existingLocationOf(values), (platform) =>
+      listHostKeys(platform.db),
+    );
     const rows = keys.map((k) => ({
       id: k.id,
       name: k.name,
@@ -82,7 +84,7 @@ const remove = command(
   async ({ values, args: [idText] }) => {
     if (!/^[1-9]\d{0,14}$/.test(idText))
       throw new UsageError(`ID must be a positive integer, not "${echo(idText)}"`);
-    const key = await withPlatform(locationOf(values), (platform) =>
+    const key = await withPlatform(existingLocationOf(values), (platform) =>
       deleteHostKey(platform.db, Number(idText), Date.now()),
     );
     if (!key) throw new CliError(`no host key with id ${idText}`);
