@@ -8,7 +8,8 @@ const MAX_BODY_BYTES = 1_048_576;
  */
 export const MAX_BODY_DEPTH = 32;
 
-const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+// Empty parameters (`application/json;`) are allowed by RFC 9110's grammar.
+const JSON_TYPE = /^application\/json\s*(;\s*(charset\s*=\s*"?utf-8"?\s*)?)*$/i;
 
 /** `application/json`, with a UTF-8 charset at most. */
 export const isJsonType = (contentType: string) => JSON_TYPE.test(contentType.trim());
