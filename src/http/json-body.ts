@@ -13,6 +13,7 @@ const JSON_TYPE = /^application\/json\s*(;\s*(charset\s*=\s*"?utf-8"?\s*)?)*$/i;
 
 /** `application/json`, with a UTF-8 charset at most. */
 export const isJsonType = (contentType: string) => JSON_TYPE.test(contentType.trim());
+
 const DECIMAL = /^\d+$/;
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 

@@ -26,7 +26,8 @@ function describeIssue(
   const custom = issue.message && !issue.message.startsWith("Invalid ") ? issue.message : null;
   if (custom) return `${noun} "${field}" ${custom}`;
   const expected = issue.expected ?? "valid";
-  return `${noun} "${field}" must be ${EXPECTED[expected] ?? expected} (received ${echo(issue.received)}).`;
+  const words = Object.hasOwn(EXPECTED, expected) ? EXPECTED[expected] : expected;
+  return `${noun} "${field}" must be ${words} (received ${echo(issue.received)}).`;
 }
 
 /** The output of `schema` for `input`; the first problem is thrown as `fail(field, message)`. */
