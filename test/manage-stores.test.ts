@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
+import Database from "libsql";
 import { DEFAULT_ORDER_STATUSES } from "../src/stores/rules";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
@@ -311,6 +313,42 @@ describe("DELETE /manage/v1/stores/{slug}", () => {
       expect(existsSync(join(data, "stores", "omega.db-wal"))).toBe(false);
       expect((await call("DELETE", "/stores/omega")).status).toBe(404);
       expect((await call("POST", "/stores", storeBody("omega"))).status).toBe(201);
+    },
+  );
+
+  test.skipIf(TEST_LIBSQL)(
+    "a write whose body is still arriving when its store is deleted completes, and is in the archive",
+    async () => {
+      await call("POST", "/stores", storeBody("tau"));
+      const key = (
+        await call("POST", "/stores/tau/keys", { name: "k", permissions: { products: "write" } })
+      ).json.data.key;
+      const body = JSON.stringify({ name: "Late", price: 5 });
+      const { hostname, port } = new URL(server.url);
+      let answer = "";
+      const socket = connect(Number(port), hostname);
+      socket.on("data", (chunk) => {
+        answer += chunk.toString();
+      });
+      socket.write(
+        `POST /api/v1/products HTTP/1.1\r\nHost: tau.example.com\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
+      await Bun.sleep(300);
+      const deleted = call("DELETE", "/stores/tau");
+      await Bun.sleep(300);
+      socket.write(body.slice(5));
+      expect((await deleted).status).toBe(200);
+      for (let i = 0; i < 100 && !answer.includes("\r\n\r\n"); i++) await Bun.sleep(50);
+      socket.destroy();
+      expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 201 Created");
+      const [archived] = readdirSync(join(data, "deleted")).filter((f) => f.startsWith("tau-"));
+      const archive = new Database(join(data, "deleted", archived as string), { readonly: true });
+      try {
+        expect(archive.prepare("SELECT name FROM products").all()).toEqual([{ name: "Late" }]);
+      } finally {
+        archive.close();
+      }
     },
   );
 

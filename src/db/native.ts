@@ -98,7 +98,9 @@ function remember<T>(cache: Map<string, T>, sql: string, statement: T): void {
 /**
  * One connection with a prepared-statement cache (LRU by insertion order), one statement
  * per SQL text and use: after `all()`, the binding's next `get()` on the same statement
- * answers the first row of that `all()` whatever its own arguments (libsql 0.5.29).
+ * answers the first row of that `all()` whatever its own arguments (libsql 0.5.29). And
+ * `run()` of a statement that answers rows (`PRAGMA wal_checkpoint`) leaves it in
+ * progress: every later COMMIT on the connection fails. Such statements go through `exec`.
  */
 export class Connection implements Queryable {
   // Keyed by the SQL string itself (a string built per call would be hashed per call).
