@@ -162,6 +162,18 @@ describe("a store's keys", () => {
     const inactive = await call("POST", "/stores/k2/keys/6/roll", { grace: "now" });
     expect(inactive.status).toBe(409);
     expect(inactive.json.error.code).toBe("key_inactive");
+    // Rolled again in its grace, key 5 would leave its first replacement a key of its own.
+    const again = await call("POST", "/stores/k2/keys/5/roll", { grace: "1h" });
+    expect([again.status, again.json.error.code]).toEqual([409, "key_inactive"]);
+    expect(again.json.error.message).toBe(
+      "Key 5 was already rolled and works only until its grace ends; roll key 7 instead.",
+    );
+    // Its replacements gone, key 5 (24 h of grace left) is an active key of its own again.
+    expect((await call("DELETE", "/stores/k2/keys/7")).status).toBe(200);
+    expect(
+      (await call("POST", "/stores/k2/keys", { name: "more", permissions: { orders: "read" } }))
+        .json.error.code,
+    ).toBe("plan_limit");
     await call("DELETE", "/stores/k2/keys/1");
     expect((await call("POST", "/stores/k2/keys/1/roll", { grace: "1h" })).json.error.code).toBe(
       "key_inactive",

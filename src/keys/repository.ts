@@ -48,6 +48,8 @@ interface KeyRow {
   expires_at: number | null;
   deleted_at: number | null;
   last_used_at: number | null;
+  /** The key that replaced this one when it was rolled (0 while the roll runs). */
+  replaced_by: number | null;
 }
 
 const toKey = (row: KeyRow): ApiKey => ({
@@ -149,10 +151,18 @@ export function prepareKey(
   return { name: request.name, permissions, expiresAt: duration === null ? null : now + duration };
 }
 
+/**
+ * Active keys, a rolled key in its grace counting as one with its replacement: it is left
+ * out while that replacement is active (or being made: `replaced_by = 0`), and counts
+ * again once the replacement is deleted or expired.
+ */
 async function countActive(tx: Queryable, now: number): Promise<number> {
   const row = await tx.get<{ n: number }>(
-    // A rolled key in its grace counts as one with its replacement.
-    "SELECT count(*) AS n FROM api_keys WHERE deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND replaced_by IS NULL",
+    `SELECT count(*) AS n FROM api_keys k
+      WHERE k.deleted_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?1)
+        AND (k.replaced_by IS NULL OR (k.replaced_by <> 0 AND NOT EXISTS (
+          SELECT 1 FROM api_keys r WHERE r.id = k.replaced_by
+            AND r.deleted_at IS NULL AND (r.expires_at IS NULL OR r.expires_at > ?1))))`,
     [now],
   );
   return row?.n ?? 0;
@@ -260,19 +270,23 @@ export async function rollKey(
       throw new KeyInactiveError(
         `Key ${id} is deleted or expired; only an active key can be rolled.`,
       );
+    // Rolled twice, a key would leave its first replacement counted as a key of its own.
+    if (row.replaced_by !== null)
+      throw new KeyInactiveError(
+        `Key ${id} was already rolled and works only until its grace ends; roll key ${row.replaced_by} instead.`,
+      );
     const oldExpiresAt =
       old.expiresAt === null ? now + graceMs : Math.min(old.expiresAt, now + graceMs);
-    // Marked replaced first, so the limit counts the pair once (a fifth key can be rolled).
-    await tx.run("UPDATE api_keys SET expires_at = ?, replaced_by = 0 WHERE id = ?", [
-      oldExpiresAt,
-      id,
-    ]);
+    // Marked replaced first (with any key it replaced, still in its grace), so the limit
+    // counts the family once (a fifth key can be rolled); all point at the new key after.
+    await tx.run("UPDATE api_keys SET expires_at = ? WHERE id = ?", [oldExpiresAt, id]);
+    await tx.run("UPDATE api_keys SET replaced_by = 0 WHERE id = ? OR replaced_by = ?", [id, id]);
     const created = await insertKey(
       tx,
       { name: old.name, permissions: old.permissions, expiresAt },
       now,
     );
-    await tx.run("UPDATE api_keys SET replaced_by = ? WHERE id = ?", [created.id, id]);
+    await tx.run("UPDATE api_keys SET replaced_by = ? WHERE replaced_by = 0", [created.id]);
     await queueMail(
       tx,
       {
