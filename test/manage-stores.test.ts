@@ -242,6 +242,31 @@ describe("PATCH /manage/v1/stores/{slug}", () => {
   });
 });
 
+describe("PATCH /manage/v1/stores/{slug} beside the CLI", () => {
+  // Holds platform.db's write lock from here, as `stores set` does while it writes.
+  test.skipIf(TEST_LIBSQL)(
+    "a domain another store took while the change waited for the lock is domain_taken, not a 500",
+    async () => {
+      await call("POST", "/stores", storeBody("zeta1"));
+      await call("POST", "/stores", storeBody("zeta2"));
+      const cli = new Database(join(data, "platform.db"));
+      try {
+        cli.exec("PRAGMA busy_timeout = 5000");
+        cli.exec("BEGIN IMMEDIATE");
+        cli.prepare("UPDATE stores SET domain = ? WHERE slug = ?").run("zeta.example.com", "zeta1");
+        const patched = call("PATCH", "/stores/zeta2", { domain: "zeta.example.com" });
+        await Bun.sleep(300);
+        cli.exec("COMMIT");
+        const answer = await patched;
+        expect([answer.status, answer.json.error?.code]).toEqual([409, "domain_taken"]);
+      } finally {
+        cli.close();
+      }
+      expect((await call("GET", "/stores/zeta2")).json.data.domain).toBe("zeta2.example.com");
+    },
+  );
+});
+
 describe("PUT /manage/v1/stores/{slug}/order-statuses", () => {
   test("replaces the set; a removed id orders use is status_in_use naming it", async () => {
     await call("POST", "/stores", storeBody("zeta"));

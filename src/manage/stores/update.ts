@@ -18,16 +18,25 @@ export const updateStore = defineManageRoute({
     const store = storeOr404(c, params.slug);
     const { registry } = c.get("deps");
     const { platform } = manageDeps(c);
-    if (body.domain !== undefined) {
-      checkDomainFree(registry, body.domain, store.slug);
-      if (await platform.domainTaken(body.domain, store.slug)) throw domainTaken(body.domain);
-    }
+    const { domain } = body;
+    const refuseTakenDomain = async () => {
+      if (domain === undefined) return;
+      checkDomainFree(registry, domain, store.slug);
+      if (await platform.domainTaken(domain, store.slug)) throw domainTaken(domain);
+    };
+    await refuseTakenDomain();
     const { settings, ...fields } = body;
-    await platform.updateStore(store.slug, {
-      ...store,
-      ...fields,
-      settings: { ...store.settings, ...settings },
-    });
+    await platform
+      .updateStore(store.slug, {
+        ...store,
+        ...fields,
+        settings: { ...store.settings, ...settings },
+      })
+      .catch(async (error) => {
+        // `stores set` may have given the domain to another store since the check.
+        await refuseTakenDomain();
+        throw error;
+      });
     await reloadRegistry(c);
     return ok(c, await storeJson(c, storeOr404(c, store.slug)));
   },
