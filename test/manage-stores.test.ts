@@ -253,8 +253,10 @@ describe("PATCH /manage/v1/stores/{slug} beside the CLI", () => {
       try {
         cli.exec("PRAGMA busy_timeout = 5000");
         cli.exec("BEGIN IMMEDIATE");
-        cli.prepare("UPDATE stores SET domain = ? WHERE slug = ?").run("zeta.example.com", "zeta1");
-        const patched = call("PATCH", "/stores/zeta2", { domain: "zeta.example.com" });
+        cli
+          .prepare("UPDATE stores SET domain = ? WHERE slug = ?")
+          .run("zeta-moved.example.com", "zeta1");
+        const patched = call("PATCH", "/stores/zeta2", { domain: "zeta-moved.example.com" });
         await Bun.sleep(300);
         cli.exec("COMMIT");
         const answer = await patched;
