@@ -6,7 +6,7 @@ import { ApiError, ClientClosed, echo, fixedError, renderError } from "./errors"
 import type { AuthFailures } from "./http/auth-failures";
 import { chain } from "./http/chain";
 import type { CidrList } from "./http/cidr";
-import type { AppContext, AppEnv } from "./http/context";
+import type { AppContext, AppEnv, Bindings } from "./http/context";
 import { idempotentRejection, type KeyedQueue, readIdempotencyKey } from "./http/idempotency";
 import { readJsonBody } from "./http/json-body";
 import { authenticate, recordKeyUse, requirePlan } from "./http/middleware/auth";
@@ -334,12 +334,11 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   mountRoutes(app, API_PREFIX, routes, checks, checkScope);
   // The store admin's screen is its own app of HTML pages (src/admin/, management-api.md §3).
   const admin = adminApp(deps);
-  const toAdmin = (c: AppContext) => {
-    // The screen answers with the id made before routing.
-    const headers = new Headers(c.req.raw.headers);
-    headers.set("X-Request-Id", c.get("requestId"));
-    return admin.fetch(new Request(c.req.raw, { headers }), c.env);
-  };
+  // The request itself, not a copy with the id as a header: a copy's body is a second
+  // stream, and a form refused part-way (413) left the rest of a chunked upload unread
+  // and its answer unsent. The screen answers with the id made before routing.
+  const toAdmin = (c: AppContext) =>
+    admin.fetch(c.req.raw, withRequestId(c.env, c.get("requestId")));
   app.all("/api/admin", toAdmin);
   app.all("/api/admin/*", toAdmin);
   // Any other path: the checks answer it (outside /api/v1 a 404 before any key).
@@ -354,3 +353,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   );
   return app;
 }
+
+/** The connection as the server described it, with the id this app gave the request. */
+const withRequestId = (connection: Bindings | undefined, requestId: string): Bindings =>
+  Object.create(connection ?? null, { requestId: { value: requestId } });

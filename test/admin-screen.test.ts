@@ -183,6 +183,11 @@ describe("pages without a session", () => {
     }
     const post = await client().post("/api/admin/keys", ORDERS_WRITE);
     expect([post.status, post.headers.get("location")]).toEqual([303, "/api/admin/sign-in"]);
+    // The screen answers with the request's id, as the API does (and as its log line has it).
+    const traced = await client().get("/api/admin/", { "X-Request-Id": "admin-trace-1" });
+    expect(traced.headers.get("x-request-id")).toBe("admin-trace-1");
+    const made = (await client().get("/api/admin/")).headers.get("x-request-id") ?? "";
+    expect(made).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   test("OPTIONS is 405 with Allow, before the host is looked at", async () => {
@@ -263,6 +268,30 @@ describe("the sign-in form", () => {
     expect(sixth.status).toBe(429);
     expect(Number(sixth.headers.get("retry-after"))).toBeGreaterThan(800);
     expect(sixth.text).toContain("Too many sign-in requests");
+  });
+
+  test("a form over 16 KiB sent in chunks is a 413 page at once, however it is cut", async () => {
+    const chunk = new TextEncoder().encode("a".repeat(8192));
+    for (const chunks of [3, 13]) {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("email=x&pad="));
+          for (let i = 0; i < chunks; i++) controller.enqueue(chunk);
+          controller.close();
+        },
+      });
+      const answer = await fetch(`${server.url}/api/admin/sign-in`, {
+        method: "POST",
+        headers: {
+          Host: "shop1.test",
+          Origin: "http://shop1.test",
+          "Content-Type": "application/x-www-form-urlencoded",
+        },
+        body,
+        signal: AbortSignal.timeout(30_000), // the answer never came for 13 chunks
+      });
+      expect([chunks, answer.status]).toEqual([chunks, 413]);
+    }
   });
 
   test("a cross-origin or header-less post is refused with a 403 page", async () => {

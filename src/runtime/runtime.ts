@@ -49,6 +49,8 @@ export interface Connection {
    * tell a hang-up from a delivered answer, so it gives none).
    */
   hungUp?: AbortSignal;
+  /** The id the API's app gave a request it hands on to the admin screen's app. */
+  requestId?: string;
 }
 
 export interface ServeOptions {

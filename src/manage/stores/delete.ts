@@ -24,8 +24,7 @@ export const archiveStamp = (now: number) =>
 async function archive(c: AppContext, slug: string): Promise<void> {
   const { pool, now } = c.get("deps");
   const { location } = pool;
-  if (location instanceof FileLocation)
-    await pool.use(slug, (db) => db.truncateWal());
+  if (location instanceof FileLocation) await pool.use(slug, (db) => db.truncateWal());
   await manageDeps(c).platform.removeStore(slug);
   await reloadRegistry(c);
   await pool.closeStore(slug);
