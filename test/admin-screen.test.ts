@@ -340,7 +340,9 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
     const deleted = await admin.post(`/api/admin/keys/${id}/delete`);
     expect([deleted.status, deleted.headers.get("location")]).toEqual([303, "/api/admin/"]);
     expect((await send(server.url, "/api/v1/orders", { key: secret })).status).toBe(401);
-    expect((await admin.get("/api/admin/")).text).toContain("was deleted; it no longer works.");
+    expect((await admin.get("/api/admin/")).text).toContain(
+      `The key <strong dir="auto">ERP</strong> (svc_sk_…${secret.slice(-4)}) was deleted; it no longer works.`,
+    );
     expect((await admin.post(`/api/admin/keys/${id}/delete`)).status).toBe(404);
 
     const mail = (await mailOf("shop1")).slice(before);
@@ -349,6 +351,33 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
       ["key_deleted", "owner@shop1.test"],
     ]);
     expect(mail.map((m) => m.text).join("\n")).not.toContain(secret);
+  });
+
+  test("keys created before the first is shown (two tabs) are each shown once, in turn; a deletion keeps them", async () => {
+    const admin = await signedIn("shop3.test");
+    for (const name of ["Tab A", "Tab B"])
+      expect((await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name })).status).toBe(303);
+    const first = await admin.get("/api/admin/keys/new");
+    expect(first.text).toContain("Tab A");
+    expect(first.text).toContain('<a href="/api/admin/keys/new">Show the next new key</a>');
+    const second = await admin.get("/api/admin/keys/new");
+    expect(second.text).toContain("Tab B");
+    expect(second.text).not.toContain("Show the next new key");
+    const secrets = [first, second].map((page) => textOfId(page.text, "new-key") ?? "");
+    for (const secret of secrets)
+      expect(
+        (await send(server.url, "/api/v1/orders", { key: secret, host: "shop3.test" })).status,
+      ).toBe(200);
+    expect((await admin.get("/api/admin/keys/new")).status).toBe(303);
+
+    expect((await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "Tab C" })).status).toBe(
+      303,
+    );
+    expect((await admin.post("/api/admin/keys/1/delete")).status).toBe(303);
+    expect((await admin.get("/api/admin/")).text).toContain("was deleted; it no longer works.");
+    const third = await admin.get("/api/admin/keys/new");
+    expect(third.text).toContain("Tab C");
+    expect(textOfId(third.text, "new-key")).toMatch(/^svc_sk_[A-Za-z0-9]{40}$/);
   });
 
   test("store text is escaped and rendered with dir=auto", async () => {
@@ -363,6 +392,21 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
     expect(noName.text).toContain("Name is required.");
     const nul = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "ab\u0000cd" });
     expect(nul.status).toBe(400);
+    // Bytes that are not UTF-8 (or an encoded surrogate) would be named U+FFFD: refused.
+    for (const name of ["%FF%FE", "%ED%A0%80", "%E9t%E9", "100%"]) {
+      const bad = await admin.postEncoded("/api/admin/keys", `name=${name}&orders=read`);
+      expect([name, bad.status]).toEqual([name, 400]);
+      expect(bad.text).toContain("The form holds text that is not valid UTF-8");
+    }
+    // Reloading the re-shown form (a GET of the form's address) goes back to the screen.
+    const reload = await admin.get("/api/admin/keys");
+    expect([reload.status, reload.headers.get("location")]).toEqual([303, "/api/admin/"]);
+    const hebrew = await admin.postEncoded(
+      "/api/admin/keys",
+      `name=${encodeURIComponent("מפתח")}&orders=read`,
+    );
+    expect(hebrew.status).toBe(303);
+    expect((await admin.get("/api/admin/keys/new")).text).toContain("מפתח");
     expect(nul.text).toContain("Name must be valid Unicode text without NUL characters.");
     const nothing = await admin.post("/api/admin/keys", {
       ...ORDERS_WRITE,

@@ -44,6 +44,15 @@ export class AdminClient {
     });
   }
 
+  /** Posts a form body as given (already URL-encoded, so it may hold any bytes) after the form token. */
+  postEncoded(path: string, encoded: string) {
+    const token = encodeURIComponent(this.formToken ?? "");
+    return this.send("POST", path, `formToken=${token}&${encoded}`, {
+      "Content-Type": "application/x-www-form-urlencoded",
+      "Sec-Fetch-Site": "same-origin",
+    });
+  }
+
   async signIn(token: string): Promise<ApiAnswer> {
     const answer = await this.get(`/api/admin/sign-in?token=${token}`);
     await this.get("/api/admin/"); // picks up the form token

@@ -143,6 +143,26 @@ describe("FlashStore", () => {
     expect(flashes.take("s1", 10 * 60_000, "deleted")).toBeUndefined();
   });
 
+  test("new keys wait in turn, none lost to a later one or to a deletion's notice", () => {
+    const flashes = new FlashStore();
+    const created = (name: string) => ({
+      kind: "created" as const,
+      secret: `svc_sk_${name}`,
+      name,
+    });
+    flashes.put("s1", created("a"), 0);
+    flashes.put("s1", created("b"), 0);
+    flashes.put("s1", { kind: "deleted", name: "x", hint: "h" }, 0);
+    flashes.put("s1", { kind: "deleted", name: "y", hint: "h" }, 0);
+    expect(flashes.waiting("s1", 0, "created")).toBe(2);
+    expect(flashes.take("s1", 0, "deleted")).toEqual({ kind: "deleted", name: "y", hint: "h" });
+    expect(flashes.take("s1", 0, "deleted")).toBeUndefined();
+    expect(flashes.take("s1", 0, "created")).toEqual(created("a"));
+    expect(flashes.waiting("s1", 0, "created")).toBe(1);
+    expect(flashes.take("s1", 0, "created")).toEqual(created("b"));
+    expect(flashes.take("s1", 0, "created")).toBeUndefined();
+  });
+
   test("holds at most maxEntries", () => {
     const flashes = new FlashStore(3);
     for (let i = 0; i < 5; i++) flashes.put(`s${i}`, { kind: "deleted", name: "k", hint: "h" }, 0);

@@ -17,7 +17,6 @@ import {
   signedIn,
 } from "./http";
 import {
-  CREATED_PATH,
   confirmDelete,
   createKeyFromForm,
   deleteKeyFromForm,
@@ -26,7 +25,7 @@ import {
 } from "./keys";
 import { WindowLimit } from "./limits";
 import { SIGN_IN_PATH } from "./links";
-import { ADMIN_PATH } from "./pages";
+import { ADMIN_PATH, CREATED_PATH } from "./pages";
 import { sendSignInLink, signIn, signOut } from "./sign-in";
 
 const FIFTEEN_MINUTES = 15 * 60_000;
@@ -72,6 +71,8 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
   app.get(ADMIN_PATH, session, showKeys(state));
   app.get("/api/admin", (c) => redirect(c, ADMIN_PATH));
   app.post("/api/admin/keys", form, createKeyFromForm(state));
+  // A refused create re-shows the screen at this address; reloading it shows the screen.
+  app.get("/api/admin/keys", session, (c) => redirect(c, ADMIN_PATH));
   app.get(CREATED_PATH, session, showCreatedKey(state));
   app.get("/api/admin/keys/:id/delete", session, confirmDelete);
   app.post("/api/admin/keys/:id/delete", form, deleteKeyFromForm(state));

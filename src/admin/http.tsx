@@ -143,7 +143,31 @@ export async function readForm(c: AdminContext): Promise<URLSearchParams> {
     throw new ApiError("payload_too_large", `The form is larger than ${MAX_FORM_BYTES} bytes.`);
   }
   const bytes = await readLimited(c.req.raw.body, MAX_FORM_BYTES);
-  return new URLSearchParams(new TextDecoder().decode(bytes));
+  const text = decodedForm(bytes);
+  if (text === null)
+    throw new ApiError(
+      "invalid_field",
+      "The form holds text that is not valid UTF-8; reload the page and type it again.",
+      { field: "form" },
+    );
+  return new URLSearchParams(text);
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The form's text, or null unless it and every name and value in it (percent-decoded) are
+ * UTF-8: URLSearchParams would turn other bytes into U+FFFD, and a key would be made with
+ * a name nobody typed.
+ */
+function decodedForm(bytes: Uint8Array): string | null {
+  try {
+    const text = UTF8.decode(bytes);
+    for (const part of text.split(/[&=]/)) decodeURIComponent(part.replace(/\+/g, " "));
+    return text;
+  } catch {
+    return null;
+  }
 }
 
 export const sessionOf = ({ deps }: AdminState, c: AdminContext) =>

@@ -16,19 +16,20 @@ import { page, redirect } from "./http";
 import {
   ADMIN_PATH,
   ConfirmDeletePage,
+  CREATED_PATH,
   type CreateFormValues,
   FIELD_LABELS,
   KeyCreatedPage,
   KeysScreen,
+  type ScreenProps,
 } from "./pages";
 
 type AdminHandler = Handler<AdminEnv>;
 
 const BY_SCREEN = "the store admin (API and keys screen)";
-export const CREATED_PATH = "/api/admin/keys/new";
 const KEY_ID = /^[1-9]\d{0,14}$/;
 
-type ScreenExtras = { error?: string; notice?: string; values?: CreateFormValues };
+type ScreenExtras = Pick<ScreenProps, "error" | "notice" | "values">;
 
 /** The keys screen: the store's keys, with a notice, or the create form's error and values. */
 async function keysScreen(
@@ -52,11 +53,13 @@ export const showKeys =
   (state: AdminState): AdminHandler =>
   (c) => {
     const flash = state.flashes.take(c.get("session").id, state.deps.now(), "deleted");
-    const notice =
-      flash?.kind === "deleted"
-        ? `The key ${flash.name} (${flash.hint}) was deleted; it no longer works.`
-        : undefined;
-    return keysScreen(state, c, { notice });
+    const notice = flash?.kind === "deleted" && (
+      <>
+        The key <strong dir="auto">{flash.name}</strong> ({flash.hint}) was deleted; it no longer
+        works.
+      </>
+    );
+    return keysScreen(state, c, { notice: notice || undefined });
   };
 
 /** The create form: a new key, shown once on the next page; a bad field or a sixth key is the screen again. */
@@ -107,6 +110,7 @@ export const showCreatedKey =
         formToken={formToken}
         keyName={flash.name}
         secret={flash.secret}
+        nextKeyWaiting={flashes.waiting(id, deps.now(), "created") > 0}
       />,
     );
   };

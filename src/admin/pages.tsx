@@ -5,6 +5,8 @@ import { type ApiKey, isActive, KeyLimitError, MAX_ACTIVE_KEYS } from "../keys/r
 import { ASSET_PATHS } from "./assets";
 
 export const ADMIN_PATH = "/api/admin/";
+/** The page that shows a new key, once. */
+export const CREATED_PATH = "/api/admin/keys/new";
 
 const AREA_LABELS: Record<Area, string> = {
   products: "Products",
@@ -80,7 +82,7 @@ function Layout({ title, storeName, formToken, children }: LayoutProps) {
   );
 }
 
-const Message = ({ kind, text }: { kind: "error" | "notice"; text?: string }) =>
+const Message = ({ kind, text }: { kind: "error" | "notice"; text?: Child }) =>
   text ? (
     <p class={`message ${kind}`} role={kind === "error" ? "alert" : "status"}>
       {text}
@@ -258,7 +260,8 @@ export interface ScreenProps {
   now: number;
   formToken: string;
   error?: string;
-  notice?: string;
+  /** Names from data in it are marked `dir="auto"`. */
+  notice?: Child;
   values?: CreateFormValues;
 }
 
@@ -325,6 +328,8 @@ export function KeyCreatedPage(p: {
   formToken: string;
   keyName: string;
   secret: string;
+  /** Another key created in this session (a second tab) waits to be shown. */
+  nextKeyWaiting: boolean;
 }) {
   return (
     <Layout title="Key created" storeName={p.storeName} formToken={p.formToken}>
@@ -343,6 +348,12 @@ export function KeyCreatedPage(p: {
           </button>
         </div>
         <p id="copy-status" class="muted" role="status" aria-live="polite"></p>
+        {p.nextKeyWaiting && (
+          <p class="message notice">
+            Another key you created is waiting to be shown:{" "}
+            <a href={CREATED_PATH}>Show the next new key</a>
+          </p>
+        )}
         <p>
           <a href={ADMIN_PATH}>Back to API and keys</a>
         </p>
