@@ -163,7 +163,7 @@ describe("FlashStore", () => {
     expect(flashes.take("s1", 0, "created")).toBeUndefined();
   });
 
-  test("holds at most maxEntries", () => {
+  test("holds the flashes of at most maxSessions sessions", () => {
     const flashes = new FlashStore(3);
     for (let i = 0; i < 5; i++) flashes.put(`s${i}`, { kind: "deleted", name: "k", hint: "h" }, 0);
     expect(flashes.take("s0", 0, "deleted")).toBeUndefined();
