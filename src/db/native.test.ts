@@ -69,6 +69,15 @@ test("a cached SELECT * names the columns a migration beside it added", async ()
   await db.close();
 });
 
+test("a run of a statement that answers rows leaves no statement in progress: a later transaction commits", async () => {
+  const db = new NativeDb(join(dir, "pragma.db"));
+  await db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+  await db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  await db.transaction((tx) => tx.run("INSERT INTO t VALUES (1)"));
+  expect(await db.all("SELECT id FROM t")).toEqual([{ id: 1 }]);
+  await db.close();
+});
+
 test("a batch is all or nothing: a failing statement rolls back the ones before it", async () => {
   const db = new NativeDb(join(dir, "b.db"));
   await db.exec("CREATE TABLE t (v INTEGER UNIQUE)");

@@ -99,8 +99,9 @@ function remember<T>(cache: Map<string, T>, sql: string, statement: T): void {
  * One connection with a prepared-statement cache (LRU by insertion order), one statement
  * per SQL text and use: after `all()`, the binding's next `get()` on the same statement
  * answers the first row of that `all()` whatever its own arguments (libsql 0.5.29). And
- * `run()` of a statement that answers rows (`PRAGMA wal_checkpoint`) leaves it in
- * progress: every later COMMIT on the connection fails. Such statements go through `exec`.
+ * the binding's `run()` of a statement that answers rows (`PRAGMA wal_checkpoint`) leaves
+ * it in progress: every later COMMIT on the connection fails. `runNow` runs those to
+ * their end (nothing here runs `RETURNING` through `run`, so no changes are counted).
  */
 export class Connection implements Queryable {
   // Keyed by the SQL string itself (a string built per call would be hashed per call).
@@ -177,7 +178,13 @@ export class Connection implements Queryable {
 
   /** `run`, throwing rather than rejecting: for a batch that must stop at its first failure. */
   runNow(sql: string, args: Args = []): RunResult {
-    const result = this.prepare(sql).run(...args);
+    const statement = this.prepare(sql);
+    if (statement.reader) {
+      // Run to its end: the binding's `run()` would leave it in progress (see the class).
+      statement.all(...args);
+      return { changes: 0, lastInsertRowid: 0 };
+    }
+    const result = statement.run(...args);
     return { changes: Number(result.changes), lastInsertRowid: Number(result.lastInsertRowid) };
   }
 }
