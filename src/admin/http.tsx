@@ -3,6 +3,7 @@ import { getCookie } from "hono/cookie";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, asApiError } from "../errors";
+import { STRICT_UTF8 } from "../format/text";
 import type { CidrList } from "../http/cidr";
 import { readLimited } from "../http/json-body";
 import { isSecure } from "../http/middleware/transport";
@@ -153,8 +154,6 @@ export async function readForm(c: AdminContext): Promise<URLSearchParams> {
   return new URLSearchParams(text);
 }
 
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
-
 /**
  * The form's text, or null unless it and every name and value in it (percent-decoded) are
  * UTF-8: URLSearchParams would turn other bytes into U+FFFD, and a key would be made with
@@ -162,7 +161,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  */
 function decodedForm(bytes: Uint8Array): string | null {
   try {
-    const text = UTF8.decode(bytes);
+    const text = STRICT_UTF8.decode(bytes);
     for (const part of text.split(/[&=]/)) decodeURIComponent(part.replace(/\+/g, " "));
     return text;
   } catch {

@@ -4,3 +4,6 @@
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what is refused
 export const storable = (s: string) => !/[\u0000\uD800-\uDFFF]/u.test(s);
+
+/** Decodes UTF-8 and throws on bytes that are not: text a client sent is refused, never altered. */
+export const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });

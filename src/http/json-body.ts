@@ -1,4 +1,5 @@
 import { ApiError, ClientClosed, fixedError, invalidField } from "../errors";
+import { STRICT_UTF8 } from "../format/text";
 import type { AppContext } from "./context";
 
 const MAX_BODY_BYTES = 1_048_576;
@@ -15,7 +16,6 @@ const JSON_TYPE = /^application\/json\s*(;\s*(charset\s*=\s*"?utf-8"?\s*)?)*$/i;
 export const isJsonType = (contentType: string) => JSON_TYPE.test(contentType.trim());
 
 const DECIMAL = /^\d+$/;
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * POST/PATCH bodies: JSON only (415), parsable (400 invalid_json), an object nested at most
@@ -63,7 +63,7 @@ async function readJson(c: AppContext): Promise<unknown> {
   }
   let body: unknown;
   try {
-    body = JSON.parse(UTF8.decode(bytes));
+    body = JSON.parse(STRICT_UTF8.decode(bytes));
   } catch {
     throw fixedError("invalid_json");
   }

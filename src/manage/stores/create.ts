@@ -11,7 +11,7 @@ import { outlineObject } from "../../load/source";
 import { changeStores, manageDeps, reloadRegistry } from "../context";
 import { defineManageRoute } from "../define";
 import { storeJson } from "./json";
-import { checkDomainFree, createStoreBody, domainTaken, storeOut } from "./schema";
+import { createStoreBody, refuseTakenDomain, storeOut } from "./schema";
 
 type NewStoreBody = v.InferOutput<typeof createStoreBody>;
 
@@ -72,8 +72,7 @@ async function refuseTaken(c: AppContext, body: NewStoreBody): Promise<void> {
   const { registry } = c.get("deps");
   const { platform } = manageDeps(c);
   if (registry.get(body.slug) || (await platform.getStore(body.slug))) throw slugTaken(body.slug);
-  checkDomainFree(registry, body.domain, body.slug);
-  if (await platform.domainTaken(body.domain)) throw domainTaken(body.domain);
+  await refuseTakenDomain(registry, platform, body.domain, body.slug);
 }
 
 export const createStore = defineManageRoute({

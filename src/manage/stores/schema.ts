@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import type { Store } from "../../db/platform";
+import type { Platform, Store } from "../../db/platform";
 import { ApiError } from "../../errors";
 import { formatIsrael } from "../../format/time";
 import { bool, positiveInteger, text } from "../../http/schemas";
@@ -97,12 +97,22 @@ export const toStoreJson = (
 });
 
 /**
- * 409 `domain_taken` for a domain another store uses, or under the platform domain (that
- * is where every store's alternative address lives).
+ * 409 `domain_taken` for a domain another store uses, as the registry or (newer, when the
+ * CLI changed it a moment ago) platform.db has it, or under the platform domain (that is
+ * where every store's alternative address lives).
  */
-export function checkDomainFree(registry: StoreRegistry, domain: string, slug: string): void {
+export async function refuseTakenDomain(
+  registry: StoreRegistry,
+  platform: Platform,
+  domain: string,
+  slug: string,
+): Promise<void> {
   const owner = registry.resolveHost(domain);
-  if (domainUnderPlatform(domain, registry.platformDomain) || (owner && owner.slug !== slug))
+  if (
+    domainUnderPlatform(domain, registry.platformDomain) ||
+    (owner && owner.slug !== slug) ||
+    (await platform.domainTaken(domain, slug))
+  )
     throw domainTaken(domain);
 }
 

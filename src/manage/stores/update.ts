@@ -3,7 +3,7 @@ import { nothingToUpdate } from "../../http/validate";
 import { manageDeps, reloadRegistry, storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { storeJson } from "./json";
-import { checkDomainFree, domainTaken, slugParams, storeOut, updateStoreBody } from "./schema";
+import { refuseTakenDomain, slugParams, storeOut, updateStoreBody } from "./schema";
 
 export const updateStore = defineManageRoute({
   method: "PATCH",
@@ -19,12 +19,10 @@ export const updateStore = defineManageRoute({
     const { registry } = c.get("deps");
     const { platform } = manageDeps(c);
     const { domain } = body;
-    const refuseTakenDomain = async () => {
-      if (domain === undefined) return;
-      checkDomainFree(registry, domain, store.slug);
-      if (await platform.domainTaken(domain, store.slug)) throw domainTaken(domain);
+    const refuseTaken = async () => {
+      if (domain !== undefined) await refuseTakenDomain(registry, platform, domain, store.slug);
     };
-    await refuseTakenDomain();
+    await refuseTaken();
     const { settings, ...fields } = body;
     await platform
       .updateStore(store.slug, {
@@ -34,7 +32,7 @@ export const updateStore = defineManageRoute({
       })
       .catch(async (error) => {
         // `stores set` may have given the domain to another store since the check.
-        await refuseTakenDomain();
+        await refuseTaken();
         throw error;
       });
     await reloadRegistry(c);
