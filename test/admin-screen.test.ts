@@ -423,6 +423,23 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
     expect(tampered.text).toContain("Expires takes never, 30d, 90d or 1y");
   });
 
+  test("a form sent as another content type is a 415 page saying how to send it; nothing is made", async () => {
+    const admin = await signedIn("shop3.test");
+    for (const type of ["text/plain", "multipart/form-data; boundary=x", "application/json"]) {
+      const sent = await admin.post(
+        "/api/admin/keys",
+        { ...ORDERS_WRITE, name: "typed" },
+        { "Sec-Fetch-Site": "same-origin", "Content-Type": type },
+      );
+      expect([type, sent.status]).toEqual([type, 415]);
+      expect(sent.text).toContain("<title>Wrong kind of form");
+      expect(sent.text).toContain(
+        "Send this form as application/x-www-form-urlencoded, as the page does; reload the page and try again.",
+      );
+    }
+    expect((await admin.get("/api/admin/")).text).not.toContain("typed");
+  });
+
   test("five active keys: the form says so and a sixth is refused with that sentence (409)", async () => {
     const admin = await signedIn("shop2.test");
     for (let i = 1; i <= 5; i++)

@@ -30,6 +30,7 @@ const TITLES: Partial<Record<string, string>> = {
   not_found: "Not found",
   method_not_allowed: "Not allowed",
   payload_too_large: "Too much data",
+  json_required: "Wrong kind of form",
   store_unavailable: "Unavailable",
 };
 
@@ -136,10 +137,16 @@ const forbidden = () =>
     "This form was not sent from this page; reload the page and try again.",
   );
 
-/** A URL-encoded form body, at most MAX_FORM_BYTES (anything else reads as an empty form). */
+/** A URL-encoded form body, at most MAX_FORM_BYTES (no body, or no Content-Type, reads as an empty form). */
 export async function readForm(c: AdminContext): Promise<URLSearchParams> {
   const type = c.req.header("content-type") ?? "";
-  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) return new URLSearchParams();
+  if (type.trim() === "") return new URLSearchParams();
+  if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
+    throw new ApiError(
+      "json_required",
+      "Send this form as application/x-www-form-urlencoded, as the page does; reload the page and try again.",
+    );
+  }
   if (Number(c.req.header("content-length") ?? 0) > MAX_FORM_BYTES) {
     throw new ApiError("payload_too_large", `The form is larger than ${MAX_FORM_BYTES} bytes.`);
   }
