@@ -2,6 +2,8 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { LIMIT_SENTENCE } from "../src/admin/pages";
+import { AdminClient } from "./admin-support";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
@@ -177,6 +179,31 @@ describe("a store's keys", () => {
     await call("DELETE", "/stores/k2/keys/1");
     expect((await call("POST", "/stores/k2/keys/1/roll", { grace: "1h" })).json.error.code).toBe(
       "key_inactive",
+    );
+  });
+
+  test("the admin screen counts a rolled key and its replacement as one, as the limit does", async () => {
+    expect((await call("POST", "/stores", storeBody("k3"))).status).toBe(201);
+    for (let i = 1; i <= 4; i++)
+      await call("POST", "/stores/k3/keys", { name: `k${i}`, permissions: { orders: "read" } });
+    expect((await call("POST", "/stores/k3/keys/1/roll", { grace: "1h" })).status).toBe(201);
+    const link = await call("POST", "/stores/k3/admin-links", { origin: "http://k3.example.com" });
+    const admin = new AdminClient(server.url, "k3.example.com");
+    expect((await admin.signIn(link.json.data.token)).status).toBe(303);
+    const screen = await admin.get("/api/admin/");
+    expect(screen.text).toContain("4 of 5 active keys in use.");
+    expect(screen.text).not.toContain(LIMIT_SENTENCE);
+    // Both keys of the pair work until the grace ends, so both are listed with a Delete button.
+    expect(screen.text.match(/>k1</g)?.length).toBe(2);
+    expect(screen.text).toContain('aria-describedby="key-1-name"');
+
+    const fifth = await admin.post("/api/admin/keys", { name: "fifth", orders: "read" });
+    expect(fifth.status).toBe(303);
+    const full = await admin.get("/api/admin/");
+    expect(full.text).toContain("5 of 5 active keys in use.");
+    expect(full.text).toContain(LIMIT_SENTENCE);
+    expect((await admin.post("/api/admin/keys", { name: "sixth", orders: "read" })).status).toBe(
+      409,
     );
   });
 });

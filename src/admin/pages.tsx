@@ -1,7 +1,13 @@
 import type { Child } from "hono/jsx";
 import { formatIsraelForPeople } from "../format/time";
 import { type Access, AREAS, type Area } from "../keys/permissions";
-import { type ApiKey, isActive, KeyLimitError, MAX_ACTIVE_KEYS } from "../keys/repository";
+import {
+  type ApiKey,
+  countActiveKeys,
+  isActive,
+  KeyLimitError,
+  MAX_ACTIVE_KEYS,
+} from "../keys/repository";
 import { ASSET_PATHS } from "./assets";
 
 export const ADMIN_PATH = "/api/admin/";
@@ -131,10 +137,13 @@ function statusOf(key: ApiKey, now: number): string {
   return isActive(key, now) ? "Active" : "Expired";
 }
 
+/** The id of a key's name cell: its Delete button is described by it ("Delete", for "ERP"). */
+const nameId = (key: ApiKey) => `key-${key.id}-name`;
+
 function KeyRow({ apiKey, action }: { apiKey: ApiKey; action: Child }) {
   return (
     <tr>
-      <th scope="row" dir="auto" data-label="Name">
+      <th scope="row" dir="auto" data-label="Name" id={nameId(apiKey)}>
         {apiKey.name}
       </th>
       <td data-label="Key">
@@ -269,6 +278,7 @@ export interface ScreenProps {
 export function KeysScreen(p: ScreenProps) {
   const active = p.keys.filter((k) => isActive(k, p.now));
   const past = p.keys.filter((k) => !isActive(k, p.now)).reverse();
+  const inUse = countActiveKeys(p.keys, p.now);
   return (
     <Layout title="API and keys" storeName={p.storeName} formToken={p.formToken}>
       <h1 dir="auto">{p.storeName}</h1>
@@ -280,7 +290,7 @@ export function KeysScreen(p: ScreenProps) {
       <section class="card" aria-labelledby="keys-heading">
         <h2 id="keys-heading">API keys</h2>
         <p id="key-count">
-          {active.length} of {MAX_ACTIVE_KEYS} active keys in use.
+          {inUse} of {MAX_ACTIVE_KEYS} active keys in use.
         </p>
         {active.length > 0 ? (
           <KeyTable
@@ -289,12 +299,8 @@ export function KeysScreen(p: ScreenProps) {
             lastColumn="Delete"
             action={(key) => (
               <form method="get" action={`/api/admin/keys/${key.id}/delete`}>
-                <button type="submit" class="danger">
+                <button type="submit" class="danger" aria-describedby={nameId(key)}>
                   Delete
-                  <span class="visually-hidden" dir="auto">
-                    {" "}
-                    {key.name}
-                  </span>
                 </button>
               </form>
             )}
@@ -303,11 +309,7 @@ export function KeysScreen(p: ScreenProps) {
           <p class="muted">No active keys yet.</p>
         )}
       </section>
-      <CreateForm
-        formToken={p.formToken}
-        atLimit={active.length >= MAX_ACTIVE_KEYS}
-        values={p.values}
-      />
+      <CreateForm formToken={p.formToken} atLimit={inUse >= MAX_ACTIVE_KEYS} values={p.values} />
       {past.length > 0 && (
         <section class="card" aria-labelledby="past-heading">
           <h2 id="past-heading">Expired and deleted keys</h2>

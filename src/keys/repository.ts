@@ -36,6 +36,8 @@ export interface ApiKey {
   expiresAt: number | null;
   deletedAt: number | null;
   lastUsedAt: number | null;
+  /** The key that replaced this one when it was rolled (0 while the roll runs). */
+  replacedBy: number | null;
 }
 
 interface KeyRow {
@@ -62,6 +64,7 @@ const toKey = (row: KeyRow): ApiKey => ({
   expiresAt: row.expires_at,
   deletedAt: row.deleted_at,
   lastUsedAt: row.last_used_at,
+  replacedBy: row.replaced_by,
 });
 
 /** Not deleted and not expired: the rule for store keys and host keys alike. */
@@ -152,20 +155,17 @@ export function prepareKey(
 }
 
 /**
- * Active keys, a rolled key in its grace counting as one with its replacement: it is left
- * out while that replacement is active (or being made: `replaced_by = 0`), and counts
- * again once the replacement is deleted or expired.
+ * The keys that count toward the five: active ones, a rolled key in its grace counting as
+ * one with its replacement. It is left out while that replacement is active (or being made:
+ * `replacedBy` 0), and counts again once the replacement is deleted or expired.
  */
-async function countActive(tx: Queryable, now: number): Promise<number> {
-  const row = await tx.get<{ n: number }>(
-    `SELECT count(*) AS n FROM api_keys k
-      WHERE k.deleted_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?1)
-        AND (k.replaced_by IS NULL OR (k.replaced_by <> 0 AND NOT EXISTS (
-          SELECT 1 FROM api_keys r WHERE r.id = k.replaced_by
-            AND r.deleted_at IS NULL AND (r.expires_at IS NULL OR r.expires_at > ?1))))`,
-    [now],
-  );
-  return row?.n ?? 0;
+export function countActiveKeys(keys: readonly ApiKey[], now: number): number {
+  const active = new Set(keys.filter((k) => isActive(k, now)).map((k) => k.id));
+  return keys.filter(
+    (k) =>
+      active.has(k.id) &&
+      (k.replacedBy === null || (k.replacedBy !== 0 && !active.has(k.replacedBy))),
+  ).length;
 }
 
 /** Inserts a key inside the caller's transaction; returns it with the secret (shown once). */
@@ -174,7 +174,8 @@ export async function insertKey(tx: Queryable, input: NewKey, now = Date.now()) 
   if (!KEY_PATTERN.test(secret))
     throw new Error("a key secret must be svc_sk_ followed by 32+ letters or digits");
   const active = !input.deleted && (input.expiresAt === null || input.expiresAt > now);
-  if (active && (await countActive(tx, now)) >= MAX_ACTIVE_KEYS) throw new KeyLimitError();
+  if (active && countActiveKeys(await listKeys(tx), now) >= MAX_ACTIVE_KEYS)
+    throw new KeyLimitError();
   const hint = hintFor(secret);
   const createdAt = input.createdAt ?? now;
   const result = await tx.run(
