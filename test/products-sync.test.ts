@@ -161,3 +161,28 @@ describe("sync with updated_since and a cursor", () => {
     expect(client.mirror).toEqual(await serverState());
   });
 });
+
+describe("a store holding future-dated products", () => {
+  let future: TestServer;
+  beforeAll(async () => {
+    future = await startTestServer({
+      stores: [
+        testStore({
+          products: [{ id: 1, name: "Dated", price: 1, updatedAt: "2031-06-01T12:00:00+03:00" }],
+        }),
+      ],
+    });
+  });
+  afterAll(() => future.stop());
+
+  test("a new product's updatedAt follows the newest stamp; its createdAt is the clock's", async () => {
+    const before = Date.now();
+    const made = await future.request(P, { method: "POST", body: { name: "New", price: 2 } });
+    expect(made.status).toBe(201);
+    expect(made.json.data.updatedAt).toBe("2031-06-01T12:00:00+03:00");
+    const created = Date.parse(made.json.data.createdAt);
+    // Whole seconds in answers: the clock's second, not 2031.
+    expect(created).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+    expect(created).toBeLessThanOrEqual(Date.now());
+  });
+});

@@ -21,7 +21,13 @@ async function assertBelowPlanLimit(tx: Queryable, plan: Plan): Promise<void> {
   }
 }
 
-async function insertProduct(tx: Queryable, input: NewProduct, now: number): Promise<number> {
+/** `updatedAt` is the change stamp (never before the store's newest); `createdAt` is the clock's now. */
+async function insertProduct(
+  tx: Queryable,
+  input: NewProduct,
+  createdAt: number,
+  updatedAt: number,
+): Promise<number> {
   const result = await tx.run(
     `INSERT INTO products (${PRODUCT_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
@@ -35,8 +41,8 @@ async function insertProduct(tx: Queryable, input: NewProduct, now: number): Pro
       input.description ?? null,
       Number(input.vatFree ?? false),
       input.unitName ?? null,
-      now,
-      now,
+      createdAt,
+      updatedAt,
     ],
   );
   return result.lastInsertRowid;
@@ -53,7 +59,8 @@ export const createProduct = defineRoute({
   async create(c, { body }, tx) {
     await assertInternalSkuFree(tx, body.internalSku, null);
     await assertBelowPlanLimit(tx, c.get("store").plan);
-    const id = await insertProduct(tx, body, await changeStamp(tx, c.get("deps").now()));
+    const now = c.get("deps").now();
+    const id = await insertProduct(tx, body, now, await changeStamp(tx, now));
     return { status: 201, data: toProduct(await getProduct(tx, id)) };
   },
 });
