@@ -116,6 +116,18 @@ describe("failure classes", () => {
     expect(classifyFailure(undefined)).toBe("unavailable");
   });
 
+  test("a 5xx to the greeting, EHLO or STARTTLS is the relay's state, not the message's fault", () => {
+    const refused = (code: string, responseCode: number) =>
+      classifyFailure(Object.assign(new Error("x"), { code, responseCode }));
+    // nodemailer: STARTTLS answered 500 (a relay without it, `?starttls=required`).
+    expect(refused("ETLS", 500)).toBe("unavailable");
+    expect(refused("EPROTOCOL", 554)).toBe("unavailable"); // greeting or EHLO refused
+    expect(refused("EENVELOPE", 421)).toBe("unavailable");
+    expect(refused("EMESSAGE", 451)).toBe("deferred");
+    // No reply at all: nodemailer refused the envelope or the message itself.
+    expect(classifyFailure(Object.assign(new Error("x"), { code: "EMESSAGE" }))).toBe("rejected");
+  });
+
   test("the stored reason is one bounded line", () => {
     expect(describeFailure(new Error("550 no\r\n  such user"))).toBe("550 no such user");
     expect(describeFailure(new Error("x".repeat(900))).length).toBe(500);

@@ -50,15 +50,17 @@ export type FailureKind = "rejected" | "deferred" | "unavailable";
 
 export function classifyFailure(error: unknown): FailureKind {
   const { code, responseCode } = (error ?? {}) as { code?: unknown; responseCode?: unknown };
-  if (code === "EAUTH") return "unavailable";
-  if (typeof responseCode === "number") {
-    if (responseCode === 421) return "unavailable";
-    if (responseCode >= 500) return "rejected";
-    if (responseCode >= 400) return "deferred";
-  }
-  if (code === "EENVELOPE") return "rejected";
-  return "unavailable";
+  // Only a failure of this message's own commands is about the message. A refused greeting,
+  // EHLO, STARTTLS (a 5xx there is `ETLS`) or login says the relay cannot take any mail now.
+  if (typeof code !== "string" || !MESSAGE_FAILURES.has(code) || responseCode === 421)
+    return "unavailable";
+  if (typeof responseCode === "number" && responseCode >= 400 && responseCode < 500)
+    return "deferred";
+  return "rejected";
 }
+
+/** nodemailer's codes for MAIL FROM, RCPT TO and DATA refused, or a message it cannot send. */
+const MESSAGE_FAILURES = new Set(["EENVELOPE", "EMESSAGE"]);
 
 /** A failure as stored in `last_error`: one line, bounded. */
 export function describeFailure(error: unknown): string {
