@@ -26,6 +26,7 @@ import { docsHtml, openApiDocument } from "./openapi";
 import { StoreRegistry } from "./registry";
 import { type HttpServer, runtime } from "./runtime/runtime";
 import { watchCertificate } from "./tls";
+import { waitAtMost } from "./wait";
 
 export interface RunningServer {
   url: string;
@@ -118,12 +119,6 @@ function listenOn(
 }
 
 /** Waits for `promise`, but no longer than `ms`. */
-async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
-
 /**
  * One log line per registered store whose database is missing: those stores answer 503
  * (the pool refuses them whether or not this has run). On a libSQL server only when it

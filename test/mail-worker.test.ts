@@ -77,7 +77,7 @@ async function harness(options: Partial<MailWorkerOptions> = {}): Promise<Harnes
     queue: (slug, mail) => pool.use(slug, (db) => db.transaction((tx) => queueMail(tx, mail))),
     rows: (slug = "shop1") => pool.use(slug, listMail),
     close: async () => {
-      await worker.stop(1000);
+      await worker.stop(1000, 1000);
       await pool.close();
       await platform.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -133,7 +133,7 @@ async function secondWorker(h: Harness, options: Partial<MailWorkerOptions> = {}
     tickMs: 10,
     ...options,
   });
-  cleanups.push(() => worker.stop(1000));
+  cleanups.push(() => worker.stop(1000, 1000));
   return { peer, worker };
 }
 
@@ -396,7 +396,27 @@ describe("mail worker over SMTP", () => {
     expect((await h.rows("shop2")).map((r) => r.status)).toEqual(["sent"]);
   });
 
-  test("a message whose delivery outlives the grace stays queued and is sent by the next worker", async () => {
+  test("a message in a relay's hands past the grace is waited for: marked sent, never sent again", async () => {
+    let sends = 0;
+    const h = await harness({
+      transport: {
+        name: "smtp",
+        send: async () => {
+          sends++;
+          await Bun.sleep(400); // the relay answers after the grace
+        },
+        close: async () => {},
+      },
+    });
+    await h.queue("shop1", approved("Dana"));
+    h.worker.start();
+    await eventually(() => (sends === 1 ? true : undefined));
+    await h.worker.stop(50);
+    expect((await h.rows()).map((r) => [r.status, r.attempts])).toEqual([["sent", 1]]);
+    expect(sends).toBe(1);
+  });
+
+  test("a message whose delivery outlives the grace and the wait for it stays queued and is sent by the next worker", async () => {
     const h = await harness({
       retry: { ...FAST, claimMs: 50 },
       transport: { name: "smtp", send: () => new Promise(() => {}), close: async () => {} }, // never answers
@@ -404,7 +424,7 @@ describe("mail worker over SMTP", () => {
     await h.queue("shop1", approved("Dana"));
     h.worker.start();
     await eventually(async () => ((await h.rows())[0].attempts === 1 ? true : undefined));
-    await h.worker.stop(50);
+    await h.worker.stop(50, 50);
     expect((await h.rows()).map((r) => [r.status, r.attempts])).toEqual([["queued", 1]]);
 
     const { peer, worker: next } = await secondWorker(h);

@@ -4,6 +4,7 @@ import type { StorePool } from "../db/pool";
 import { errorFields, type Logger } from "../log";
 import type { StoreRegistry } from "../registry";
 import { runtime } from "../runtime/runtime";
+import { waitAtMost } from "../wait";
 import { DEFAULT_RETRY, type RetryPolicy, retryDelay } from "./backoff";
 import { DueStores } from "./due-stores";
 import { Outage } from "./outage";
@@ -84,6 +85,14 @@ type StoreOutcome = "done" | "transport-down";
  * claimed; the next start releases such orphaned claims, so it is sent again at once:
  * at-least-once, and only that one message repeats.
  */
+/**
+ * How long a stop waits for the message in a relay's hands once the grace is over: the
+ * SMTP transport's own limits (10 s to connect, 10 s for the greeting, 20 s of silence)
+ * end a relay that stops answering, and a server stopped by systemd (`TimeoutStopSec=30`,
+ * deploy/storeapi.service) must exit before it is killed, 5 s of grace included.
+ */
+const IN_HAND_WAIT_MS = 20_000;
+
 export class MailWorker {
   private readonly transport: Transport;
   private readonly policy: RetryPolicy;
@@ -148,19 +157,17 @@ export class MailWorker {
 
   /**
    * Stops taking new work, then delivers what is due (finishing the message in hand) for
-   * at most `graceMs`. Whatever is left stays queued for the next start.
+   * at most `graceMs`. A message still in a relay's hands then is waited for up to
+   * `inHandMs` more, so its outcome is recorded: left queued, it would be sent again by
+   * the next start although the relay may take it. Whatever is left stays queued.
    */
-  async stop(graceMs = 5000): Promise<void> {
+  async stop(graceMs = 5000, inHandMs = IN_HAND_WAIT_MS): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     clearInterval(this.timer);
-    let timeout: ReturnType<typeof setTimeout> | undefined;
-    const grace = new Promise<void>((resolve) => {
-      timeout = setTimeout(resolve, graceMs);
-    });
-    await Promise.race([this.flush(), grace]);
-    clearTimeout(timeout);
+    await waitAtMost(this.flush(), graceMs);
     this.halted = true;
+    if (this.draining) await waitAtMost(this.draining, inHandMs);
     await this.scanning;
     await this.unmarkDelivered();
     await this.transport.close().catch(() => {});
