@@ -398,6 +398,11 @@ describe("command-line messages", () => {
         { STOREAPI_SMTP: "mail.example.com" },
         "STOREAPI_SMTP must be a URL like smtp://user:pass@host:port or smtps://…",
       ],
+      [
+        ["--smtp", "smtp://u:%ZZsecret@h:25"],
+        {},
+        "--smtp: the password has a bad %-escape; write % itself as %25",
+      ],
     ];
     for (const [args, env, message] of cases) {
       const result = await runCli([...serve, ...args], { env });

@@ -168,5 +168,11 @@ describe("--smtp URLs", () => {
       "starttls=off does not apply to smtps://",
     );
     expect(() => parseSmtpUrl("smtp://h/path")).toThrow("--smtp takes no path");
+    // A bad escape is named, the password it is in never quoted.
+    const badPassword = () => parseSmtpUrl("smtp://u:%ZZsecret@h:25");
+    expect(badPassword).toThrow("--smtp: the password has a bad %-escape; write % itself as %25");
+    expect(() => parseSmtpUrl("smtp://%E0%A4%A:pw@h:25")).toThrow(
+      "--smtp: the user name has a bad %-escape",
+    );
   });
 });

@@ -30,7 +30,7 @@ export function parseSmtpUrl(text: string): SMTPPoolOptions {
     secure,
     auth:
       url.username || url.password
-        ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+        ? { user: decoded(url.username, "user name"), pass: decoded(url.password, "password") }
         : undefined,
   };
   for (const [key, value] of url.searchParams) {
@@ -45,6 +45,15 @@ export function parseSmtpUrl(text: string): SMTPPoolOptions {
   if (secure && options.ignoreTLS)
     throw new Error("--smtp: starttls=off does not apply to smtps://");
   return options;
+}
+
+/** A percent-decoded part of the URL; a bad escape is named without the part's text (a password). */
+function decoded(part: string, what: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new Error(`--smtp: the ${what} has a bad %-escape; write % itself as %25`);
+  }
 }
 
 /** Delivery through one pooled SMTP connection, reused between messages. */
