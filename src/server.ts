@@ -118,7 +118,6 @@ function listenOn(
   }
 }
 
-/** Waits for `promise`, but no longer than `ms`. */
 /**
  * One log line per registered store whose database is missing: those stores answer 503
  * (the pool refuses them whether or not this has run). On a libSQL server only when it

@@ -71,6 +71,14 @@ function chooseTransport(
 type StoreOutcome = "done" | "transport-down";
 
 /**
+ * How long a stop waits for the message in a relay's hands once the grace is over: the
+ * SMTP transport's own limits (10 s to connect, 10 s for the greeting, 20 s of silence)
+ * end a relay that stops answering, and a server stopped by systemd (`TimeoutStopSec=30`,
+ * deploy/storeapi.service) must exit before it is killed, 5 s of grace included.
+ */
+const IN_HAND_WAIT_MS = 20_000;
+
+/**
  * Delivers queued outbox rows in the background.
  *
  * It never scans every store on a timer: at start it looks once at the outbox of each
@@ -85,14 +93,6 @@ type StoreOutcome = "done" | "transport-down";
  * claimed; the next start releases such orphaned claims, so it is sent again at once:
  * at-least-once, and only that one message repeats.
  */
-/**
- * How long a stop waits for the message in a relay's hands once the grace is over: the
- * SMTP transport's own limits (10 s to connect, 10 s for the greeting, 20 s of silence)
- * end a relay that stops answering, and a server stopped by systemd (`TimeoutStopSec=30`,
- * deploy/storeapi.service) must exit before it is killed, 5 s of grace included.
- */
-const IN_HAND_WAIT_MS = 20_000;
-
 export class MailWorker {
   private readonly transport: Transport;
   private readonly policy: RetryPolicy;
