@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { DataDirLock, LOAD_LOCK, SERVE_LOCK } from "../src/db/data-dir";
 import { KEYS, otherStore, STATUSES, scratchDirs, send, testStore, until } from "./helpers";
 import { manage, newHostKey, storeBody } from "./manage-support";
 import { isOneCleanLine, runCli, spawnServer, storeapiCommand } from "./process";
@@ -76,6 +77,28 @@ describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
     const third = await spawnServer(data);
     expect((await send(third.url, "/api/v1/products")).status).toBe(200);
     expect(await third.signal("SIGTERM")).toBe(0);
+  });
+
+  test("a serve started while load --replace runs says that the load holds the directory", async () => {
+    const data = await loadedDataDir();
+    // The locks a `load --replace` holds for as long as it runs.
+    const held = [LOAD_LOCK, SERVE_LOCK].map((name) => DataDirLock.tryAcquire(data, name));
+    try {
+      const serve = await runCli([
+        "serve",
+        "--data",
+        data,
+        "--listen",
+        "127.0.0.1:0",
+        "--allow-http",
+      ]);
+      expect([serve.code, serve.stderr]).toEqual([
+        1,
+        `storeapi: storeapi load --replace is replacing stores in ${data}; start the server once it is done\n`,
+      ]);
+    } finally {
+      for (const lock of held) lock?.release();
+    }
   });
 
   test("load --replace beside a running server is refused and loses nothing; new stores still load", async () => {

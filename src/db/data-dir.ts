@@ -174,11 +174,22 @@ export class DataDirLock {
     }
   }
 
-  /** The lock for a server's life, or a DataDirError naming why not. */
+  /** The lock for a server's life, or a DataDirError naming who holds it. */
   static forServer(dataDir: string): DataDirLock {
     const lock = DataDirLock.tryAcquire(dataDir);
-    if (!lock) throw new DataDirError(`another storeapi server is already serving ${dataDir}`);
-    return lock;
+    if (lock) return lock;
+    // `load --replace` holds the serve lock too, for as long as it runs.
+    throw new DataDirError(
+      DataDirLock.isHeld(dataDir, LOAD_LOCK)
+        ? `storeapi load --replace is replacing stores in ${dataDir}; start the server once it is done`
+        : `another storeapi server is already serving ${dataDir}`,
+    );
+  }
+
+  private static isHeld(dataDir: string, name: string): boolean {
+    const lock = DataDirLock.tryAcquire(dataDir, name);
+    lock?.release();
+    return lock === null;
   }
 
   release(): void {
