@@ -73,17 +73,21 @@ function findCommand(argv: string[]): [Command, string[]] {
 }
 
 /**
- * The command line with any common flags given before the command moved after its words,
- * where each command's parser reads them: `--data DIR stores list` → `stores list --data DIR`.
+ * The command line with any common flags given before the command, or between a group's
+ * two words, moved after its words, where each command's parser reads them:
+ * `--data DIR stores list` and `stores --data DIR list` → `stores list --data DIR`.
  */
 function commandFirst(argv: string[]): string[] {
   const [flags, rest] = leadingCommonFlags(argv);
-  if (flags.length === 0) return argv;
-  const isGroup = COMMANDS.some((c) => c.spec.name.startsWith(`${rest[0]} `));
-  // No command, or a group without its second word: usage or help, which read no flags.
-  if (rest.length === 0 || (isGroup && (rest.length === 1 || rest[1].startsWith("-")))) return rest;
-  const words = isGroup ? 2 : 1;
-  return [...rest.slice(0, words), ...flags, ...rest.slice(words)];
+  const [first, ...afterFirst] = rest;
+  // No command: usage or help, which read no flags.
+  if (first === undefined) return rest;
+  if (!COMMANDS.some((c) => c.spec.name.startsWith(`${first} `)))
+    return [first, ...flags, ...afterFirst];
+  const [between, tail] = leadingCommonFlags(afterFirst);
+  // A group without its second word: usage or help, which read no flags.
+  if (tail.length === 0 || tail[0].startsWith("-")) return [first, ...tail];
+  return [first, tail[0], ...flags, ...between, ...tail.slice(1)];
 }
 
 export const main = (commandLine: string[]): Promise<number> => run(commandFirst(commandLine));

@@ -423,6 +423,11 @@ describe("command line", () => {
     const inline = await runCliInProcess([`--data=${data}`, "--json", "keys", "list", "shop1"]);
     expect(inline.code).toBe(0);
     expect(inline.json).toEqual([]);
+    // Between a group's two words too: `keys --json list`, `stores --data DIR list`.
+    const between = await runCliInProcess(["stores", "--data", data, "--json", "list"]);
+    expect([between.code, between.json]).toEqual([0, after.json]);
+    const split = await runCliInProcess(["--json", "keys", `--data=${data}`, "list", "shop1"]);
+    expect([split.code, split.json]).toEqual([0, []]);
     // Without a command (or a group's second word) they ask for one, like a bare `storeapi`.
     const none = await runCliInProcess(["--data", data]);
     expect([none.code, none.stderr]).toEqual([
