@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { Tokenizer } from "@streamparser/json";
-import { BoundsWatch, type FixtureBounds, FixtureTooLarge, shownKey } from "../src/load/bounds";
+import { BoundsWatch, type FixtureBounds, FixtureRefused, shownKey } from "../src/load/bounds";
 
 const SMALL: FixtureBounds = { valueBytes: 10, recordBytes: 40, outlineBytes: 70 };
 
 /** Tokenizes `text` in one write under `bounds`: what it was refused for, or null. */
-function refusal(text: string, bounds = SMALL): Pick<FixtureTooLarge, "found" | "offset"> | null {
+function refusal(text: string, bounds = SMALL): Pick<FixtureRefused, "found" | "offset"> | null {
   const tokenizer = new Tokenizer();
   const watch = new BoundsWatch(bounds);
   tokenizer.onToken = (token) => watch.see(token);
@@ -14,7 +14,7 @@ function refusal(text: string, bounds = SMALL): Pick<FixtureTooLarge, "found" | 
     watch.read(Buffer.byteLength(text));
     return null;
   } catch (error) {
-    if (!(error instanceof FixtureTooLarge)) throw error;
+    if (!(error instanceof FixtureRefused)) throw error;
     return { found: error.found, offset: error.offset };
   }
 }
@@ -26,6 +26,22 @@ describe("a fixture's bounds", () => {
       found: "a value over 10 bytes at stores[0].name",
       offset: 19,
     });
+  });
+
+  test("a key given twice in one object is refused where the second starts, at any depth", () => {
+    const LARGE = { valueBytes: 1000, recordBytes: 1000, outlineBytes: 1000 };
+    expect(refusal('{"stores":[],"stores":[]}', LARGE)).toEqual({
+      found: "the key stores twice at the top",
+      offset: 13,
+    });
+    expect(refusal('{"stores":[{"orders":[],"orders":[]}]}', LARGE)?.found).toBe(
+      "the key orders twice at stores[0]",
+    );
+    expect(refusal('{"stores":[{"orders":[{"id":1,"id":2}]}]}', LARGE)?.found).toBe(
+      "the key id twice at stores[0].orders[0]",
+    );
+    // The same key in sibling objects, or as a value, is no repeat.
+    expect(refusal('{"stores":[{"slug":"a"},{"slug":"slug"}]}', LARGE)).toBeNull();
   });
 
   test("a value still being read counts at the end of what was read", () => {

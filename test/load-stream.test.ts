@@ -105,6 +105,11 @@ describe("a fixture file read as a stream", () => {
       ],
       ["\n\n\u0000", 'is not valid JSON: unexpected "\\u0000" on line 3'],
       ["  \n", "is empty: a fixture is a JSON object"],
+      // Last-wins would keep one array's store fields and both arrays' records.
+      [
+        '{"stores": [],\n "stores": []}',
+        "holds the key stores twice at the top (line 2); write each key once in an object",
+      ],
     ];
     for (const [text, message] of cases) {
       const error = await fileSource(writeJson(text))
@@ -113,6 +118,15 @@ describe("a fixture file read as a stream", () => {
       expect(error).toBeInstanceOf(UnreadableFixture);
       expect((error as Error).message).toBe(message);
     }
+  });
+
+  test("a file that is not UTF-8 says so", async () => {
+    const path = writeJson("");
+    writeFileSync(path, Buffer.from('{"stores":[{"name":"caf\xe9"}]}', "latin1"));
+    const error = await fileSource(path)
+      .outline()
+      .catch((e) => e);
+    expect((error as Error).message).toBe("is not UTF-8 text: save it as UTF-8, as JSON is");
   });
 
   test("a file changed between its two reads is refused", async () => {

@@ -21,10 +21,10 @@ export const FIXTURE_BOUNDS: FixtureBounds = {
   outlineBytes: 32 << 20,
 };
 
-/** A fixture past one of its bounds, noticed at byte `offset` (for its line). */
-export class FixtureTooLarge extends Error {
+/** A fixture past one of its bounds, or with a key repeated, noticed at byte `offset` (for its line). */
+export class FixtureRefused extends Error {
   constructor(
-    /** What it holds: "a value over 1 MiB at stores[0].name". */
+    /** What it holds: "a value over 1 MiB at stores[0].name", "the key stores twice at the top". */
     readonly found: string,
     /** What to do about it, or why it cannot be. */
     readonly advice: string,
@@ -39,6 +39,8 @@ interface Frame {
   array: boolean;
   key: string | number | undefined;
   awaitingKey: boolean;
+  /** An object's keys so far: one given twice is refused (a parser would keep both arrays' records, or the last value). */
+  keys?: Set<string>;
 }
 
 const MiB = 1 << 20;
@@ -76,7 +78,11 @@ export class BoundsWatch {
       case TokenType.LEFT_BRACE:
       case TokenType.LEFT_BRACKET: {
         const array = token === TokenType.LEFT_BRACKET;
-        this.frames.push({ array, key: array ? 0 : undefined, awaitingKey: !array });
+        this.frames.push(
+          array
+            ? { array, key: 0, awaitingKey: false }
+            : { array, key: undefined, awaitingKey: true, keys: new Set() },
+        );
         if (this.recordStart < 0 && this.inRecord()) this.recordStart = offset;
         break;
       }
@@ -91,11 +97,22 @@ export class BoundsWatch {
         break;
       case TokenType.STRING:
         if (top && !top.array && top.awaitingKey) {
+          this.refuseRepeated(top, value as string, offset);
           top.key = value as string;
           top.awaitingKey = false;
         }
         break;
     }
+  }
+
+  private refuseRepeated(object: Frame, key: string, offset: number): void {
+    if (object.keys?.has(key))
+      throw new FixtureRefused(
+        `the key ${shownKey(key)} twice at ${this.path()}`,
+        "write each key once in an object",
+        offset,
+      );
+    object.keys?.add(key);
   }
 
   /** Called once `read` bytes have been given to the tokenizer: a value still being read counts too. */
@@ -106,20 +123,20 @@ export class BoundsWatch {
   private check(at: number): void {
     const { valueBytes, recordBytes, outlineBytes } = this.bounds;
     if (at - this.last > valueBytes)
-      throw new FixtureTooLarge(
+      throw new FixtureRefused(
         `a value over ${sizeText(valueBytes)} at ${this.path()}`,
         "no field takes one that long",
         this.last,
       );
     if (this.recordStart >= 0 && at - this.recordStart > recordBytes)
-      throw new FixtureTooLarge(
+      throw new FixtureRefused(
         `a record over ${sizeText(recordBytes)} at ${this.path(4)}`,
         "no store's record is that large",
         this.recordStart,
       );
     const outline = this.outlineBytes + (this.recordStart < 0 ? at - this.last : 0);
     if (outline > outlineBytes)
-      throw new FixtureTooLarge(
+      throw new FixtureRefused(
         `over ${sizeText(outlineBytes)} besides its customers, products, orders and leads`,
         "load its stores from several files",
         at,

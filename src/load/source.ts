@@ -1,7 +1,7 @@
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream, statSync } from "node:fs";
 import { type JSONParserOptions, Tokenizer, TokenParser } from "@streamparser/json";
-import { BoundsWatch, FixtureTooLarge } from "./bounds";
+import { BoundsWatch, FixtureRefused } from "./bounds";
 import { isSection, SECTION_NAMES, type SectionName } from "./section";
 
 /**
@@ -188,11 +188,14 @@ async function* parsed<T>(
 
 /** A failed read of the file in the operator's terms, with the line where it applies. */
 async function unreadable(path: string, error: unknown): Promise<UnreadableFixture> {
-  if (error instanceof FixtureTooLarge) {
+  if (error instanceof FixtureRefused) {
     const { found, advice, offset } = error;
     return new UnreadableFixture(`holds ${found} (line ${await lineAt(path, offset)}); ${advice}`);
   }
   const { code, message } = error as NodeJS.ErrnoException;
+  // The tokenizer decodes strings with a fatal TextDecoder.
+  if (code === "ERR_ENCODING_INVALID_ENCODED_DATA")
+    return new UnreadableFixture("is not UTF-8 text: save it as UTF-8, as JSON is");
   if (code) return new UnreadableFixture(`could not be read: ${message}`);
   return new UnreadableFixture(`is not valid JSON: ${await invalidJsonReason(path, message)}`);
 }
