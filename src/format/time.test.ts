@@ -41,6 +41,21 @@ describe("parseDateTime", () => {
     const instant = Date.UTC(2026, 9, 24, 22, 30, 0);
     expect(parseDateTime(formatIsrael(instant))).toBe(instant);
   });
+  test("years 0001 to 9999 are those years, and come back with four digits", () => {
+    // Date.UTC reads years 0-99 as 1900-1999.
+    expect(formatIsrael(parseDateTime("0050-06-01T00:00:00Z") as number)).toStartWith(
+      "0050-06-01T",
+    );
+    expect(parseDateTime("0099-12-31T12:00:00Z")).toBe(-59011502400000);
+    expect(parseDateTime("0004-02-29")).not.toBeNull(); // a leap year; 1904 was one too
+    expect(parseDateTime("0100-02-29")).toBeNull(); // not one
+    expect(formatIsrael(parseDateTime("9999-12-31T21:59:59Z") as number)).toBe(
+      "9999-12-31T23:59:59+02:00",
+    );
+    // Year 0000, and an instant that is year 10000 in Israel: no four-digit year to answer with.
+    expect(parseDateTime("0000-06-01T00:00:00Z")).toBeNull();
+    expect(parseDateTime("9999-12-31T23:00:00Z")).toBeNull();
+  });
   test("rejects everything else", () => {
     for (const bad of [
       "",

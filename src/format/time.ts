@@ -22,19 +22,27 @@ const offsetFormatter = new Intl.DateTimeFormat("en-US", {
 const offsetByHour = new Map<number, number>();
 const OFFSET_CACHE_LIMIT = 50_000;
 
+/** `Date.UTC`, but years 0–99 are those years (`Date.UTC` reads them as 1900–1999). */
+function utc(
+  year: number,
+  monthIndex: number,
+  day: number,
+  hour = 0,
+  minute = 0,
+  second = 0,
+  ms = 0,
+) {
+  const date = new Date(Date.UTC(2000, monthIndex, day, hour, minute, second, ms));
+  date.setUTCFullYear(year);
+  return date.getTime();
+}
+
 function computeOffsetMinutes(epochMs: number): number {
   const parts: Record<string, number> = {};
   for (const part of offsetFormatter.formatToParts(new Date(epochMs))) {
     if (part.type !== "literal") parts[part.type] = Number(part.value);
   }
-  const asUtc = Date.UTC(
-    parts.year,
-    parts.month - 1,
-    parts.day,
-    parts.hour,
-    parts.minute,
-    parts.second,
-  );
+  const asUtc = utc(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
   const wholeSeconds = Math.floor(epochMs / 1000) * 1000;
   return Math.round((asUtc - wholeSeconds) / 60_000);
 }
@@ -116,14 +124,22 @@ const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/;
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeapYear = (year: number) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+
 function validDate(year: number, month: number, day: number): boolean {
-  if (month < 1 || month > 12 || day < 1) return false;
-  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  return day <= (month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]);
 }
+
+/** The instants whose Israel time has a year of four digits, 0001 to 9999, as answers write it. */
+const FIRST_INSTANT = utc(1, 0, 1);
+const LAST_INSTANT = Date.UTC(9999, 11, 31, 22) - 1;
+const inRange = (instant: number) => instant >= FIRST_INSTANT && instant <= LAST_INSTANT;
 
 /** Epoch ms of 00:00 Israel time on the given calendar day. */
 function israelMidnight(year: number, month: number, day: number): number {
-  const wallClock = Date.UTC(year, month - 1, day);
+  const wallClock = utc(year, month - 1, day);
   let instant = wallClock - israelOffsetMinutes(wallClock) * 60_000;
   instant = wallClock - israelOffsetMinutes(instant) * 60_000;
   return instant;
@@ -134,7 +150,9 @@ export function parseDateTime(text: string): number | null {
   const dateOnly = DATE_ONLY.exec(text);
   if (dateOnly) {
     const [year, month, day] = dateOnly.slice(1, 4).map(Number);
-    return validDate(year, month, day) ? israelMidnight(year, month, day) : null;
+    if (!validDate(year, month, day)) return null;
+    const midnight = israelMidnight(year, month, day);
+    return inRange(midnight) ? midnight : null;
   }
   const m = DATE_TIME.exec(text);
   if (!m) return null;
@@ -150,7 +168,8 @@ export function parseDateTime(text: string): number | null {
     if (offsetHours > 23 || offsetMins > 59) return null;
     offsetMinutes = (digits[0] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMins);
   }
-  return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000;
+  const instant = utc(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000;
+  return inRange(instant) ? instant : null;
 }
 
 const MONTHS = [
