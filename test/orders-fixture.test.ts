@@ -77,6 +77,20 @@ describe("order fixture records", () => {
     expect(
       refusal([fine({ items: [{ name: "x", productId: 1, quantity: 0, price: 1 }] })]),
     ).toStartWith("stores[0].orders[0].items[0].quantity:");
+    // Amounts made from the others are bounded as given ones are.
+    const item = { name: "x", productId: 1, quantity: 2 ** 52, price: 1e9 };
+    expect(refusal([fine({ items: [item] })])).toBe(
+      "stores[0].orders[0].items[0].total: unitPrice × quantity is over 1000000000; give total or smaller amounts.",
+    );
+    const options = [1, 2].map((i) => ({ name: `o${i}`, price: 1e9 }));
+    expect(refusal([fine({ items: [{ ...item, quantity: 1, options }] })])).toBe(
+      "stores[0].orders[0].items[0].optionsPrice: the sum of the options' prices is over 1000000000; give optionsPrice or smaller amounts.",
+    );
+    expect(
+      refusal([fine({ items: [{ ...item, quantity: 1, options: [options[0]], total: 5 }] })]),
+    ).toBe(
+      "stores[0].orders[0].items[0].unitPrice: price + optionsPrice is over 1000000000; give unitPrice or smaller amounts.",
+    );
     expect(refusal([fine({ coupon: { code: "C", amount: -1.001 } })])).toStartWith(
       "stores[0].orders[0].coupon.amount:",
     );

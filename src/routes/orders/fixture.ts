@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Queryable, SqlValue } from "../../db/driver";
-import { toSignedMinor } from "../../format/money";
+import { MAX_MINOR, toSignedMinor } from "../../format/money";
 import { bool, email, MAX_MONEY, money, nullableText, text } from "../../http/schemas";
 import { type FixtureSection, fixtureDateTime, fixtureId, repeatedId } from "../../load/section";
 import type { StoredCoupon, StoredField, StoredInvoice, StoredItem, StoredPromotion } from "./row";
@@ -29,38 +29,64 @@ const signedMoney = () =>
 
 const optionRecord = v.strictObject({ name: text(100), price: money() });
 
+/** An item's amounts, minor units: given, or what the other fields make. */
+function itemAmounts(i: {
+  quantity: number;
+  price: number;
+  optionsPrice?: number;
+  unitPrice?: number;
+  total?: number;
+  options: Array<{ price: number }>;
+}) {
+  const optionsPrice = i.optionsPrice ?? i.options.reduce((sum, o) => sum + o.price, 0);
+  const unitPrice = i.unitPrice ?? i.price + optionsPrice;
+  return { optionsPrice, unitPrice, total: i.total ?? unitPrice * i.quantity };
+}
+
+/** A made amount past the maximum would be stored although the same amount given is refused. */
+const madeAmountAtMost = (field: "optionsPrice" | "unitPrice" | "total", makes: string) =>
+  v.forward(
+    v.check<ItemInput, string>(
+      (i) => itemAmounts(i)[field] <= MAX_MINOR,
+      `${makes} is over ${MAX_MONEY}; give ${field} or smaller amounts.`,
+    ),
+    [field],
+  );
+
+const itemFields = v.strictObject({
+  name: text(100),
+  sku: v.optional(text(64), ""),
+  productId: positiveInt(),
+  quantity: positiveInt(),
+  price: money(),
+  optionsPrice: v.optional(money()),
+  unitPrice: v.optional(money()),
+  total: v.optional(money()),
+  unitName: v.optional(nullableText(32), null),
+  vatFree: v.optional(bool(), false),
+  options: v.optional(v.array(optionRecord), []),
+});
+type ItemInput = v.InferOutput<typeof itemFields>;
+
 /** An item; `optionsPrice`, `unitPrice` and `total` default to what the other fields make. */
 const itemRecord = v.pipe(
-  v.strictObject({
-    name: text(100),
-    sku: v.optional(text(64), ""),
-    productId: positiveInt(),
-    quantity: positiveInt(),
-    price: money(),
-    optionsPrice: v.optional(money()),
-    unitPrice: v.optional(money()),
-    total: v.optional(money()),
-    unitName: v.optional(nullableText(32), null),
-    vatFree: v.optional(bool(), false),
-    options: v.optional(v.array(optionRecord), []),
-  }),
-  v.transform((i): StoredItem => {
-    const optionsPrice = i.optionsPrice ?? i.options.reduce((sum, o) => sum + o.price, 0);
-    const unitPrice = i.unitPrice ?? i.price + optionsPrice;
-    return {
+  itemFields,
+  madeAmountAtMost("optionsPrice", "the sum of the options' prices"),
+  madeAmountAtMost("unitPrice", "price + optionsPrice"),
+  madeAmountAtMost("total", "unitPrice × quantity"),
+  v.transform(
+    (i): StoredItem => ({
       name: i.name,
       sku: i.sku,
       productId: i.productId,
       quantity: i.quantity,
       price: i.price,
-      optionsPrice,
-      unitPrice,
-      total: i.total ?? unitPrice * i.quantity,
+      ...itemAmounts(i),
       unitName: i.unitName,
       vatFree: i.vatFree,
       options: i.options,
-    };
-  }),
+    }),
+  ),
 );
 
 const promotionRecord = v.pipe(
