@@ -202,18 +202,30 @@ async function largestWals(dir: string): Promise<{ store: string; bytes: number 
   return sizes.sort((a, b) => b.bytes - a.bytes).slice(0, LARGEST_WALS);
 }
 
-/** Serves `GET /metrics` on its own address; nothing else is there. */
-export function serveMetrics(metrics: Metrics, hostname: string, port: number) {
+/**
+ * The private operations address (`--metrics-listen`): `GET /metrics`, and
+ * `GET /tls-allowed?domain=D` for a TLS proxy's on-demand certificates (Caddy's
+ * `on_demand_tls { ask … }`): 200 when D is a store's own domain or `{slug}.{platform
+ * domain}` of a store, else 404, so nobody makes the proxy ask for certificates for
+ * names no store has (each costs a CA's rate limit).
+ */
+export function serveMetrics(
+  metrics: Metrics,
+  isStoreHost: (domain: string) => boolean,
+  hostname: string,
+  port: number,
+) {
   return runtime().serve({
     hostname,
     port,
     maxRequestBodySize: 64 * 1024,
     fetch: async (request) => {
-      const { pathname } = new URL(request.url);
-      if (pathname !== "/metrics")
+      const url = new URL(request.url);
+      if (url.pathname !== "/metrics" && url.pathname !== "/tls-allowed")
         return new Response("not found: metrics are at /metrics\n", { status: 404 });
       if (request.method !== "GET" && request.method !== "HEAD")
         return new Response("method not allowed\n", { status: 405, headers: { Allow: "GET" } });
+      if (url.pathname === "/tls-allowed") return tlsAllowed(url.searchParams, isStoreHost);
       try {
         return new Response(await metrics.text(), {
           headers: { "Content-Type": metrics.contentType },
@@ -227,4 +239,12 @@ export function serveMetrics(metrics: Metrics, hostname: string, port: number) {
       }
     },
   });
+}
+
+function tlsAllowed(query: URLSearchParams, isStoreHost: (domain: string) => boolean): Response {
+  const domain = query.get("domain");
+  if (!domain) return new Response("give ?domain=NAME\n", { status: 400 });
+  return isStoreHost(domain)
+    ? new Response("a store's address\n")
+    : new Response("no store has this address\n", { status: 404 });
 }

@@ -283,7 +283,12 @@ async function serveFrom(
     const { hostname, port } = config.metrics;
     try {
       metricsServer = listenOn("--metrics-listen", hostname, port, () =>
-        serveMetrics(metrics, hostname, port),
+        serveMetrics(
+          metrics,
+          (domain) => registry.resolveHost(domain) !== undefined,
+          hostname,
+          port,
+        ),
       );
     } catch (error) {
       await server.stop(true);

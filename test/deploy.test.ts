@@ -36,13 +36,20 @@ test.skipIf(!systemdAnalyze)("systemd-analyze verify accepts deploy/storeapi.ser
   expect(run.exitCode).toBe(0);
 });
 
-/** deploy/Caddyfile's sites with test globals: loopback ports, Caddy's internal CA, no admin API. */
-function testCaddyfile(httpPort: number, httpsPort: number, upstream: string): string {
+/**
+ * deploy/Caddyfile with test globals beside its own (loopback ports, Caddy's internal CA,
+ * no admin API, no ACME email) and this test's storeapi addresses.
+ */
+function testCaddyfile(ports: [http: number, https: number], api: string, ops: string): string {
   const deployed = readFileSync(join(ROOT, "deploy/Caddyfile"), "utf8");
-  const sites = deployed.slice(deployed.indexOf("\n}\n", deployed.indexOf("\n{\n")) + 3);
+  const globalsStart = deployed.indexOf("\n{\n") + 3;
+  const globalsEnd = deployed.indexOf("\n}\n", globalsStart);
+  const globals = deployed.slice(globalsStart, globalsEnd).replace(/^\temail .*\n/m, "");
+  const sites = deployed.slice(globalsEnd + 3);
   expect(sites).toContain("reverse_proxy 127.0.0.1:8080");
-  const globals = `{\n\tadmin off\n\thttp_port ${httpPort}\n\thttps_port ${httpsPort}\n\tlocal_certs\n\tskip_install_trust\n}\n`;
-  return globals + sites.replace("127.0.0.1:8080", upstream);
+  expect(globals).toContain("ask http://127.0.0.1:9464/tls-allowed");
+  const test = `\tadmin off\n\thttp_port ${ports[0]}\n\thttps_port ${ports[1]}\n\tlocal_certs\n\tskip_install_trust\n`;
+  return `{\n${test}${globals.replace("127.0.0.1:9464", ops)}\n}\n${sites.replaceAll("127.0.0.1:8080", api)}`;
 }
 
 /** curl from 127.0.0.2 (a client Caddy sees, distinct from Caddy itself) to `host` through Caddy. */
@@ -78,6 +85,8 @@ test.skipIf(!caddy || TEST_LIBSQL)(
         "127.0.0.1/32",
         "--platform-domain",
         "platform.test",
+        "--metrics-listen",
+        "127.0.0.1:0",
       ],
       '"listening"',
     );
@@ -85,13 +94,13 @@ test.skipIf(!caddy || TEST_LIBSQL)(
     mkdirSync(caddyHome);
     let proxy: ReturnType<typeof Bun.spawn> | undefined;
     try {
-      const url: string = JSON.parse(
+      const { url, metricsUrl } = JSON.parse(
         api.text.split("\n").find((l) => l.includes('"listening"')) ?? "{}",
-      ).url;
+      ) as { url: string; metricsUrl: string };
       const [httpPort, httpsPort] = freePorts(2);
       writeFileSync(
         join(caddyHome, "Caddyfile"),
-        testCaddyfile(httpPort, httpsPort, url.replace("http://", "")),
+        testCaddyfile([httpPort, httpsPort], new URL(url).host, new URL(metricsUrl).host),
       );
       proxy = Bun.spawn(
         [
@@ -141,6 +150,19 @@ test.skipIf(!caddy || TEST_LIBSQL)(
       expect(`${viaPlatform.status} ${JSON.parse(viaPlatform.body).data?.name}`).toBe(
         "200 Shop two's",
       );
+      // A name no store has gets no certificate (storeapi's /tls-allowed says no): no answer.
+      expect(through("junk.platform.test", "/api/v1/products/1", KEYS.other).status).toBe(0);
+
+      // Plain HTTP through Caddy reaches storeapi, which refuses it: no redirect to follow
+      // with the key.
+      const plain = curl([
+        "--resolve",
+        `shop1.test:${httpPort}:127.0.0.1`,
+        "-H",
+        `Authorization: Bearer ${KEYS.all}`,
+        `http://shop1.test:${httpPort}/api/v1/products/1`,
+      ]);
+      expect(`${plain.status} ${JSON.parse(plain.body).error.code}`).toBe("403 https_required");
 
       // Straight to storeapi over plain HTTP, even claiming https from an untrusted peer: refused.
       const direct = curl([
@@ -164,7 +186,8 @@ test.skipIf(!caddy || TEST_LIBSQL)(
         "127.0.0.2 shop1 200",
         "127.0.0.2 shop2 200",
         "127.0.0.2 shop2 200",
-        "127.0.0.2 null 403", // refused before the store is looked up
+        "127.0.0.2 null 403", // plain HTTP through Caddy: refused before the store is looked up
+        "127.0.0.2 null 403", // straight to storeapi
       ]);
     } finally {
       proxy?.kill("SIGTERM");

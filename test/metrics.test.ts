@@ -80,6 +80,25 @@ test.skipIf(TEST_LIBSQL)(
 );
 
 test.skipIf(TEST_LIBSQL)(
+  "/tls-allowed on the same address says which names a TLS proxy may get certificates for",
+  async () => {
+    const ask = async (query: string) => {
+      const answer = await fetch(metricsUrl.replace("/metrics", `/tls-allowed${query}`));
+      return [answer.status, await answer.text()];
+    };
+    expect(await ask("?domain=shop1.test")).toEqual([200, "a store's address\n"]);
+    expect(await ask("?domain=SHOP1.localhost")).toEqual([200, "a store's address\n"]);
+    expect(await ask("?domain=nobody.localhost")).toEqual([404, "no store has this address\n"]);
+    expect(await ask("?domain=localhost")).toEqual([404, "no store has this address\n"]);
+    expect(await ask("")).toEqual([400, "give ?domain=NAME\n"]);
+    expect((await send(server.url, "/tls-allowed?domain=shop1.test", { key: null })).status).toBe(
+      404,
+    );
+  },
+  30_000,
+);
+
+test.skipIf(TEST_LIBSQL)(
   "a scrape parses and reports requests, latency, pool, outbox, idempotency, WAL and auth failures",
   async () => {
     for (let i = 0; i < 3; i++)
