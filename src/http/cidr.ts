@@ -98,28 +98,28 @@ export function failureBucket(address: string): string {
 export class CidrList {
   private constructor(private readonly ranges: Range[]) {}
 
-  /** Parses `10.0.0.0/8,::1`; throws with the offending entry when one is not a range. */
+  /** Parses `10.0.0.0/8,::1`; throws with the offending entry when one is not a range, or none is given. */
   static parse(list: string): CidrList {
-    const ranges = list
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean)
-      .map((entry) => {
-        const [address, prefix] = entry.split("/");
-        const ip = parseIp(address);
-        const width = ip?.v6 ? 128 : 32;
-        const bits = prefix === undefined ? width : Number(prefix);
-        if (
-          !ip ||
-          !Number.isInteger(bits) ||
-          bits < 0 ||
-          bits > width ||
-          (prefix !== undefined && !/^\d+$/.test(prefix))
-        ) {
-          throw new Error(`"${entry}" is not an IP address or CIDR range`);
-        }
-        return { v6: ip.v6, base: mask(ip.value, bits, width), bits };
-      });
+    const entries = list.split(",").map((s) => s.trim());
+    if (entries.every((entry) => entry === ""))
+      throw new Error(`"${list}" names no address; give CIDR ranges like 127.0.0.1/32,10.0.0.0/8`);
+    const ranges = entries.filter(Boolean).map((entry) => {
+      const [address, prefix, extra] = entry.split("/");
+      const ip = parseIp(address);
+      const width = ip?.v6 ? 128 : 32;
+      const bits = prefix === undefined ? width : Number(prefix);
+      if (
+        !ip ||
+        !Number.isInteger(bits) ||
+        bits < 0 ||
+        bits > width ||
+        extra !== undefined ||
+        (prefix !== undefined && !/^\d+$/.test(prefix))
+      ) {
+        throw new Error(`"${entry}" is not an IP address or CIDR range`);
+      }
+      return { v6: ip.v6, base: mask(ip.value, bits, width), bits };
+    });
     return new CidrList(ranges);
   }
 

@@ -51,6 +51,11 @@ describe("cidr helpers", () => {
       '"10.0.0.0/33" is not an IP address or CIDR range',
     );
     expect(() => CidrList.parse("nope")).toThrow('"nope" is not an IP address or CIDR range');
+    // A second "/" was ignored (127.0.0.1/32/garbage trusted 127.0.0.1); "," trusted nobody.
+    expect(() => CidrList.parse("127.0.0.1/32/garbage")).toThrow(
+      '"127.0.0.1/32/garbage" is not an IP address or CIDR range',
+    );
+    expect(() => CidrList.parse(" , ")).toThrow('" , " names no address');
   });
 
   test("hops with ports parse", () => {
