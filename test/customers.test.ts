@@ -277,6 +277,21 @@ describe("POST /customers", () => {
     });
   });
 
+  test("addresses people have: an apostrophe, a +tag, an IDN domain or top-level domain", async () => {
+    for (const email of [
+      "o'brien@example.com",
+      "first+tag@example.co.il",
+      "user@xn--80ak6aa92e.com",
+      "user@example.xn--4dbrk0ce",
+    ]) {
+      const answer = await post({ email });
+      expect([email, answer.status, answer.json.data?.email]).toEqual([email, 201, email]);
+    }
+    // What cannot go into a mail header as it is, or names no mail domain.
+    for (const email of ['"q"@example.com', "a b@example.com", "a@x", "a@1.2.3.4", "a..b@x.com"])
+      expectError(await post({ email }), 400, "invalid_field", "email");
+  });
+
   test("lengths count characters, not bytes", async () => {
     const answer = await post({
       email: "long.names@example.com",
