@@ -124,6 +124,13 @@ export const cursorParam = () =>
 /** `…T09:00:00 02:00`: an offset whose `+` an unencoded query string turned into a space. */
 const PLUS_AS_SPACE = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:?\d{2}$/;
 
+/** What a date-time going in may be, for the documents (the parser checks the calendar too). */
+export const DATE_TIME_IN_KEYWORDS = {
+  pattern: "^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2}))?$",
+  description:
+    "ISO 8601 with an offset or Z (2026-01-31T09:00:00+02:00), or a date (2026-01-31) meaning 00:00 Israel time.",
+};
+
 /** A date-time query parameter (ISO 8601 with offset, or a bare date in Israel time) → epoch ms. */
 export const dateTimeParam = () =>
   v.optional(
@@ -136,12 +143,7 @@ export const dateTimeParam = () =>
             ? "has a space where its offset's + belongs: a URL query reads + as a space, so write it as %2B (2026-01-31T09:00:00%2B02:00)."
             : "must be an ISO 8601 date-time with an offset (2026-01-31T09:00:00+02:00) or a date (2026-01-31).",
       ),
-      v.metadata({
-        pattern:
-          "^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2}))?$",
-        description:
-          "ISO 8601 with an offset or Z (2026-01-31T09:00:00+02:00), or a date (2026-01-31) meaning 00:00 Israel time.",
-      }),
+      v.metadata(DATE_TIME_IN_KEYWORDS),
       v.transform((s) => parseDateTime(s) as number),
     ),
   );

@@ -41,6 +41,7 @@ lookup of an unknown slug or id is 404.
 \`Idempotent-Replayed: true\`.
 
 **Not supported.** CORS; \`OPTIONS\` and other methods on a known path are 405 with \`Allow\`.
+\`HEAD\` is answered as \`GET\` without the body; it is not listed per operation.
 `.trim();
 
 const TAGS = [

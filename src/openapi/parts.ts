@@ -235,5 +235,6 @@ lengths count characters (code points).
 within 24 hours returns the first answer with \`Idempotent-Replayed: true\`.
 
 **Not supported.** CORS (no \`Access-Control-*\` headers); \`OPTIONS\` and other methods on a
-known path are 405 with \`Allow\`.
+known path are 405 with \`Allow\`. \`HEAD\` is answered as \`GET\` without the body
+(counted by the rate limit as a \`GET\`); it is not listed per operation.
 `.trim();

@@ -40,6 +40,10 @@ export const domainSchema = v.pipe(
     (s) => s.includes("."),
     "must be a host name with at least two labels, like shop.example.com.",
   ),
+  v.metadata({
+    description:
+      "A host name of two or more labels (shop.example.com): not an IP address, not under the platform domain ({slug}.{platform domain} addresses live there), not another store's; kept in lower case.",
+  }),
   v.transform((s) => s.toLowerCase()),
 );
 

@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { createSignInLink } from "../../admin/links";
 import { formatIsrael } from "../../format/time";
 import { ok } from "../../http/respond";
+import { dateTimeOut } from "../../http/schemas";
 import { optionalJsonBody } from "../body";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
@@ -15,7 +16,7 @@ export const createAdminLinkRoute = defineManageRoute({
   params: slugParams,
   body: v.strictObject({ origin: v.optional(originSchema) }),
   readBody: optionalJsonBody,
-  response: v.object({ url: v.string(), token: v.string(), expiresAt: v.string() }),
+  response: v.object({ url: v.string(), token: v.string(), expiresAt: dateTimeOut() }),
   status: 201,
   bodyOptional: true,
   handler: async (c, { params, body }) => {

@@ -7,5 +7,10 @@ export const originSchema = v.pipe(
     (s) => parseOrigin(s) !== null,
     "must be an origin like https://shop.example.com (scheme, host and port only).",
   ),
+  v.metadata({
+    pattern: "^https?://[^/?#@\\s]+$",
+    description:
+      "Where the link points: scheme, host and port only (https://shop.example.com). Default: https:// and the store's own domain.",
+  }),
   v.transform((s) => parseOrigin(s) as string),
 );

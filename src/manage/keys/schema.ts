@@ -1,6 +1,12 @@
 import * as v from "valibot";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
-import { idParam, positiveInteger, text } from "../../http/schemas";
+import {
+  dateTimeOut,
+  idParam,
+  nullableDateTimeOut,
+  positiveInteger,
+  text,
+} from "../../http/schemas";
 import { ACCESS_LEVELS, AREAS, type Area, normalizePermissions } from "../../keys/permissions";
 import { type ApiKey, EXPIRY_CHOICES, isActive } from "../../keys/repository";
 import { slugParam } from "../stores/schema";
@@ -62,9 +68,9 @@ export const keyOut = v.object({
   name: v.string(),
   hint: v.string(),
   permissions: permissionsOut,
-  createdAt: v.string(),
-  expiresAt: v.nullable(v.string()),
-  lastUsedAt: v.nullable(v.string()),
+  createdAt: dateTimeOut(),
+  expiresAt: nullableDateTimeOut(),
+  lastUsedAt: nullableDateTimeOut(),
   status: v.picklist(["active", "expired", "deleted"]),
 });
 

@@ -4,7 +4,7 @@ import { readJsonArrayBody } from "../../http/json-body";
 import { ok } from "../../http/respond";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
-import { orderStatusesBody, readOrderStatuses, slugParams } from "./schema";
+import { orderStatusesBody, orderStatusOut, readOrderStatuses, slugParams } from "./schema";
 
 export const replaceOrderStatuses = defineManageRoute({
   method: "PUT",
@@ -13,7 +13,7 @@ export const replaceOrderStatuses = defineManageRoute({
   params: slugParams,
   body: orderStatusesBody,
   readBody: readJsonArrayBody,
-  response: v.array(v.object({ id: v.number(), name: v.string() })),
+  response: v.array(orderStatusOut),
   errors: ["status_in_use"],
   handler: async (c, { params, body }) => {
     const store = storeOr404(c, params.slug);

@@ -3,7 +3,7 @@ import type { Queryable } from "../../db/driver";
 import type { Platform, Store } from "../../db/platform";
 import { ApiError } from "../../errors";
 import { formatIsrael } from "../../format/time";
-import { bool, positiveInteger, text } from "../../http/schemas";
+import { bool, dateTimeOut, idOut, positiveInteger, text } from "../../http/schemas";
 import type { StoreRegistry } from "../../registry";
 import {
   DEFAULT_ORDER_STATUSES,
@@ -56,6 +56,9 @@ export const updateStoreBody = v.strictObject({
   settings: v.optional(settingsBody),
 });
 
+/** An order status in answers. */
+export const orderStatusOut = v.object({ id: idOut(), name: v.string() });
+
 export const storeOut = v.object({
   slug: v.string(),
   name: v.string(),
@@ -68,8 +71,8 @@ export const storeOut = v.object({
     notifyStatusChange: v.boolean(),
     registration: v.boolean(),
   }),
-  orderStatuses: v.array(v.object({ id: v.number(), name: v.string() })),
-  createdAt: v.string(),
+  orderStatuses: v.array(orderStatusOut),
+  createdAt: dateTimeOut(),
 });
 
 export interface OrderStatus {

@@ -1,7 +1,15 @@
 import * as v from "valibot";
 import type { Queryable, SqlValue } from "../../db/driver";
 import { MAX_MINOR, toSignedMinor } from "../../format/money";
-import { bool, email, MAX_MONEY, money, nullableText, text } from "../../http/schemas";
+import {
+  bool,
+  email,
+  MAX_MONEY,
+  money,
+  nullableText,
+  SIGNED_MONEY_KEYWORDS,
+  text,
+} from "../../http/schemas";
 import { type FixtureSection, fixtureDateTime, fixtureId, repeatedId } from "../../load/section";
 import type { StoredCoupon, StoredField, StoredInvoice, StoredItem, StoredPromotion } from "./row";
 import { PAY_TYPES } from "./schema";
@@ -24,6 +32,7 @@ const signedMoney = () =>
       `must be an amount from -${MAX_MONEY} to ${MAX_MONEY}.`,
     ),
     v.check((n) => toSignedMinor(n) !== null, "must be an amount with at most 2 decimals."),
+    v.metadata(SIGNED_MONEY_KEYWORDS),
     v.transform((n) => toSignedMinor(n) as number),
   );
 
