@@ -53,20 +53,17 @@ const productNames = async (url: string, host = "shop1.test") =>
     (await send(url, "/api/v1/products", { host })).json as { data: Array<{ name: string }> }
   ).data.map((p) => p.name);
 
+/** A `serve` of `data` started beside whatever holds it (it exits at once when refused). */
+const serveBeside = (data: string) =>
+  runCli(["serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-http"]);
+
 // The serve and load locks are files in the data directory; on a libSQL server there are none.
 describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
   test("a second serve refuses with one line; after kill -9 of the first a new one starts", async () => {
     const data = await loadedDataDir();
     const first = await spawnServer(data);
     try {
-      const second = await runCli([
-        "serve",
-        "--data",
-        data,
-        "--listen",
-        "127.0.0.1:0",
-        "--allow-http",
-      ]);
+      const second = await serveBeside(data);
       expect(second.code).toBe(1);
       expect(second.stderr).toBe(`storeapi: another storeapi server is already serving ${data}\n`);
       // the CLI still works beside the live server
@@ -84,14 +81,7 @@ describe.skipIf(TEST_LIBSQL)("one server per data directory", () => {
     // The locks a `load --replace` holds for as long as it runs.
     const held = [LOAD_LOCK, SERVE_LOCK].map((name) => DataDirLock.tryAcquire(data, name));
     try {
-      const serve = await runCli([
-        "serve",
-        "--data",
-        data,
-        "--listen",
-        "127.0.0.1:0",
-        "--allow-http",
-      ]);
+      const serve = await serveBeside(data);
       expect([serve.code, serve.stderr]).toEqual([
         1,
         `storeapi: storeapi load --replace is replacing stores in ${data}; start the server once it is done\n`,
