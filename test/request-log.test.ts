@@ -36,6 +36,8 @@ describe("request log", () => {
       key: null,
       headers: { "X-Request-Id": "log-test-5" },
     });
+    // A path of "/*" ran the request log twice (Hono's router took it for its wildcard).
+    await send(server.url, "/*", { key: null, headers: { "X-Request-Id": "log-test-6" } });
     expect(await server.signal("SIGTERM")).toBe(0);
     const output = server.stdout();
     for (const secret of [KEYS.read, KEYS.all, wrongKey, pastedHostKey, "secret-body@example.test"])
@@ -74,6 +76,9 @@ describe("request log", () => {
     expect(byId("log-test-3")).toMatchObject({ store: "shop1", keyId: null, status: 401 });
     expect(byId("log-test-4").path).toBe(`/api/v1/orders/svc_sk_…${KEYS.all.slice(-4)}`);
     expect(byId("log-test-5").path).toBe("/manage/v1/stores/svc_hk_…0000");
+    expect(
+      lines.filter((l) => l.requestId === "log-test-6").map((l) => [l.path, l.status]),
+    ).toEqual([["/%2A", 404]]);
   });
 
   test("behind a trusted proxy the line carries the forwarded client IP, also for a request refused before the proxy check", async () => {

@@ -5,7 +5,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, asApiError } from "../errors";
 import { STRICT_UTF8 } from "../format/text";
 import type { CidrList } from "../http/cidr";
-import { readLimited } from "../http/json-body";
+import { readLimited, refuseTransferCodings } from "../http/json-body";
 import { isSecure } from "../http/middleware/transport";
 import { searchParamsOf } from "../http/request-url";
 import type { AdminContext, AdminDeps, AdminEnv, AdminState } from "./context";
@@ -147,6 +147,7 @@ export async function readForm(c: AdminContext): Promise<URLSearchParams> {
       "Send this form as application/x-www-form-urlencoded, as the page does; reload the page and try again.",
     );
   }
+  refuseTransferCodings(c.req.header("transfer-encoding"));
   if (Number(c.req.header("content-length") ?? 0) > MAX_FORM_BYTES) {
     throw new ApiError("payload_too_large", `The form is larger than ${MAX_FORM_BYTES} bytes.`);
   }

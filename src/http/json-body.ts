@@ -1,4 +1,4 @@
-import { ApiError, ClientClosed, fixedError, invalidField } from "../errors";
+import { ApiError, ClientClosed, echo, fixedError, invalidField } from "../errors";
 import { STRICT_UTF8 } from "../format/text";
 import type { AppContext } from "./context";
 
@@ -37,10 +37,23 @@ export async function readJsonArrayBody(c: AppContext): Promise<unknown[]> {
 }
 
 /** Any JSON value, ≤ 1 MiB, sent as application/json. */
+/**
+ * A transfer coding other than chunked (`Transfer-Encoding: gzip, chunked`) is refused, as
+ * Bun's parser refuses it before the app; Deno's passed the body on still compressed.
+ */
+export function refuseTransferCodings(transferEncoding: string | undefined): void {
+  if (transferEncoding === undefined || /^\s*chunked\s*$/i.test(transferEncoding)) return;
+  throw new ApiError(
+    "json_required",
+    `Send the body as it is or chunked: Transfer-Encoding "${echo(transferEncoding)}" is not supported.`,
+  );
+}
+
 async function readJson(c: AppContext): Promise<unknown> {
   if (!isJsonType(c.req.header("content-type") ?? "")) {
     throw fixedError("json_required");
   }
+  refuseTransferCodings(c.req.header("transfer-encoding"));
   const length = c.req.header("content-length");
   const declared = Number(length ?? 0);
   if (declared > MAX_BODY_BYTES) throw tooLarge();

@@ -13,6 +13,18 @@ describe("request URLs in every form Bun and Deno hand over", () => {
     expect(path("http://shop1.test:443")).toBe("/shop1.test:443");
   });
 
+  test("dot segments are resolved as Bun resolves them before the app (Deno hands them as sent)", () => {
+    expect(path("http://h.test/api/v1/x/../orders/1")).toBe("/api/v1/orders/1");
+    expect(path("http://h.test/api/v1/x/%2E%2e/orders/1?a=/../b")).toBe("/api/v1/orders/1");
+    expect(path("/api/v1/./orders")).toBe("/api/v1/orders");
+    expect(path("http://h.test/api/v1/..orders/1")).toBe("/api/v1/..orders/1"); // not a segment
+  });
+
+  test("a * is written %2A: Hono's router would take /* for its wildcard", () => {
+    expect(path("http://h.test/*")).toBe("/%2A");
+    expect(path("http://h.test/api/v1/orders/*")).toBe("/api/v1/orders/%2A");
+  });
+
   test("query parameters never throw, and match new URL() where it works", () => {
     for (const url of [
       "http://h.test/a?apikey=1&b=%20x+y",

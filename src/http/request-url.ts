@@ -21,9 +21,31 @@ function absolute(url: string): string {
   return url.includes("/", authority) ? url : `${PLACEHOLDER_ORIGIN}/${url.slice(authority)}`;
 }
 
-/** The decoded path Hono routes on (its own reader, given an absolute URL). */
-export const requestPath = (request: Request): string =>
-  honoGetPath({ url: absolute(request.url) } as Request);
+/** A `.` or `..` segment, plain or percent-encoded (`/x/%2e%2e/orders`). */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?#]|$)/i;
+
+/**
+ * Dot segments resolved as a URL parser resolves them: Bun hands the app `/x/../orders/1`
+ * as `/orders/1`, Deno as sent, and both must answer alike.
+ */
+function withoutDotSegments(url: string): string {
+  if (!DOT_SEGMENT.test(url)) return url;
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * The decoded path Hono routes on (its own reader, given an absolute URL). A `*` in it is
+ * written `%2A`: Hono's trie router takes a path `/*` for its own wildcard and ran the
+ * middleware (the request log line) twice; no route has a `*`.
+ */
+export function requestPath(request: Request): string {
+  const path = honoGetPath({ url: withoutDotSegments(absolute(request.url)) } as Request);
+  return path.includes("*") ? path.replaceAll("*", "%2A") : path;
+}
 
 /** The query parameters of a request URL; never throws. */
 export function searchParamsOf(url: string): URLSearchParams {
