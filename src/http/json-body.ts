@@ -36,7 +36,6 @@ export async function readJsonArrayBody(c: AppContext): Promise<unknown[]> {
   return body;
 }
 
-/** Any JSON value, ≤ 1 MiB, sent as application/json. */
 /**
  * A transfer coding other than chunked (`Transfer-Encoding: gzip, chunked`) is refused, as
  * Bun's parser refuses it before the app; Deno's passed the body on still compressed.
@@ -49,6 +48,7 @@ export function refuseTransferCodings(transferEncoding: string | undefined): voi
   );
 }
 
+/** Any JSON value, ≤ 1 MiB, sent as application/json. */
 async function readJson(c: AppContext): Promise<unknown> {
   if (!isJsonType(c.req.header("content-type") ?? "")) {
     throw fixedError("json_required");
