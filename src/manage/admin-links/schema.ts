@@ -8,7 +8,7 @@ export const originSchema = v.pipe(
     "must be an origin like https://shop.example.com (scheme, host and port only).",
   ),
   v.metadata({
-    pattern: "^https?://[^/?#@\\s]+$",
+    pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\\s]+/?$",
     description:
       "Where the link points: scheme, host and port only (https://shop.example.com). Default: https:// and the store's own domain.",
   }),
