@@ -322,9 +322,11 @@ export async function ensureBenchData(
   console.log(
     `generating bench data in ${dir} (${sizes.orders.toLocaleString("en")} orders, ${sizes.smallStores.toLocaleString("en")} small stores)`,
   );
+  // The registry first: a platform.db opened beside store files it does not hold is
+  // refused as a lost registry (src/db/data-dir.ts).
+  await registerStores(partial, sizes);
   await generateBigStore(partial, sizes);
   await generateSmallStores(partial, sizes.smallStores);
-  await registerStores(partial, sizes);
   writeFileSync(
     join(partial, "manifest.json"),
     `${JSON.stringify({ hash, sizes, generatedAt: new Date().toISOString() }, null, 2)}\n`,
