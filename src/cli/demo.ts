@@ -42,10 +42,8 @@ function shippingExample(store: DemoStore | undefined): { orderId: number; statu
  */
 function freshDemoDir(dir: string): void {
   if (existsSync(join(dir, MARKER))) {
-    const running = DataDirLock.tryAcquire(dir);
-    if (!running)
+    if (DataDirLock.isHeld(dir))
       throw new CliError(`a demo is serving ${dir}; stop it first, or pick another --data`);
-    running.release();
   } else if (existsSync(dir) && !isEmptyDirectory(dir)) {
     throw new CliError(
       `${dir} holds files that the demo did not create; pick a new or empty --data for the demo`,

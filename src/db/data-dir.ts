@@ -186,7 +186,8 @@ export class DataDirLock {
     );
   }
 
-  private static isHeld(dataDir: string, name: string): boolean {
+  /** Whether another process (or connection) holds the lock now; takes and gives it back otherwise. */
+  static isHeld(dataDir: string, name = SERVE_LOCK): boolean {
     const lock = DataDirLock.tryAcquire(dataDir, name);
     lock?.release();
     return lock === null;
