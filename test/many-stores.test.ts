@@ -61,9 +61,10 @@ test.skipIf(process.platform !== "linux" || TEST_LIBSQL)(
     // Open stores (16 × 2 connections × 3 files), closed ones waiting for the collector
     // (at most 2 × 16 connections before one is asked for), the checkpoint thread's 64
     // connections, sockets: far below 2,000 stores' worth (6,000 files). The client driver
-    // hands closed connections' files back a little later, hence the room above ~400.
+    // hands closed connections' files back later, the later the busier the machine (601
+    // seen under a concurrent build), hence the room above ~400; a leak would pass 6,000.
     if (process.env.TEST_LOG === "1") console.log("most open files", mostOpenFiles);
-    expect(mostOpenFiles).toBeLessThan(600);
+    expect(mostOpenFiles).toBeLessThan(1000);
   },
   120_000,
 );
