@@ -479,11 +479,13 @@ describe("mail worker, other transports", () => {
     await h.queue("shop1", approved("דנה"));
     await h.queue("shop2", statusMail("RR1"));
     h.worker.start();
-    await eventually(() => allSent(h, "shop1"));
-    await eventually(() => allSent(h, "shop2"));
-    expect(readdirSync(mailDir).sort()).toEqual(["shop1-1.eml", "shop2-1.eml"]);
+    const [shop1Row] = await eventually(() => allSent(h, "shop1"));
+    const [shop2Row] = await eventually(() => allSent(h, "shop2"));
+    const shop1File = `shop1-1-${shop1Row.created_at}.eml`;
+    const shop2File = `shop2-1-${shop2Row.created_at}.eml`;
+    expect(readdirSync(mailDir).sort()).toEqual([shop1File, shop2File]);
 
-    const first = readFileSync(join(mailDir, "shop1-1.eml"), "latin1");
+    const first = readFileSync(join(mailDir, shop1File), "latin1");
     const parsed = parseMessage(first);
     expect(parsed.headers.subject).toBe(`Your ${HEBREW_STORE} account is approved`);
     expect(parsed.headers.to).toBe("dana@example.com");
@@ -493,7 +495,7 @@ describe("mail worker, other transports", () => {
     });
     expect(parsed.headers.date).toBeDefined();
     expect(parsed.text).toStartWith("Hello דנה,");
-    expect(parseMessage(readFileSync(join(mailDir, "shop2-1.eml"), "latin1")).text).toContain(
+    expect(parseMessage(readFileSync(join(mailDir, shop2File), "latin1")).text).toContain(
       "Tracking number: RR1",
     );
 
@@ -507,9 +509,9 @@ describe("mail worker, other transports", () => {
       return rows[0].attempts === 2 && rows[0].status === "sent" ? rows : undefined;
     });
     expect(again.attempts).toBe(2);
-    expect(readdirSync(mailDir).sort()).toEqual(["shop1-1.eml", "shop2-1.eml"]);
+    expect(readdirSync(mailDir).sort()).toEqual([shop1File, shop2File]);
     expect(
-      parseMessage(readFileSync(join(mailDir, "shop1-1.eml"), "latin1")).headers["message-id"],
+      parseMessage(readFileSync(join(mailDir, shop1File), "latin1")).headers["message-id"],
     ).toBe(parsed.headers["message-id"]);
   });
 

@@ -141,6 +141,20 @@ describe("a store's keys", () => {
     ).toMatchObject({ code: "invalid_field", field: "grace" });
   });
 
+  test("a store deleted and made again under its slug leaves the first store's delivered mail files alone", async () => {
+    expect((await call("POST", "/stores", storeBody("k9"))).status).toBe(201);
+    const keyBody = (name: string) => ({ name, permissions: { leads: "read" } });
+    expect((await call("POST", "/stores/k9/keys", keyBody("first-store-key"))).status).toBe(201);
+    expect(await waitForMails("k9", "first-store-key", 1)).toHaveLength(1);
+
+    expect((await call("DELETE", "/stores/k9")).status).toBe(200);
+    expect((await call("POST", "/stores", storeBody("k9"))).status).toBe(201);
+    expect((await call("POST", "/stores/k9/keys", keyBody("second-store-key"))).status).toBe(201);
+    expect(await waitForMails("k9", "second-store-key", 1)).toHaveLength(1);
+    // Both stores' first outbox row has id 1; the second's file must not replace the first's.
+    expect(mails("k9", "first-store-key")).toHaveLength(1);
+  });
+
   test("rolling a fifth active key works; rolling a deleted or expired key is key_inactive", async () => {
     expect((await call("POST", "/stores", storeBody("k2"))).status).toBe(201);
     for (let i = 1; i <= 5; i++)

@@ -5,8 +5,12 @@ import { join } from "node:path";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { type OutgoingMail, type Transport, toMessage } from "./transport";
 
-/** `{store}-{outbox id}.eml`: one file per outbox row, so a repeated delivery replaces it. */
-const emlFileName = (store: string, id: number) => `${store}-${id}.eml`;
+/**
+ * `{store}-{outbox id}-{queued at, ms}.eml`: one file per outbox row, so a repeated delivery
+ * replaces it. The time tells apart the rows of a store deleted (or replaced by `load
+ * --replace`) and made again under the same slug, whose outbox ids start at 1 again.
+ */
+const emlFileName = (mail: OutgoingMail) => `${mail.store}-${mail.id}-${mail.date.getTime()}.eml`;
 /** `.{eml name}.{12 hex}.tmp`, as `send` names them. */
 const TEMP_FILE = /^\..+\.eml\.[0-9a-f]{12}\.tmp$/;
 
@@ -31,11 +35,9 @@ export class DirTransport implements Transport {
 
   async send(mail: OutgoingMail): Promise<void> {
     const raw = await new MailComposer(toMessage(mail)).compile().build();
-    const target = join(this.dir, emlFileName(mail.store, mail.id));
-    const temp = join(
-      this.dir,
-      `.${emlFileName(mail.store, mail.id)}.${randomBytes(6).toString("hex")}.tmp`,
-    );
+    const name = emlFileName(mail);
+    const target = join(this.dir, name);
+    const temp = join(this.dir, `.${name}.${randomBytes(6).toString("hex")}.tmp`);
     try {
       const file = await open(temp, "wx", 0o600);
       try {
