@@ -52,6 +52,10 @@ describe("parseDateTime", () => {
     expect(formatIsrael(parseDateTime("9999-12-31T21:59:59Z") as number)).toBe(
       "9999-12-31T23:59:59+02:00",
     );
+    // The first moment of year 0001 in Israel (local mean time then, +02:20:54, written +02:21).
+    expect(formatIsrael(parseDateTime("0001-01-01") as number)).toBe("0001-01-01T00:00:00+02:21");
+    expect(parseDateTime("0001-01-01T00:00:00+02:21")).toBe(parseDateTime("0001-01-01"));
+    expect(parseDateTime("0001-01-01T00:00:00+02:22")).toBeNull();
     // Year 0000, and an instant that is year 10000 in Israel: no four-digit year to answer with.
     expect(parseDateTime("0000-06-01T00:00:00Z")).toBeNull();
     expect(parseDateTime("9999-12-31T23:00:00Z")).toBeNull();

@@ -16,6 +16,7 @@ const offsetFormatter = new Intl.DateTimeFormat("en-US", {
   hour: "numeric",
   minute: "numeric",
   second: "numeric",
+  era: "short",
 });
 
 /** Israel's offset changes only on whole hours, so it is cached per UTC hour. */
@@ -39,10 +40,14 @@ function utc(
 
 function computeOffsetMinutes(epochMs: number): number {
   const parts: Record<string, number> = {};
+  let beforeYearOne = false;
   for (const part of offsetFormatter.formatToParts(new Date(epochMs))) {
-    if (part.type !== "literal") parts[part.type] = Number(part.value);
+    if (part.type === "era") beforeYearOne = part.value === "BC";
+    else if (part.type !== "literal") parts[part.type] = Number(part.value);
   }
-  const asUtc = utc(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
+  // The last hours of 1 BC (year 0) are written as year 1 of another era.
+  const year = beforeYearOne ? 1 - parts.year : parts.year;
+  const asUtc = utc(year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
   const wholeSeconds = Math.floor(epochMs / 1000) * 1000;
   return Math.round((asUtc - wholeSeconds) / 60_000);
 }
@@ -133,8 +138,8 @@ function validDate(year: number, month: number, day: number): boolean {
 }
 
 /** The instants whose Israel time has a year of four digits, 0001 to 9999, as answers write it. */
-const FIRST_INSTANT = utc(1, 0, 1);
-const LAST_INSTANT = Date.UTC(9999, 11, 31, 22) - 1;
+const FIRST_INSTANT = israelMidnight(1, 1, 1);
+const LAST_INSTANT = israelMidnight(10_000, 1, 1) - 1;
 const inRange = (instant: number) => instant >= FIRST_INSTANT && instant <= LAST_INSTANT;
 
 /** Epoch ms of 00:00 Israel time on the given calendar day. */
