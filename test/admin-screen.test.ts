@@ -190,7 +190,7 @@ describe("pages without a session", () => {
     expect(made).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  test("OPTIONS is 405 with Allow, before the host is looked at", async () => {
+  test("OPTIONS is 405 with Allow on a page, 404 elsewhere, before the host is looked at", async () => {
     for (const host of ["shop1.test", "nowhere.test"]) {
       const answer = await fetch(`${server.url}/api/admin/`, {
         method: "OPTIONS",
@@ -198,6 +198,17 @@ describe("pages without a session", () => {
       });
       expect([answer.status, answer.headers.get("allow")]).toEqual([405, "GET, POST"]);
     }
+    // api-contract.md §2 step 4: "(404 if no such path)".
+    const nowhere = await fetch(`${server.url}/api/admin/nope`, {
+      method: "OPTIONS",
+      headers: { Host: "shop1.test" },
+    });
+    expect([nowhere.status, nowhere.headers.get("allow")]).toEqual([404, null]);
+    const asset = await fetch(`${server.url}/api/admin/assets/admin.css`, {
+      method: "OPTIONS",
+      headers: { Host: "shop1.test" },
+    });
+    expect(asset.status).toBe(405);
   });
 
   test("an unknown host is 404; /api/admin is a redirect to /api/admin/", async () => {

@@ -39,6 +39,8 @@ const KNOWN_PATHS = [
   CREATED_PATH,
   /^\/api\/admin\/keys\/[^/]+\/delete$/,
 ];
+const isKnownPath = (path: string) =>
+  path in ASSETS || KNOWN_PATHS.some((p) => (typeof p === "string" ? p === path : p.test(path)));
 
 /** The store admin's "API and keys" screen under /api/admin/ (management-api.md §3). */
 export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
@@ -57,7 +59,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     securityHeaders,
     refuseKeyInUrl,
     transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
-    refuseOptions,
+    refuseOptions(isKnownPath),
   );
   for (const [path, asset] of Object.entries(ASSETS))
     app.get(path, (c) => c.body(asset.body, 200, { "Content-Type": asset.type }));
@@ -79,8 +81,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
 
   // Anything else: sign in first, then 405 on a known path or 404.
   app.all("*", session, (c) => {
-    const path = c.req.path;
-    if (KNOWN_PATHS.some((p) => (typeof p === "string" ? p === path : p.test(path)))) {
+    if (isKnownPath(c.req.path)) {
       throw new ApiError(
         "method_not_allowed",
         "This page does not accept that method.",

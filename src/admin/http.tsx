@@ -78,17 +78,19 @@ export const refuseKeyInUrl: MiddlewareHandler<AdminEnv> = (c, next) => {
   return next();
 };
 
-export const refuseOptions: MiddlewareHandler<AdminEnv> = (c, next) => {
-  if (c.req.method === "OPTIONS") {
+/** OPTIONS on a page of the screen is 405 with `Allow`; on any other path, 404 (api-contract.md §2 step 4). */
+export const refuseOptions =
+  (isKnownPath: (path: string) => boolean): MiddlewareHandler<AdminEnv> =>
+  (c, next) => {
+    if (c.req.method !== "OPTIONS") return next();
+    if (!isKnownPath(c.req.path)) throw new ApiError("not_found", "There is no such page.");
     throw new ApiError(
       "method_not_allowed",
       "This page accepts only GET and POST.",
       {},
       { Allow: "GET, POST" },
     );
-  }
-  return next();
-};
+  };
 
 /** `https://shop.example` for the request: the scheme it arrived on and its Host (default port dropped). */
 function ownOrigin(c: AdminContext, trustProxy: CidrList | null): string {
