@@ -219,6 +219,17 @@ describe("a store's keys", () => {
     expect((await admin.post("/api/admin/keys", { name: "sixth", orders: "read" })).status).toBe(
       409,
     );
+
+    // The replacement rolled in turn, then deleted: the family's two keys in their grace
+    // (both still work) count as one between them, not one each.
+    const third = await call("POST", "/stores/k3/keys/5/roll", { grace: "1h" });
+    expect(third.status).toBe(201);
+    expect((await call("DELETE", `/stores/k3/keys/${third.json.data.id}`)).status).toBe(200);
+    expect((await admin.get("/api/admin/")).text).toContain("5 of 5 active keys in use.");
+    expect(
+      (await call("POST", "/stores/k3/keys", { name: "six", permissions: { orders: "read" } }))
+        .status,
+    ).toBe(409);
   });
 });
 

@@ -157,15 +157,18 @@ export function prepareKey(
 /**
  * The keys that count toward the five: active ones, a rolled key in its grace counting as
  * one with its replacement. It is left out while that replacement is active (or being made:
- * `replacedBy` 0), and counts again once the replacement is deleted or expired.
+ * `replacedBy` 0). Once the replacement is deleted or expired, the keys still in their grace
+ * that it replaced (a key rolled twice leaves two) count as one between them.
  */
 export function countActiveKeys(keys: readonly ApiKey[], now: number): number {
-  const active = new Set(keys.filter((k) => isActive(k, now)).map((k) => k.id));
-  return keys.filter(
-    (k) =>
-      active.has(k.id) &&
-      (k.replacedBy === null || (k.replacedBy !== 0 && !active.has(k.replacedBy))),
-  ).length;
+  const active = keys.filter((k) => isActive(k, now));
+  const activeIds = new Set(active.map((k) => k.id));
+  const families = new Set<number>();
+  for (const key of active) {
+    if (key.replacedBy === null) families.add(key.id);
+    else if (key.replacedBy !== 0 && !activeIds.has(key.replacedBy)) families.add(key.replacedBy);
+  }
+  return families.size;
 }
 
 /** Inserts a key inside the caller's transaction; returns it with the secret (shown once). */
