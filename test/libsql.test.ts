@@ -279,6 +279,75 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("store namespaces", () => {
   });
 });
 
+describe.skipIf(TEST_LIBSQL || UNDER_DENO)("a lost registry on a libSQL server", () => {
+  test("a registry made again after platform is lost refuses to replace a store namespace of the old one", async () => {
+    const own = await startSqld({ replicas: false });
+    try {
+      const data = join(dir, "lost-registry-data");
+      const cli = (...args: string[]) => runCli([...args, ...own.flags, "--data", data]);
+      const fixture = join(dir, "lost-registry.json");
+      writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+      expect((await cli("load", fixture)).code).toBe(0);
+      const customers = async () => {
+        const client = createClient({
+          url: own.url,
+          fetch: namespaceFetch("store-shop1", own.url),
+        });
+        try {
+          const sql = "SELECT (SELECT count(*) FROM api_keys) + (SELECT count(*) FROM orders) AS n";
+          return (await client.execute(sql)).rows[0].n;
+        } finally {
+          client.close();
+        }
+      };
+      const before = await customers();
+      expect(Number(before)).toBeGreaterThan(0);
+
+      // The registry is lost; the next command makes an empty one.
+      const admin = (namespace: string, path: string, method: string) =>
+        fetch(`${own.adminUrl}/v1/namespaces/${namespace}${path}`, {
+          method,
+          headers: { "content-type": "application/json" },
+          body: method === "POST" ? "{}" : undefined,
+        });
+      expect((await admin("platform", "", "DELETE")).status).toBe(200);
+      expect((await cli("stores", "list", "--json")).json).toEqual([]);
+      const add = await cli(
+        "stores",
+        "add",
+        "shop1",
+        "--domain",
+        "shop1.test",
+        "--plan",
+        "growth",
+        "--owner-email",
+        "owner@shop1.test",
+      );
+      expect(add.code).toBe(1);
+      expect(add.stderr).toStartWith(
+        `storeapi: namespace store-shop1 on ${own.url} holds a store that this registry (namespace platform) did not make: if platform was lost or replaced, restore it from a backup;`,
+      );
+      expect(await customers()).toBe(before);
+
+      // Other slugs are added as usual.
+      const other = await cli(
+        "stores",
+        "add",
+        "shop9",
+        "--domain",
+        "shop9.test",
+        "--plan",
+        "growth",
+        "--owner-email",
+        "owner@shop9.test",
+      );
+      expect(other.code).toBe(0);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
 describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
   test("a file data directory moves onto an empty server and answers the same there", async () => {
     const files = join(dir, "files");

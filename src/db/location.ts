@@ -132,6 +132,8 @@ async function takeStoresLease(platform: Db, holder: string): Promise<boolean> {
 const REPLICA_DESCRIPTORS = 10;
 
 export const PLATFORM_NAMESPACE = "platform";
+/** A store's tables: a namespace with a row in any of them holds a store. */
+const STORE_TABLES = ["order_statuses", "api_keys", "customers", "orders", "products", "leads"];
 export const storeNamespace = (slug: string) => `store-${slug}`;
 
 /**
@@ -208,10 +210,32 @@ export class LibsqlLocation implements Location {
   openStore(slug: string, migrations = storeMigrations) {
     return this.open(storeNamespace(slug), migrations);
   }
+  /**
+   * Replaces a namespace left by this registry (a load that crashed before registering, a
+   * store deleted through the management API) or one that holds no store, but refuses one
+   * that holds a store another registry made: with `platform` lost and made again, every
+   * store namespace looks unregistered, and replacing one would wipe that store.
+   */
   async createStore(slug: string) {
-    await this.deleteStore(slug);
-    await this.admin("POST", storeNamespace(slug), "/create");
-    await (await this.openStore(slug)).close();
+    this.requireAdmin();
+    const namespace = storeNamespace(slug);
+    const registry = await this.registryName();
+    if (await this.storeExists(slug)) {
+      if (!(await this.replaceable(namespace, registry))) {
+        throw new LibsqlAdminError(
+          `namespace ${namespace} on ${this.describe} holds a store that this registry (namespace ${PLATFORM_NAMESPACE}) did not make: ` +
+            `if ${PLATFORM_NAMESPACE} was lost or replaced, restore it from a backup; to drop that store's data instead, delete the namespace with the admin API (DELETE /v1/namespaces/${namespace})`,
+        );
+      }
+      await this.admin("DELETE", namespace, "");
+    }
+    await this.admin("POST", namespace, "/create");
+    const db = await this.openStore(slug);
+    try {
+      await db.run("INSERT INTO meta (key, value) VALUES ('registry', ?)", [registry]);
+    } finally {
+      await db.close();
+    }
   }
   async deleteStore(slug: string) {
     if (await this.storeExists(slug)) await this.admin("DELETE", storeNamespace(slug), "");
@@ -282,12 +306,53 @@ export class LibsqlLocation implements Location {
     return url.toString().replace(/\/$/, "");
   }
 
-  private async open(namespace: string, migrations: Migration[]): Promise<Db> {
+  /** The name in this registry's `meta` (platform migration 6). */
+  private async registryName(): Promise<string> {
+    const platform = await this.open(PLATFORM_NAMESPACE, platformMigrations);
+    try {
+      const row = await platform.get<{ value: string }>(
+        "SELECT value FROM meta WHERE key = 'registry'",
+      );
+      if (!row) throw new Error(`namespace ${PLATFORM_NAMESPACE} has no registry name`);
+      return row.value;
+    } finally {
+      await platform.close();
+    }
+  }
+
+  /** Whether `namespace` carries this registry's name, or holds no store's rows (read as it is, not migrated). */
+  private async replaceable(namespace: string, registry: string): Promise<boolean> {
+    const db = this.connect(namespace);
+    const firstRow = async (sql: string) => {
+      try {
+        return await db.get<{ value?: string }>(sql);
+      } catch (error) {
+        if (/no such table/i.test(String((error as Error)?.message))) return undefined;
+        throw error;
+      }
+    };
+    try {
+      const mark = await firstRow("SELECT value FROM meta WHERE key = 'registry'");
+      if (mark) return mark.value === registry;
+      for (const table of STORE_TABLES)
+        if (await firstRow(`SELECT 1 AS value FROM ${table} LIMIT 1`)) return false;
+      return true;
+    } finally {
+      await db.close();
+    }
+  }
+
+  private connect(namespace: string): ClientDb {
     const { url, authToken } = this.server;
-    const db = new ClientDb(url, {
+    return new ClientDb(url, {
       authToken: authToken ?? undefined,
       fetch: namespaceFetch(namespace, url),
     });
+  }
+
+  private async open(namespace: string, migrations: Migration[]): Promise<Db> {
+    const { url, authToken } = this.server;
+    const db = this.connect(namespace);
     try {
       await migrate(db, migrations);
     } catch (error) {
@@ -311,6 +376,14 @@ export class LibsqlLocation implements Location {
     return (await this.admin("GET", namespace, "/config", [404])).status === 200;
   }
 
+  private requireAdmin(): string {
+    if (!this.server.adminUrl)
+      throw new LibsqlAdminError(
+        "--libsql-admin-url is needed to create or delete databases on the libSQL server",
+      );
+    return this.server.adminUrl;
+  }
+
   /** One admin API call; any answer but 2xx (or an `allowed` status) is an error naming the server's reason. */
   private async admin(
     method: string,
@@ -318,11 +391,8 @@ export class LibsqlLocation implements Location {
     path: string,
     allowed: number[] = [],
   ): Promise<Response> {
-    const { adminUrl, authToken } = this.server;
-    if (!adminUrl)
-      throw new LibsqlAdminError(
-        "--libsql-admin-url is needed to create or delete databases on the libSQL server",
-      );
+    const adminUrl = this.requireAdmin();
+    const { authToken } = this.server;
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (authToken) headers.authorization = `Bearer ${authToken}`;
     const target = `${adminUrl.replace(/\/+$/, "")}/v1/namespaces/${namespace}${path}`;

@@ -87,6 +87,13 @@ ${IDEMPOTENCY_TABLE}
       );
     `,
   },
+  {
+    // This registry's own name: on a libSQL server each store namespace it makes carries
+    // it (below), so a registry made again after the old one was lost never takes a store
+    // namespace of the old one for a leftover to replace (src/db/location.ts).
+    version: 6,
+    sql: `INSERT INTO meta (key, value) VALUES ('registry', lower(hex(randomblob(16))));`,
+  },
 ];
 
 /**
@@ -235,5 +242,12 @@ ${IDEMPOTENCY_TABLE}
     // one restarting releases only its own orphaned claims (src/mail/outbox.ts).
     version: 4,
     sql: `ALTER TABLE outbox ADD COLUMN claimed_by TEXT;`,
+  },
+  {
+    // The registry that made the store's namespace on a libSQL server ('registry'; see
+    // platform version 6). Store files carry none: a data directory's lost registry is
+    // found by its missing platform.db.
+    version: 5,
+    sql: `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
   },
 ];
