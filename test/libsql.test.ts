@@ -348,6 +348,55 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("a lost registry on a libSQL server",
   });
 });
 
+describe.skipIf(TEST_LIBSQL || UNDER_DENO)("an admin API with a key", () => {
+  test("--libsql-admin-auth-key reaches sqld's admin API (--admin-auth-key); without it the refusal says which flag", async () => {
+    const keyed = await startSqld({ replicas: false, args: ["--admin-auth-key", "adm1nKey"] });
+    try {
+      const data = join(dir, "admin-key-data");
+      const add = (slug: string, ...more: string[]) =>
+        runCli([
+          "stores",
+          "add",
+          slug,
+          "--domain",
+          `${slug}.test`,
+          "--plan",
+          "growth",
+          "--owner-email",
+          `owner@${slug}.test`,
+          ...keyed.flags,
+          "--data",
+          data,
+          ...more,
+        ]);
+      const refused = await add("shop1");
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toStartWith(
+        "storeapi: the libSQL admin API refused GET namespace platform: 401 ",
+      );
+      expect(refused.stderr).toEndWith(
+        " (its key: --libsql-admin-auth-key, sqld's --admin-auth-key)\n",
+      );
+      expect(refused.stderr.split("\n")).toHaveLength(2);
+      const added = await add("shop1", "--libsql-admin-auth-key", "adm1nKey");
+      expect([added.code, added.stderr]).toEqual([0, ""]);
+      const listed = await runCli([
+        "stores",
+        "list",
+        "--json",
+        ...keyed.flags,
+        "--data",
+        data,
+        "--libsql-admin-auth-key",
+        "adm1nKey",
+      ]);
+      expect(listed.json.map((s: { slug: string }) => s.slug)).toEqual(["shop1"]);
+    } finally {
+      await keyed.stop();
+    }
+  });
+});
+
 describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
   test("a file data directory moves onto an empty server and answers the same there", async () => {
     const files = join(dir, "files");

@@ -49,6 +49,11 @@ const COMMON_FLAGS = {
     value: "T",
     help: "token sent to the libSQL server (env STOREAPI_LIBSQL_AUTH_TOKEN)",
   },
+  "libsql-admin-auth-key": {
+    type: "string",
+    value: "K",
+    help: "the key of the libSQL server's admin API, sqld's --admin-auth-key (env STOREAPI_LIBSQL_ADMIN_AUTH_KEY)",
+  },
   json: { type: "boolean", help: "print machine-readable JSON on stdout" },
   help: { type: "boolean", help: "show this help" },
 } satisfies FlagTable;
@@ -190,6 +195,7 @@ type LocationFlags = {
   "libsql-url"?: string;
   "libsql-admin-url"?: string;
   "libsql-auth-token"?: string;
+  "libsql-admin-auth-key"?: string;
 };
 
 /** An http(s):// or libsql:// URL given as `label`, or a usage error saying so. */
@@ -217,8 +223,10 @@ export function locationOf(values: LocationFlags, env = process.env): Location {
   const url = from("libsql-url", "STOREAPI_LIBSQL_URL");
   const admin = from("libsql-admin-url", "STOREAPI_LIBSQL_ADMIN_URL");
   const token = from("libsql-auth-token", "STOREAPI_LIBSQL_AUTH_TOKEN");
+  const adminKey = from("libsql-admin-auth-key", "STOREAPI_LIBSQL_ADMIN_AUTH_KEY");
   if (!url) {
-    if (admin || token) throw new UsageError(`${(admin ?? token)?.label} needs --libsql-url`);
+    const given = admin ?? token ?? adminKey;
+    if (given) throw new UsageError(`${given.label} needs --libsql-url`);
     const dataDir = dataDirOf(values);
     requireOwnDataDir(dataDir);
     return new FileLocation(dataDir);
@@ -227,6 +235,7 @@ export function locationOf(values: LocationFlags, env = process.env): Location {
     url: serverUrl(url.value, url.label),
     adminUrl: admin ? serverUrl(admin.value, admin.label) : null,
     authToken: token?.value ?? null,
+    adminAuthKey: adminKey?.value ?? null,
   });
 }
 

@@ -108,6 +108,8 @@ export interface LibsqlServer {
   /** Its admin API (namespaces are created and deleted there); needed to add or load stores. */
   adminUrl: string | null;
   authToken: string | null;
+  /** sqld's `--admin-auth-key`, which its admin API takes as `Authorization: basic {key}`. */
+  adminAuthKey?: string | null;
 }
 
 /** The `meta` row of the lease on changing stores: `{until epoch ms} {holder}`. */
@@ -171,6 +173,12 @@ function unanswered(url: string, error: unknown): DatabaseUnavailable {
     cause: error,
   });
 }
+
+/** An answer's text as one line of at most 200 characters (a proxy's error page is HTML). */
+const oneLine = (text: string) => {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+};
 
 /** Error from the libSQL admin API, with its own words. */
 export class LibsqlAdminError extends Error {}
@@ -392,9 +400,10 @@ export class LibsqlLocation implements Location {
     allowed: number[] = [],
   ): Promise<Response> {
     const adminUrl = this.requireAdmin();
-    const { authToken } = this.server;
+    const { authToken, adminAuthKey } = this.server;
     const headers: Record<string, string> = { "content-type": "application/json" };
-    if (authToken) headers.authorization = `Bearer ${authToken}`;
+    if (adminAuthKey) headers.authorization = `basic ${adminAuthKey}`;
+    else if (authToken) headers.authorization = `Bearer ${authToken}`;
     const target = `${adminUrl.replace(/\/+$/, "")}/v1/namespaces/${namespace}${path}`;
     let response: Response;
     try {
@@ -408,8 +417,12 @@ export class LibsqlLocation implements Location {
       throw unanswered(adminUrl, error);
     }
     if (!response.ok && !allowed.includes(response.status)) {
+      const hint =
+        response.status === 401
+          ? " (its key: --libsql-admin-auth-key, sqld's --admin-auth-key)"
+          : "";
       throw new LibsqlAdminError(
-        `the libSQL admin API refused ${method} namespace ${namespace}: ${response.status} ${await response.text()}`,
+        `the libSQL admin API refused ${method} namespace ${namespace}: ${response.status} ${oneLine(await response.text())}${hint}`,
       );
     }
     return response;
