@@ -188,7 +188,9 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("every database on a libSQL server", 
     writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
     const again = await run("load", fixture);
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain('store "shop1" already exists');
+    expect(again.stderr).toBe(
+      'storeapi: fixture refused, nothing loaded: stores[0].slug: store "shop1" already exists; on a libSQL server a store is not loaded over: delete it first (DELETE /manage/v1/stores/shop1) or load it under another slug.\n',
+    );
     const replace = await run("load", fixture, "--replace");
     expect(replace.code).toBe(1);
     expect(replace.stderr).toContain("--replace is not supported on a libSQL server");
