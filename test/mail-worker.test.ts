@@ -36,6 +36,7 @@ class CaptureLogger extends Logger {
 interface Harness {
   dataDir: string;
   pool: StorePool;
+  registry: StoreRegistry;
   logger: CaptureLogger;
   worker: MailWorker;
   queue(slug: string, mail: Mail): Promise<number>;
@@ -72,6 +73,7 @@ async function harness(options: Partial<MailWorkerOptions> = {}): Promise<Harnes
   const h: Harness = {
     dataDir,
     pool,
+    registry,
     logger,
     worker,
     queue: (slug, mail) => pool.use(slug, (db) => db.transaction((tx) => queueMail(tx, mail))),
@@ -467,6 +469,32 @@ describe("mail workers of several nodes (a shared libSQL server)", () => {
     await peer.waitFor(1);
     const [row] = await eventually(() => allSent(h));
     expect(row.attempts).toBe(2);
+  });
+});
+
+describe("mail worker, a store deleted meanwhile", () => {
+  test("a store deleted between the registry's answer and its outbox's read is dropped quietly, not logged as damage", async () => {
+    const h = await harness();
+    await h.queue("shop1", approved("Dana"));
+    const registered = h.registry.get.bind(h.registry);
+    let deleted = false;
+    h.registry.get = (slug: string) => (deleted && slug === "shop1" ? undefined : registered(slug));
+    const read = Promise.withResolvers<void>();
+    const use = h.pool.use.bind(h.pool);
+    h.pool.use = ((slug: string, work: never) => {
+      if (slug !== "shop1") return use(slug, work);
+      // What the management API's delete does meanwhile: unregister, archive the file.
+      deleted = true;
+      read.resolve();
+      throw new Error(
+        'stores/shop1.db is missing: store "shop1" is registered but has no database',
+      );
+    }) as typeof h.pool.use;
+    h.worker.start();
+    h.worker.notify("shop1");
+    await read.promise;
+    await Bun.sleep(100);
+    expect(h.logger.lines.filter((line) => line.level === "error")).toEqual([]);
   });
 });
 

@@ -220,11 +220,7 @@ export class MailWorker {
         this.schedule.dueBy(slug, due);
         this.kick();
       } catch (error) {
-        this.options.logger.error("mail: cannot read a store's outbox", {
-          store: slug,
-          ...errorFields(error),
-        });
-        this.schedule.retryAt(slug, this.now() + this.policy.baseDelayMs);
+        this.outboxFailed(slug, "mail: cannot read a store's outbox", error);
       }
     }
     // storesOpened: store databases the pool opened since start (the scan's, and requests').
@@ -286,14 +282,23 @@ export class MailWorker {
       const next = await this.options.pool.use(slug, nextDueAt);
       this.schedule.deliveryEnded(slug, next);
     } catch (error) {
-      // The database could not be read or written: try this store again later, not in a loop.
-      this.options.logger.error("mail: cannot process a store's outbox", {
-        store: slug,
-        ...errorFields(error),
-      });
-      this.schedule.retryAt(slug, this.now() + this.policy.baseDelayMs);
+      this.outboxFailed(slug, "mail: cannot process a store's outbox", error);
     }
     return outcome;
+  }
+
+  /**
+   * A store's outbox could not be read or written: try it again later, not in a loop. A
+   * store deleted meanwhile (its database archived, its mail left there unsent) is dropped
+   * without a word: its file is missing on purpose.
+   */
+  private outboxFailed(slug: string, message: string, error: unknown): void {
+    if (!this.options.registry.get(slug)) {
+      this.schedule.forget(slug);
+      return;
+    }
+    this.options.logger.error(message, { store: slug, ...errorFields(error) });
+    this.schedule.retryAt(slug, this.now() + this.policy.baseDelayMs);
   }
 
   private async deliverRow(db: Db, store: Store, row: OutboxRow): Promise<StoreOutcome> {
