@@ -60,7 +60,8 @@ export interface AppDeps {
   docsHtml: (onStoreHost: boolean) => string;
   /** Writes one request line; absent when those are not logged, so no line is even built. */
   log?: (entry: RequestLog) => void;
-  logError: (requestId: string, error: unknown) => void;
+  /** `store`: the slug of the request's store, if it has one. */
+  logError: (requestId: string, error: unknown, store: string | null) => void;
   /** Tells the mail worker a store has new mail (call after the transaction commits). */
   onMailQueued: (slug: string) => void;
   /** Call inside the transaction, before queuing mail: marks the store for the next start. */
@@ -259,7 +260,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   // A client that hung up is no server error: its request line says 499, nothing more.
   const renderFailure = (c: AppContext, error: unknown) => {
     if (!(error instanceof ApiError || error instanceof ClientClosed))
-      deps.logError(c.get("requestId") ?? "-", error);
+      deps.logError(c.get("requestId") ?? "-", error, c.get("store")?.slug ?? null);
     const rendered = renderError(error);
     return withHeadLength(c, c.newResponse(rendered.body, rendered));
   };

@@ -1,4 +1,4 @@
-import { isStorageFailure } from "./db/driver";
+import { DamagedDatabase, isDamaged, isStorageFailure } from "./db/driver";
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -134,9 +134,18 @@ const FOLLOWED_FAILURES = 100;
  * its request line, status 503), so one damaged store never hides another. Other
  * failures, as they come.
  */
-export function requestFailureLog(logger: Pick<Logger, "error">, now: () => number = Date.now) {
+export function requestFailureLog(
+  logger: Pick<Logger, "error">,
+  now: () => number = Date.now,
+  storeName: (slug: string) => string = (slug) => `store ${slug}`,
+) {
   const windows = new Map<string, { lastAt: number; leftOut: number }>();
-  return (requestId: string, error: unknown): void => {
+  return (requestId: string, failure: unknown, store: string | null = null): void => {
+    // Damage a statement met after the open: SQLite's words do not say which file.
+    const error =
+      store && isDamaged(failure) && !(failure instanceof DamagedDatabase)
+        ? new DamagedDatabase(storeName(store), failure)
+        : failure;
     if (!isStorageFailure(error)) {
       logger.error("request failed", { requestId, ...errorFields(error) });
       return;

@@ -240,7 +240,7 @@ async function serveFrom(
     log: logger.enabled("info")
       ? (entry) => logger.write("info", entry as unknown as Record<string, unknown>)
       : undefined,
-    logError: requestFailureLog(logger),
+    logError: requestFailureLog(logger, Date.now, (slug) => location.storeName(slug)),
     onMailQueued: (slug) => mail.notify(slug),
     beforeMailQueued: (slug) => mail.markQueued(slug),
     // The bump reaches this server's registry at once (a reload), other processes by their poll.

@@ -18,7 +18,7 @@ export interface AdminDeps {
   /** After a key changes: the running server reloads the store's keys (and delivers the owner's notice). */
   keysChanged: (slug: string) => Promise<void>;
   onMailQueued: (slug: string) => void;
-  logError: (requestId: string, error: unknown) => void;
+  logError: (requestId: string, error: unknown, store: string | null) => void;
   now: () => number;
 }
 

@@ -50,7 +50,8 @@ export const redirect = (c: AdminContext, path: string) => c.redirect(path, 303)
 export const renderAdminError =
   (deps: AdminDeps) =>
   (error: Error, c: AdminContext): Promise<Response> => {
-    if (!(error instanceof ApiError)) deps.logError(c.get("requestId") ?? "-", error);
+    if (!(error instanceof ApiError))
+      deps.logError(c.get("requestId") ?? "-", error, c.get("store")?.slug ?? null);
     const answer = asApiError(error);
     if (answer.code === "server_error") {
       const message = `Something went wrong on our side; try again. (Request ${c.get("requestId") ?? "-"})`;

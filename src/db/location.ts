@@ -34,6 +34,8 @@ export interface Location {
   missingStores(slugs: string[]): Promise<string[]>;
   /** What a use of a registered store without a database throws. */
   storeMissing(slug: string): DatabaseUnavailable;
+  /** The store's database as an operator finds it: its file, or its namespace on the server. */
+  storeName(slug: string): string;
   /**
    * Runs `change` (a store's database made, moved or archived, and its registration) as the
    * only such change here, waiting up to `waitMs` for another process's; else `busy()` is thrown.
@@ -88,6 +90,9 @@ export class FileLocation implements Location {
     const dir = join(this.dataDir, "stores");
     const files = new Set(existsSync(dir) ? readdirSync(dir) : []);
     return slugs.filter((slug) => !files.has(`${slug}.db`));
+  }
+  storeName(slug: string) {
+    return storeDbPath(this.dataDir, slug);
   }
   storeMissing(slug: string) {
     const path = storeDbPath(this.dataDir, slug);
@@ -257,6 +262,9 @@ export class LibsqlLocation implements Location {
     const missing: string[] = [];
     for (const slug of slugs) if (!(await this.storeExists(slug))) missing.push(slug);
     return missing;
+  }
+  storeName(slug: string) {
+    return `namespace ${storeNamespace(slug)} on ${this.describe}`;
   }
   storeMissing(slug: string) {
     return new DatabaseUnavailable(

@@ -27,6 +27,7 @@ function recordingLocation(events: string[]): Location {
     missingStores: async () => [],
     changeStores: (_wait, _busy, change) => change(),
     storeMissing: (slug) => new DatabaseUnavailable(slug),
+    storeName: (slug) => slug,
   };
 }
 

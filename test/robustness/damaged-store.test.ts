@@ -1,8 +1,9 @@
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KEYS, otherStore, send, tempDir, testStore } from "../helpers";
+import { KEYS, otherStore, send, tempDir, testStore, until } from "../helpers";
 import { runCli, type ServerProcess, spawnServer } from "../process";
 import { TEST_LIBSQL } from "../sqld";
 
@@ -21,6 +22,23 @@ const UNAVAILABLE = {
   },
 };
 
+/**
+ * Makes the root pages of one table and its indexes noise and nothing else: the file opens
+ * and other requests are answered; a statement that reads that table meets the damage.
+ */
+function scrambleTable(path: string, table: string): void {
+  const db = new Database(path);
+  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  const roots = db
+    .query("SELECT rootpage FROM sqlite_master WHERE tbl_name = ? AND rootpage > 0")
+    .all(table) as { rootpage: number }[];
+  const pageSize = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+  db.close();
+  const file = readFileSync(path);
+  for (const { rootpage } of roots) randomBytes(pageSize).copy(file, (rootpage - 1) * pageSize);
+  writeFileSync(path, file);
+}
+
 /** Keeps the file's first page (the header and the schema) and makes every other page noise. */
 function scramblePages(path: string): void {
   const file = readFileSync(path);
@@ -35,6 +53,7 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
   // Made in beforeAll: a skipped describe runs its body, never its hooks.
   let [dir, data, shop1, shop2, shop4] = ["", "", "", "", ""];
   let server: ServerProcess | undefined;
+  let shop5 = "";
 
   beforeAll(async () => {
     dir = tempDir("storeapi-damaged-");
@@ -51,6 +70,7 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
           otherStore(),
           testStore({ slug: "shop3", domain: "shop3.test", ownerEmail: "owner@shop3.test" }),
           testStore({ slug: "shop4", domain: "shop4.test", ownerEmail: "owner@shop4.test" }),
+          testStore({ slug: "shop5", domain: "shop5.test", ownerEmail: "owner@shop5.test" }),
         ],
       }),
     );
@@ -61,6 +81,8 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
     rmSync(`${shop2}-wal`, { force: true });
     rmSync(shop4);
     mkdirSync(shop4); // not even a file: SQLite cannot open it
+    shop5 = join(data, "stores", "shop5.db");
+    scrambleTable(shop5, "products"); // opens; the damage is met by a statement
     server = await spawnServer(data);
   });
 
@@ -68,6 +90,13 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
     await server?.signal("SIGTERM");
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
+
+  const errorLines = () =>
+    (server as ServerProcess)
+      .stdout()
+      .split("\n")
+      .filter((line) => line.includes('"level":"error"'))
+      .map((line) => JSON.parse(line));
 
   test("its requests answer 503 store_unavailable and the log names the file; other stores and /healthz go on", async () => {
     const url = (server as ServerProcess).url;
@@ -90,11 +119,7 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
     const healthy = await send(url, "/api/v1/products", { host: "shop3.test" });
     expect([healthy.status, healthy.json.data]).toEqual([200, []]);
     expect((await send(url, "/healthz")).status).toBe(200);
-    const failures = (server as ServerProcess)
-      .stdout()
-      .split("\n")
-      .filter((line) => line.includes('"level":"error"'))
-      .map((line) => JSON.parse(line));
+    const failures = errorLines().filter((line) => !line.error.includes("shop5"));
     // One line per file (then one per 10 s each): a damaged store never hides another.
     expect(failures.map((line) => [line.msg, line.error])).toEqual(
       [
@@ -104,6 +129,33 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
       ].map((error) => ["request failed: storage out of reach, full or damaged", error]),
     );
     expect(JSON.stringify(failures)).not.toContain("SELECT");
+  });
+
+  test("damage a statement meets after the open: 503, and the log and backup name the file", async () => {
+    const url = (server as ServerProcess).url;
+    const products = await send(url, "/api/v1/products", { host: "shop5.test", key: KEYS.all });
+    expect([products.status, products.json]).toEqual([503, UNAVAILABLE]);
+    const shop5Lines = () => errorLines().filter((line) => line.error.includes("shop5"));
+    await until(() => shop5Lines().length > 0); // the line is written after the answer
+    expect(shop5Lines().map((line) => [line.msg, line.error])).toEqual([
+      [
+        "request failed: storage out of reach, full or damaged",
+        `${shop5} is damaged (database disk image is malformed); restore it from a backup`,
+      ],
+    ]);
+    // Backup takes the stores in order: only shop5 damaged, in a copy of the directory.
+    const alone = join(dir, "only-shop5");
+    mkdirSync(join(alone, "stores"), { recursive: true });
+    writeFileSync(join(alone, "platform.db"), readFileSync(join(data, "platform.db")));
+    writeFileSync(join(alone, "stores", "shop5.db"), readFileSync(shop5));
+    const platform = new Database(join(alone, "platform.db"));
+    platform.run("DELETE FROM stores WHERE slug <> 'shop5'");
+    platform.close();
+    const backedUp = await runCli(["backup", join(dir, "copy-of-shop5"), "--data", alone]);
+    expect([backedUp.code, backedUp.stderr]).toEqual([
+      1,
+      `storeapi: ${join(alone, "stores", "shop5.db")} is damaged (database disk image is malformed); restore it from a backup\n`,
+    ]);
   });
 
   test("commands that need the store say which file is damaged, in one line, exit 1", async () => {
@@ -130,6 +182,7 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
       "shop2",
       "shop3",
       "shop4",
+      "shop5",
     ]);
   });
 
