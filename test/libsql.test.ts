@@ -571,6 +571,14 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
     expect(env.stderr).toContain(
       'STOREAPI_LIBSQL_URL must be an http://, https:// or libsql:// URL, not "nonsense"',
     );
+    // An unset shell variable (`STOREAPI_LIBSQL_URL=$UNSET`) must not mean the data directory.
+    const empty = await runCli(["stores", "list", "--data", join(dir, "never-made")], {
+      env: { STOREAPI_LIBSQL_URL: "" },
+    });
+    expect([empty.code, empty.stderr]).toEqual([
+      2,
+      "storeapi: STOREAPI_LIBSQL_URL is empty; give a value or leave it unset\n",
+    ]);
   });
 
   test("demo is files only and refuses --libsql-url", async () => {

@@ -214,12 +214,14 @@ function serverUrl(value: string, label: string): string {
 
 /** Where the command's databases live: `--libsql-url` (or its variable) if given, else the data directory. */
 export function locationOf(values: LocationFlags, env = process.env): Location {
-  const from = (flag: keyof LocationFlags, variable: string) =>
-    values[flag] !== undefined
-      ? { value: values[flag], label: `--${flag}` }
-      : env[variable]
-        ? { value: env[variable], label: variable }
-        : undefined;
+  const from = (flag: keyof LocationFlags, variable: string) => {
+    if (values[flag] !== undefined) return { value: values[flag], label: `--${flag}` };
+    const value = env[variable];
+    if (value === undefined) return undefined;
+    // `STOREAPI_LIBSQL_URL=$UNSET` would otherwise quietly mean the data directory.
+    if (value === "") throw new UsageError(`${variable} is empty; give a value or leave it unset`);
+    return { value, label: variable };
+  };
   const url = from("libsql-url", "STOREAPI_LIBSQL_URL");
   const admin = from("libsql-admin-url", "STOREAPI_LIBSQL_ADMIN_URL");
   const token = from("libsql-auth-token", "STOREAPI_LIBSQL_AUTH_TOKEN");
