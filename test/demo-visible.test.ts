@@ -45,6 +45,33 @@ test("the demo writes the emails it sends into demo-data/mail and says so at sta
   }
 }, 60_000);
 
+test("the demo's store addresses and curl lines follow --platform-domain", async () => {
+  const data = join(dir, "demo-platform-domain");
+  const { child, text } = await spawnUntil(
+    ["demo", "--listen", "127.0.0.1:0", "--data", data, "--platform-domain", "stores.test"],
+    "Stop with Ctrl-C",
+  );
+  try {
+    const urls = [...text.matchAll(/https?:\/\/[^\s"]+/g)].map(([url]) => new URL(url));
+    const storeUrls = urls.filter(
+      (url) => url.pathname.startsWith("/api/v1") && url.hostname !== "127.0.0.1",
+    );
+    expect(storeUrls.length).toBeGreaterThanOrEqual(6); // three stores listed, three curl lines
+    for (const url of storeUrls) expect(url.hostname).toMatch(/^[a-z0-9-]+\.stores\.test$/);
+    const orders = text.split("\n").find((line) => line.includes("/orders?limit=2")) ?? "";
+    const [, target] = /"(http:\/\/[^"]+)"/.exec(orders) ?? [];
+    const [, key] = /Bearer (\S+)"/.exec(orders) ?? [];
+    const url = new URL(target);
+    const answer = await fetch(`http://127.0.0.1:${url.port}${url.pathname}${url.search}`, {
+      headers: { Host: url.host, Authorization: `Bearer ${key}` },
+    });
+    expect(answer.status).toBe(200);
+  } finally {
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+  }
+}, 60_000);
+
 // Spawns serve itself on files, after a load the switch would send to sqld.
 test.skipIf(TEST_LIBSQL)(
   "serve --listen HOST:0 prints the chosen URL whatever the log level",

@@ -59,12 +59,27 @@ function isEmptyDirectory(dir: string): boolean {
   return readdirSync(dir).length === 0;
 }
 
-function printIntro(stores: DemoStore[], base: string, port: number, mailDir: string | null): void {
+/**
+ * A demo store's address: its alternative name on the scheme and port the demo serves
+ * (`{slug}.localhost` resolves to this machine; another platform domain needs its own DNS).
+ */
+const storeOrigin = (base: string, slug: string | undefined, platformDomain: string) => {
+  const url = new URL(base);
+  return `${url.protocol}//${slug}.${platformDomain}:${url.port}`;
+};
+
+function printIntro(
+  stores: DemoStore[],
+  base: string,
+  platformDomain: string,
+  mailDir: string | null,
+): void {
+  const origin = (slug: string | undefined) => storeOrigin(base, slug, platformDomain);
   printLine("storeapi demo: these stores are loaded from fixtures/demo.json");
   printLine("");
   for (const store of stores) {
     printLine(
-      `  ${store.slug}  ${store.name ?? ""}  (plan ${store.plan})  http://${store.slug}.localhost:${port}/api/v1`,
+      `  ${store.slug}  ${store.name ?? ""}  (plan ${store.plan})  ${origin(store.slug)}/api/v1`,
     );
     for (const key of store.keys ?? []) {
       const perms = Object.entries(key.permissions ?? {})
@@ -80,15 +95,13 @@ function printIntro(stores: DemoStore[], base: string, port: number, mailDir: st
   printLine("");
   printLine("Try:");
   printLine(
-    `  curl -s "${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders?limit=2" -H "Authorization: Bearer ${firstKey}"`,
+    `  curl -s "${origin(first?.slug)}/api/v1/orders?limit=2" -H "Authorization: Bearer ${firstKey}"`,
   );
   printLine(
-    `  curl -s -X PATCH ${base.replace("127.0.0.1", `${first?.slug}.localhost`)}/api/v1/orders/${orderId} -H "Authorization: Bearer ${firstKey}" ` +
+    `  curl -s -X PATCH ${origin(first?.slug)}/api/v1/orders/${orderId} -H "Authorization: Bearer ${firstKey}" ` +
       `-H "Content-Type: application/json" -d '{"status":${statusId},"trackingNumber":"RR123456789IL","notifyCustomer":true}'`,
   );
-  printLine(
-    `  curl -s ${base.replace("127.0.0.1", `${free?.slug}.localhost`)}/api/v1/products -H "X-Api-Key: ${freeKey}"`,
-  );
+  printLine(`  curl -s ${origin(free?.slug)}/api/v1/products -H "X-Api-Key: ${freeKey}"`);
   if (mailDir) {
     printLine("");
     printLine(`Emails the demo sends are written to ${mailDir}/ (one .eml file each).`);
@@ -135,6 +148,6 @@ export const demoCommand = command(
       keys,
     }));
     if (values.json) printJson({ url: server.url, dataDir, stores: summary });
-    else printIntro(stores, server.url, server.port, config.mailDir);
+    else printIntro(stores, server.url, config.platformDomain, config.mailDir);
   },
 );
