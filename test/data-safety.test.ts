@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import {
   chmodSync,
   existsSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -156,6 +157,31 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
     expect(existsSync(join(data, "loading"))).toBe(false);
     expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
     expect(await slugs(data)).toEqual(["shop1", "shop2"]);
+  });
+
+  test("a file that cannot be moved into place after the commit: the load says the stores are loaded and how it is finished", async () => {
+    const dir = freshDir();
+    const data = join(dir, "data");
+    // The copy moveIntoPlace makes cannot be written (as a full disk would refuse it).
+    mkdirSync(join(data, "stores", "shop1.db.copy"), { recursive: true });
+    const loaded = await runCli([
+      "load",
+      writeFixture(dir, [testStore(), otherStore()]),
+      "--data",
+      data,
+    ]);
+    expect(loaded.code).toBe(1);
+    expect(loaded.stderr).toStartWith(
+      `storeapi: the stores are loaded, but their files did not all reach ${join(data, "stores")} (`,
+    );
+    expect(loaded.stderr).toEndWith(
+      `); once that is fixed, any storeapi command on ${data} (storeapi stores list, say) moves them there; until then a running server answers 503 for them\n`,
+    );
+    rmSync(join(data, "stores", "shop1.db.copy"), { recursive: true });
+    expect(await slugs(data)).toEqual(["shop1", "shop2"]);
+    expect(existsSync(join(data, "loading"))).toBe(false);
+    const again = await runCli(["keys", "list", "shop1", "--json", "--data", data]);
+    expect(again.code).toBe(0);
   });
 
   for (const step of ["committed", "moved-one"]) {

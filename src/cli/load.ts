@@ -1,7 +1,7 @@
 import { closeSync, openSync, statSync } from "node:fs";
 import type { Location } from "../db/location";
 import { FILE_SYSTEM_REASONS } from "../file-system";
-import { FixtureError, type LoadSummary, loadSource } from "../load/load";
+import { FixtureError, type LoadSummary, LoadUnfinished, loadSource } from "../load/load";
 import { type FixtureSource, fileSource, UnreadableFixture } from "../load/source";
 import { command, locationOf, PLATFORM_DOMAIN_FLAG, platformDomainOf } from "./args";
 import { CliError } from "./errors";
@@ -51,6 +51,7 @@ export async function loadInto(
   } catch (error) {
     if (error instanceof FixtureError)
       throw new CliError(`fixture refused, nothing loaded: ${error.message}`);
+    if (error instanceof LoadUnfinished) throw new CliError(error.message);
     throw error;
   }
 }
