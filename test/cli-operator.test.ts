@@ -308,6 +308,10 @@ describe("command-line messages", () => {
       [["stores", "add", "shop1", "--domain", "--plan", "growth"], "--domain needs a value"],
       [["keys", "list", "shop1", "--json=yes"], "--json takes no value"],
       [["serve", "--listen"], "--listen needs a value"],
+      [
+        ["serve", "--rate-limit", "-1"],
+        '--rate-limit needs a value (a value that starts with "-" is written --rate-limit=-1)',
+      ],
     ];
     for (const [args, message] of cases) {
       const result = await runCli([...args, "--data", data]);

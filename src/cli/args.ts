@@ -151,11 +151,14 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
       throw new UsageError(`${token.rawName} takes no value`);
     // `--domain --json` would take "--json" as the domain: a value starting with "-" must be given as --domain=-x.
     // An empty value (`--mail-dir ""`, an unset shell variable) would mean the current directory, or nothing.
-    if (
-      flag.type === "string" &&
-      (!token.value || (!token.inlineValue && token.value.startsWith("-")))
-    ) {
+    if (flag.type === "string" && !token.value)
       throw new UsageError(`${token.rawName} needs a value`);
+    if (flag.type === "string" && !token.inlineValue && token.value?.startsWith("-")) {
+      // `--rate-limit -1` is a value the operator meant; `--domain --json` is a forgotten one.
+      const hint = token.value.startsWith("--")
+        ? ""
+        : ` (a value that starts with "-" is written ${token.rawName}=${echo(token.value)})`;
+      throw new UsageError(`${token.rawName} needs a value${hint}`);
     }
   }
   const args = checkPositionals(positionals, spec);
