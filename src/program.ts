@@ -9,7 +9,7 @@ import { loadCommand } from "./cli/load";
 import { mailCommands } from "./cli/mail";
 import { migrateCommand } from "./cli/migrate";
 import { openapiCommand } from "./cli/openapi";
-import { outputFailure, printJson, printText, watchOutput } from "./cli/output";
+import { oneSafeLine, outputFailure, printJson, printText, watchOutput } from "./cli/output";
 import { serveCommand } from "./cli/serve";
 import { storesCommands } from "./cli/stores";
 import { versions, versionText } from "./cli/version";
@@ -115,7 +115,8 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const [status, line] = failure(error);
-    process.stderr.write(`storeapi: ${line}\n`);
+    // The line may quote what the operator typed: an escape sequence in it stays text.
+    process.stderr.write(`storeapi: ${oneSafeLine(line)}\n`);
     return status;
   }
 }

@@ -392,6 +392,19 @@ describe("command line", () => {
     expect(results[0].stderr).toBe('storeapi: unknown command "frobnicate"; run storeapi --help\n');
   });
 
+  test("what the operator typed is quoted in an error with its control characters as \\xHH", async () => {
+    const typed = await runCliInProcess(["frob\u001b[2J"]);
+    expect([typed.code, typed.stderr]).toEqual([
+      2,
+      'storeapi: unknown command "frob\\x1b[2J"; run storeapi --help\n',
+    ]);
+    const dir = join(freshDir(), "x\u001b[31mred\r");
+    const data = await runCliInProcess(["stores", "list", "--data", dir]);
+    expect(data.stderr).toBe(
+      `storeapi: no data directory at ${dir.replace("\u001b", "\\x1b").replace("\r", "\\x0d")}; create one with storeapi stores add or storeapi load\n`,
+    );
+  });
+
   test("a name every object has (constructor, __proto__) is an unknown command too", async () => {
     for (const name of ["constructor", "__proto__", "toString"]) {
       const result = await runCliInProcess([name]);

@@ -35,7 +35,10 @@ const DEL_AND_C1 = /[\u007f-\u009f]/g;
 export const printText = (text: string) => write(text.replace(CONTROL_BUT_LINES, escaped));
 
 /** One line, whatever the data in it holds. */
-export const printLine = (text: string) => write(`${text.replace(CONTROL, escaped)}\n`);
+export const printLine = (text: string) => write(`${oneSafeLine(text)}\n`);
+
+/** `text` with its control characters (a newline too) written as `\xHH`. */
+export const oneSafeLine = (text: string) => text.replace(CONTROL, escaped);
 
 export const printJson = (value: unknown) =>
   write(`${JSON.stringify(value, null, 2).replace(DEL_AND_C1, (c) => `\\u00${hex(c)}`)}\n`);
