@@ -1,10 +1,28 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
-import { domainSchema, domainUnderPlatform, ownerEmailSchema, storeNameSchema } from "./rules";
+import {
+  domainSchema,
+  domainUnderPlatform,
+  ownerEmailSchema,
+  slugSchema,
+  storeNameSchema,
+} from "./rules";
 
 const accepts = (schema: v.GenericSchema, value: unknown) => v.safeParse(schema, value).success;
 
 describe("store rules", () => {
+  test("a slug or domain too long says that length is what is wrong", () => {
+    const message = (schema: v.GenericSchema, value: string) =>
+      v.safeParse(schema, value).issues?.[0]?.message;
+    expect(message(slugSchema, "a".repeat(64))).toBe("must be at most 63 characters.");
+    expect(accepts(slugSchema, "a".repeat(63))).toBe(true);
+    expect(message(domainSchema, `${"a".repeat(64)}.example.com`)).toBe(
+      "must have labels (the parts between dots) of at most 63 characters.",
+    );
+    expect(message(domainSchema, `${"a".repeat(60)}.`.repeat(5) + "com")).toBe(
+      "must be at most 253 characters.",
+    );
+  });
   test("domainSchema: a lower-cased host name of two labels or more", () => {
     expect(v.parse(domainSchema, "Shop.Example.COM")).toBe("shop.example.com");
     for (const ok of ["shop.example.com", "a.b", "xn--bcher-kva.example", "shop-1.example.co.il"])

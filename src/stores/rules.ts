@@ -14,6 +14,7 @@ const HOST_PATTERN =
 
 export const slugSchema = v.pipe(
   v.string("must be a string."),
+  v.maxLength(63, "must be at most 63 characters."),
   v.regex(SLUG_PATTERN, "must be lower-case letters, digits and inner hyphens."),
 );
 
@@ -34,6 +35,11 @@ const looksLikeIp = (host: string) => /(^|\.)\d+$/.test(host);
 export const domainSchema = v.pipe(
   v.string("must be a string."),
   v.check((s) => !s.endsWith("."), "must not end with a dot."),
+  v.maxLength(253, "must be at most 253 characters."),
+  v.check(
+    (s) => s.split(".").every((label) => label.length <= 63),
+    "must have labels (the parts between dots) of at most 63 characters.",
+  ),
   v.regex(HOST_PATTERN, "must be a host name like shop.example.com."),
   v.check((s) => !looksLikeIp(s), "must be a host name, not an IP address."),
   v.check(
