@@ -610,6 +610,14 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
     }
   });
 
+  test("the admin API's address given as --libsql-url is named as not a libSQL server's API", async () => {
+    const swapped = await runCli(["stores", "list", "--libsql-url", sqld.adminUrl]);
+    expect([swapped.code, swapped.stderr]).toEqual([
+      1,
+      `storeapi: ${sqld.adminUrl} did not answer as a libSQL server's API (is --libsql-url the admin API's address, or something else's?)\n`,
+    ]);
+  });
+
   test("adding a store without the admin API says what is missing", async () => {
     const result = await runCli([
       "stores",

@@ -373,9 +373,18 @@ export class LibsqlLocation implements Location {
       await migrate(db, migrations);
     } catch (error) {
       await db.close().catch(() => {});
-      if (/\b404\b/.test(String((error as Error).message))) {
+      const message = String((error as Error)?.message);
+      if (/\b404\b/.test(message)) {
         throw new LibsqlAdminError(
-          `the libSQL server at ${url} has no namespace ${namespace}; a command given --libsql-admin-url creates it`,
+          this.server.adminUrl
+            ? `the libSQL server at ${url} has no namespace ${namespace}, though its admin API at ${this.server.adminUrl} has it: do the two addresses name the same server?`
+            : `the libSQL server at ${url} has no namespace ${namespace}; a command given --libsql-admin-url creates it`,
+        );
+      }
+      // Another HTTP service there (sqld's admin API, a proxy's error page) answers something else.
+      if (/HRANA_PROTO_ERROR|Unexpected (token|end of JSON)|is not valid JSON/.test(message)) {
+        throw new LibsqlAdminError(
+          `${url} did not answer as a libSQL server's API (is --libsql-url the admin API's address, or something else's?)`,
         );
       }
       throw error;
