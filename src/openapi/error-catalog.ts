@@ -149,7 +149,9 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   store_unavailable: {
     when: "The store's database cannot be used now: its file is missing or damaged on the server, its disk is full (a write), or the libSQL server holding it does not answer in time; the operator is told in the log. Retry later (a create with the same Idempotency-Key).",
     example: FIXED_MESSAGES.store_unavailable,
-    rateHeaders: "never",
+    // The store API looks keys up in the store's own database, before its rate limit; the
+    // management API counts the host key first.
+    rateHeaders: "sometimes",
   },
 };
 

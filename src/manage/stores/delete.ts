@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { isStorageFailure } from "../../db/driver";
 import { FileLocation, storeDbPath } from "../../db/location";
 import type { AppContext } from "../../http/context";
 import { ok } from "../../http/respond";
 import { changeStores, manageDeps, reloadRegistry, storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
-import { storeJson } from "./json";
+import { storeJson, storeJsonWithout } from "./json";
 import { slugParams, storeOut } from "./schema";
 
 /** `20991231T235959Z`: when the store was deleted, in its archived file's name. */
@@ -24,7 +25,18 @@ export const archiveStamp = (now: number) =>
 async function archive(c: AppContext, slug: string): Promise<void> {
   const { pool, now } = c.get("deps");
   const { location } = pool;
-  if (location instanceof FileLocation) await pool.use(slug, (db) => db.truncateWal());
+  // A store whose file is missing or damaged is deleted too: its WAL is archived beside it.
+  const checkpointed =
+    location instanceof FileLocation &&
+    (await pool
+      .use(slug, (db) => db.truncateWal())
+      .then(
+        () => true,
+        (error) => {
+          if (!isStorageFailure(error)) throw error;
+          return false;
+        },
+      ));
   await manageDeps(c).platform.removeStore(slug);
   await reloadRegistry(c);
   await pool.closeStore(slug);
@@ -32,7 +44,9 @@ async function archive(c: AppContext, slug: string): Promise<void> {
   const path = storeDbPath(location.dataDir, slug);
   const deletedDir = join(location.dataDir, "deleted");
   mkdirSync(deletedDir, { recursive: true });
-  renameSync(path, archivePath(deletedDir, slug, archiveStamp(now())));
+  const archived = archivePath(deletedDir, slug, archiveStamp(now()));
+  if (existsSync(path)) renameSync(path, archived);
+  if (!checkpointed && existsSync(`${path}-wal`)) renameSync(`${path}-wal`, `${archived}-wal`);
   for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
 }
 
@@ -55,7 +69,11 @@ export const deleteStore = defineManageRoute({
   response: storeOut,
   errors: ["service_unavailable"],
   handler: async (c, { params }) => {
-    const before = await storeJson(c, storeOr404(c, params.slug));
+    // A store whose database cannot be read shows no order statuses: it can still be deleted.
+    const before = await storeJson(c, storeOr404(c, params.slug)).catch((error) => {
+      if (!isStorageFailure(error)) throw error;
+      return storeJsonWithout(c, storeOr404(c, params.slug));
+    });
     await changeStores(c, async () => {
       storeOr404(c, params.slug); // a concurrent delete may have won
       await archive(c, params.slug);

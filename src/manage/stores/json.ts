@@ -8,3 +8,8 @@ export async function storeJson(c: AppContext, store: Store) {
   const statuses = await pool.use(store.slug, readOrderStatuses);
   return toStoreJson(store, registry.platformDomain, statuses);
 }
+
+/** A store whose database cannot be read: as `storeJson`, with no order statuses. */
+export function storeJsonWithout(c: AppContext, store: Store) {
+  return toStoreJson(store, c.get("deps").registry.platformDomain, []);
+}
