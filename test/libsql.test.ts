@@ -281,6 +281,19 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("store namespaces", () => {
   });
 });
 
+/** `stores add SLUG` with the rest a test does not care about. */
+const addStore = (slug: string) => [
+  "stores",
+  "add",
+  slug,
+  "--domain",
+  `${slug}.test`,
+  "--plan",
+  "growth",
+  "--owner-email",
+  `owner@${slug}.test`,
+];
+
 describe.skipIf(TEST_LIBSQL || UNDER_DENO)("a lost registry on a libSQL server", () => {
   test("a registry made again after platform is lost refuses to replace a store namespace of the old one", async () => {
     const own = await startSqld({ replicas: false });
@@ -306,25 +319,10 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("a lost registry on a libSQL server",
       expect(Number(before)).toBeGreaterThan(0);
 
       // The registry is lost; the next command makes an empty one.
-      const admin = (namespace: string, path: string, method: string) =>
-        fetch(`${own.adminUrl}/v1/namespaces/${namespace}${path}`, {
-          method,
-          headers: { "content-type": "application/json" },
-          body: method === "POST" ? "{}" : undefined,
-        });
-      expect((await admin("platform", "", "DELETE")).status).toBe(200);
+      const lost = await fetch(`${own.adminUrl}/v1/namespaces/platform`, { method: "DELETE" });
+      expect(lost.status).toBe(200);
       expect((await cli("stores", "list", "--json")).json).toEqual([]);
-      const add = await cli(
-        "stores",
-        "add",
-        "shop1",
-        "--domain",
-        "shop1.test",
-        "--plan",
-        "growth",
-        "--owner-email",
-        "owner@shop1.test",
-      );
+      const add = await cli(...addStore("shop1"));
       expect(add.code).toBe(1);
       expect(add.stderr).toStartWith(
         `storeapi: namespace store-shop1 on ${own.url} holds a store that this registry (namespace platform) did not make: if platform was lost or replaced, restore it from a backup;`,
@@ -332,17 +330,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("a lost registry on a libSQL server",
       expect(await customers()).toBe(before);
 
       // Other slugs are added as usual.
-      const other = await cli(
-        "stores",
-        "add",
-        "shop9",
-        "--domain",
-        "shop9.test",
-        "--plan",
-        "growth",
-        "--owner-email",
-        "owner@shop9.test",
-      );
+      const other = await cli(...addStore("shop9"));
       expect(other.code).toBe(0);
     } finally {
       await own.stop();
@@ -356,21 +344,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("an admin API with a key", () => {
     try {
       const data = join(dir, "admin-key-data");
       const add = (slug: string, ...more: string[]) =>
-        runCli([
-          "stores",
-          "add",
-          slug,
-          "--domain",
-          `${slug}.test`,
-          "--plan",
-          "growth",
-          "--owner-email",
-          `owner@${slug}.test`,
-          ...keyed.flags,
-          "--data",
-          data,
-          ...more,
-        ]);
+        runCli([...addStore(slug), ...keyed.flags, "--data", data, ...more]);
       const refused = await add("shop1");
       expect(refused.code).toBe(1);
       expect(refused.stderr).toStartWith(
@@ -485,6 +459,23 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
       } finally {
         await server.signal("SIGTERM");
       }
+      // The registry keeps the name its namespaces carry (not the data directory's), so a
+      // store deleted and made again there replaces its own namespace.
+      const registryOf = async (namespace: string) => {
+        const client = createClient({
+          url: empty.url,
+          fetch: namespaceFetch(namespace, empty.url),
+        });
+        try {
+          const sql = "SELECT value FROM meta WHERE key = 'registry'";
+          return (await client.execute(sql)).rows[0]?.value;
+        } finally {
+          client.close();
+        }
+      };
+      const name = await registryOf("platform");
+      expect(name).toMatch(/^[0-9a-f]{32}$/);
+      expect(await registryOf("store-shop1")).toBe(name);
       const again = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
       expect([again.code, again.stderr]).toEqual([
         1,

@@ -83,7 +83,14 @@ async function copyOnto(source: FileLocation, target: Location, json?: boolean):
         copied.push(slug);
         progress("migrate: stores copied", copied.length, stores.length);
       }
-      await to.db.transaction((tx) => copyRows(from.db, tx, true));
+      await to.db.transaction(async (tx) => {
+        // The registry keeps its own name, which the namespaces made above carry.
+        const own = await tx.get<{ value: string }>(
+          "SELECT value FROM meta WHERE key = 'registry'",
+        );
+        await copyRows(from.db, tx, true);
+        if (own) await tx.run("UPDATE meta SET value = ? WHERE key = 'registry'", [own.value]);
+      });
     } catch (error) {
       for (const slug of copied) await target.deleteStore(slug).catch(() => {});
       throw error;
