@@ -95,7 +95,7 @@ export class FileLocation implements Location {
     return storeDbPath(this.dataDir, slug);
   }
   storeMissing(slug: string) {
-    const path = storeDbPath(this.dataDir, slug);
+    const path = this.storeName(slug);
     const what = existsSync(path) ? "is empty" : "is missing";
     return new DatabaseUnavailable(
       `${path} ${what}: store "${slug}" is registered but has no database; restore the file from a backup`,

@@ -16,27 +16,32 @@ export const archiveStamp = (now: number) =>
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z");
 
+/** `work`'s result, or `fallback()`'s when the store's database cannot be used (missing, damaged). */
+async function unlessUnusable<T>(work: Promise<T>, fallback: () => T): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!isStorageFailure(error)) throw error;
+    return fallback();
+  }
+}
+
 /**
  * Stops serving the store at once (unregistered, registry reloaded), then moves its
- * checkpointed database to DIR/deleted/{slug}-{stamp}.db with no -wal or -shm beside it.
+ * checkpointed database to DIR/deleted/{slug}-{stamp}.db with no -wal or -shm beside it;
+ * a database that could not be checkpointed (missing, damaged) keeps its WAL beside it.
  * On a libSQL server its namespace stays as it is, unregistered: the archive, until a
  * store with the same slug is created over it.
  */
 async function archive(c: AppContext, slug: string): Promise<void> {
   const { pool, now } = c.get("deps");
   const { location } = pool;
-  // A store whose file is missing or damaged is deleted too: its WAL is archived beside it.
   const checkpointed =
     location instanceof FileLocation &&
-    (await pool
-      .use(slug, (db) => db.truncateWal())
-      .then(
-        () => true,
-        (error) => {
-          if (!isStorageFailure(error)) throw error;
-          return false;
-        },
-      ));
+    (await unlessUnusable(
+      pool.use(slug, (db) => db.truncateWal()).then(() => true),
+      () => false,
+    ));
   await manageDeps(c).platform.removeStore(slug);
   await reloadRegistry(c);
   await pool.closeStore(slug);
@@ -70,10 +75,8 @@ export const deleteStore = defineManageRoute({
   errors: ["service_unavailable"],
   handler: async (c, { params }) => {
     // A store whose database cannot be read shows no order statuses: it can still be deleted.
-    const before = await storeJson(c, storeOr404(c, params.slug)).catch((error) => {
-      if (!isStorageFailure(error)) throw error;
-      return storeJsonWithout(c, storeOr404(c, params.slug));
-    });
+    const store = storeOr404(c, params.slug);
+    const before = await unlessUnusable(storeJson(c, store), () => storeJsonWithout(c, store));
     await changeStores(c, async () => {
       storeOr404(c, params.slug); // a concurrent delete may have won
       await archive(c, params.slug);
