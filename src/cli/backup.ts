@@ -10,7 +10,7 @@ import {
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { copyRows } from "../db/copy";
 import { UNFINISHED_BACKUP, UNFINISHED_BACKUP_TEXT } from "../db/data-dir";
-import { DamagedDatabase, DatabaseUnavailable, type Db, isDamaged } from "../db/driver";
+import { DatabaseUnavailable, type Db, damageNamed } from "../db/driver";
 import { FileLocation, type Location, storeDbPath } from "../db/location";
 import type { Migration } from "../db/migrate";
 import { platformMigrations, storeMigrations } from "../db/migrations";
@@ -111,17 +111,6 @@ const unregister = (platformCopy: string, slugs: string[]) =>
     }),
   );
 
-/** Damage SQLite meets in a file already open is named without the file: `what` names it. */
-async function namingDamage<T>(what: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw isDamaged(error) && !(error instanceof DamagedDatabase)
-      ? new DamagedDatabase(what, error)
-      : error;
-  }
-}
-
 /**
  * Copies platform.db, then every store it lists, into `dest` (from a data directory or a
  * libSQL server: the copy is a data directory either way); `progress` gets (done, total).
@@ -146,21 +135,15 @@ export async function backup(
     // data directory, never one that quietly lacks stores.
     writeFileSync(join(dest, UNFINISHED_BACKUP), UNFINISHED_BACKUP_TEXT);
     const platformCopy = join(dest, "platform.db");
-    const platformName =
-      location instanceof FileLocation
-        ? join(location.dataDir, "platform.db")
-        : `namespace platform on ${location.describe}`;
-    let bytes = await namingDamage(platformName, () =>
-      copy(platform.db, platformCopy, platformMigrations),
-    );
+    let bytes = await copy(platform.db, platformCopy, platformMigrations).catch((error) => {
+      throw damageNamed(location.platformName, error);
+    });
     // The stores of the copied registry; one created after that copy is not in this backup.
     const slugs = await slugsIn(platformCopy);
     const deleted: string[] = [];
     for (const [i, slug] of slugs.entries()) {
       try {
-        bytes += await namingDamage(location.storeName(slug), () =>
-          pool.use(slug, (db) => copy(db, storeDbPath(dest, slug), storeMigrations)),
-        );
+        bytes += await pool.use(slug, (db) => copy(db, storeDbPath(dest, slug), storeMigrations));
       } catch (error) {
         if (!(error instanceof DatabaseUnavailable) || (await platform.getStore(slug))) throw error;
         deleted.push(slug); // since the registry was copied

@@ -123,6 +123,15 @@ export const isDamaged = (error: unknown): boolean =>
   sqliteCode(error) === "SQLITE_NOTADB" || sqliteCode(error).startsWith("SQLITE_CORRUPT");
 
 /**
+ * `error` as a `DamagedDatabase` naming `name`, when it is damage SQLite met in a database
+ * already open (its own words do not say which file); any other error as it is.
+ */
+export const damageNamed = (name: string, error: unknown): unknown =>
+  isDamaged(error) && !(error instanceof DamagedDatabase)
+    ? new DamagedDatabase(name, error)
+    : error;
+
+/**
  * The database file cannot be opened, or written, or read back by this process: another
  * user's file, a read-only file system, a directory where the file should be, an I/O
  * error. The data may be fine; the operator has to fix the file's place or owner.

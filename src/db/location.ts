@@ -36,6 +36,8 @@ export interface Location {
   storeMissing(slug: string): DatabaseUnavailable;
   /** The store's database as an operator finds it: its file, or its namespace on the server. */
   storeName(slug: string): string;
+  /** The registry's database as an operator finds it. */
+  readonly platformName: string;
   /**
    * Runs `change` (a store's database made, moved or archived, and its registration) as the
    * only such change here, waiting up to `waitMs` for another process's; else `busy()` is thrown.
@@ -61,10 +63,13 @@ export class FileLocation implements Location {
   get describe() {
     return this.dataDir;
   }
+  get platformName() {
+    return join(this.dataDir, "platform.db");
+  }
   openPlatform() {
     refuseUnfinishedBackup(this.dataDir);
     refuseLostRegistry(this.dataDir);
-    return openDb(`file:${join(this.dataDir, "platform.db")}`, platformMigrations);
+    return openDb(`file:${this.platformName}`, platformMigrations);
   }
   openStore(slug: string, migrations = storeMigrations) {
     return openDb(`file:${storeDbPath(this.dataDir, slug)}`, migrations);
@@ -265,6 +270,9 @@ export class LibsqlLocation implements Location {
   }
   storeName(slug: string) {
     return `namespace ${storeNamespace(slug)} on ${this.describe}`;
+  }
+  get platformName() {
+    return `namespace ${PLATFORM_NAMESPACE} on ${this.describe}`;
   }
   storeMissing(slug: string) {
     return new DatabaseUnavailable(

@@ -28,6 +28,7 @@ function recordingLocation(events: string[]): Location {
     changeStores: (_wait, _busy, change) => change(),
     storeMissing: (slug) => new DatabaseUnavailable(slug),
     storeName: (slug) => slug,
+    platformName: "platform",
   };
 }
 

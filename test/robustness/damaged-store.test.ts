@@ -132,7 +132,7 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
     expect(JSON.stringify(failures)).not.toContain("SELECT");
   });
 
-  test("damage a statement meets after the open: 503, and the log and backup name the file", async () => {
+  test("damage a statement meets after the open: 503, and the log, backup and commands name the file", async () => {
     const url = (server as ServerProcess).url;
     const products = await send(url, "/api/v1/products", { host: "shop5.test", key: KEYS.all });
     expect([products.status, products.json]).toEqual([503, UNAVAILABLE]);
@@ -154,6 +154,13 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
     platform.close();
     const backedUp = await runCli(["backup", join(dir, "copy-of-shop5"), "--data", alone]);
     expect([backedUp.code, backedUp.stderr]).toEqual([
+      1,
+      `storeapi: ${join(alone, "stores", "shop5.db")} is damaged (database disk image is malformed); restore it from a backup\n`,
+    ]);
+    // Any command meeting such damage names the file (the store pool does).
+    scrambleTable(join(alone, "stores", "shop5.db"), "api_keys");
+    const listed = await runCli(["keys", "list", "shop5", "--data", alone]);
+    expect([listed.code, listed.stderr]).toEqual([
       1,
       `storeapi: ${join(alone, "stores", "shop5.db")} is damaged (database disk image is malformed); restore it from a backup\n`,
     ]);
