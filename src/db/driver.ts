@@ -82,6 +82,16 @@ export const databaseClosed = (cause?: unknown) =>
  * reach, its disk full (SQLite has rolled the transaction back), its file damaged or
  * not to be opened. Answered 503 `store_unavailable`.
  */
+/** A registered store has no database: its file or namespace is missing. */
+export class StoreDatabaseMissing extends DatabaseUnavailable {}
+
+/**
+ * The store's own database cannot be used (missing, damaged, not openable by this
+ * process), as against storage out of reach or full for every store.
+ */
+export const isStoreUnusable = (error: unknown): boolean =>
+  error instanceof StoreDatabaseMissing || isDamaged(error) || isInaccessible(error);
+
 export const isStorageFailure = (error: unknown): boolean =>
   error instanceof DatabaseUnavailable ||
   isDiskFull(error) ||

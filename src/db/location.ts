@@ -5,7 +5,7 @@ import { holdsData } from "../file-system";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
 import { refuseLostRegistry, refuseUnfinishedBackup, withStoresLock } from "./data-dir";
-import { DatabaseUnavailable, type Db, REMOTE_DEADLINE_MS } from "./driver";
+import { DatabaseUnavailable, type Db, REMOTE_DEADLINE_MS, StoreDatabaseMissing } from "./driver";
 import { type Migration, migrate } from "./migrate";
 import { platformMigrations, storeMigrations } from "./migrations";
 import { openDb } from "./open";
@@ -33,7 +33,7 @@ export interface Location {
   /** Of these stores, the ones without a database. */
   missingStores(slugs: string[]): Promise<string[]>;
   /** What a use of a registered store without a database throws. */
-  storeMissing(slug: string): DatabaseUnavailable;
+  storeMissing(slug: string): StoreDatabaseMissing;
   /** The store's database as an operator finds it: its file, or its namespace on the server. */
   storeName(slug: string): string;
   /** The registry's database as an operator finds it. */
@@ -102,7 +102,7 @@ export class FileLocation implements Location {
   storeMissing(slug: string) {
     const path = this.storeName(slug);
     const what = existsSync(path) ? "is empty" : "is missing";
-    return new DatabaseUnavailable(
+    return new StoreDatabaseMissing(
       `${path} ${what}: store "${slug}" is registered but has no database; restore the file from a backup`,
     );
   }
@@ -275,7 +275,7 @@ export class LibsqlLocation implements Location {
     return `namespace ${PLATFORM_NAMESPACE} on ${this.describe}`;
   }
   storeMissing(slug: string) {
-    return new DatabaseUnavailable(
+    return new StoreDatabaseMissing(
       `store "${slug}" is registered but its namespace ${storeNamespace(slug)} is missing on ${this.describe}`,
     );
   }

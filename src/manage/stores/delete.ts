@@ -1,12 +1,11 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { isStorageFailure } from "../../db/driver";
 import { FileLocation, storeDbPath } from "../../db/location";
 import type { AppContext } from "../../http/context";
 import { ok } from "../../http/respond";
 import { changeStores, manageDeps, reloadRegistry, storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
-import { storeJson, storeJsonWithout } from "./json";
+import { storeJsonEvenUnusable, unlessUnusable } from "./json";
 import { slugParams, storeOut } from "./schema";
 
 /** `20991231T235959Z`: when the store was deleted, in its archived file's name. */
@@ -15,16 +14,6 @@ export const archiveStamp = (now: number) =>
     .toISOString()
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z");
-
-/** `work`'s result, or `fallback()`'s when the store's database cannot be used (missing, damaged). */
-async function unlessUnusable<T>(work: Promise<T>, fallback: () => T): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (!isStorageFailure(error)) throw error;
-    return fallback();
-  }
-}
 
 /**
  * Stops serving the store at once (unregistered, registry reloaded), then moves its
@@ -76,7 +65,7 @@ export const deleteStore = defineManageRoute({
   handler: async (c, { params }) => {
     // A store whose database cannot be read shows no order statuses: it can still be deleted.
     const store = storeOr404(c, params.slug);
-    const before = await unlessUnusable(storeJson(c, store), () => storeJsonWithout(c, store));
+    const before = await storeJsonEvenUnusable(c, store);
     await changeStores(c, async () => {
       storeOr404(c, params.slug); // a concurrent delete may have won
       await archive(c, params.slug);

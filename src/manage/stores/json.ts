@@ -1,3 +1,4 @@
+import { isStoreUnusable } from "../../db/driver";
 import type { Store } from "../../db/platform";
 import type { AppContext } from "../../http/context";
 import { readOrderStatuses, toStoreJson } from "./schema";
@@ -9,7 +10,21 @@ export async function storeJson(c: AppContext, store: Store) {
   return toStoreJson(store, registry.platformDomain, statuses);
 }
 
-/** A store whose database cannot be read: as `storeJson`, with no order statuses. */
-export function storeJsonWithout(c: AppContext, store: Store) {
-  return toStoreJson(store, c.get("deps").registry.platformDomain, []);
+/**
+ * `storeJson`, or with no order statuses when the store's own database cannot be read
+ * (missing, damaged): such a store can still be listed and deleted.
+ */
+export const storeJsonEvenUnusable = (c: AppContext, store: Store) =>
+  unlessUnusable(storeJson(c, store), () =>
+    toStoreJson(store, c.get("deps").registry.platformDomain, []),
+  );
+
+/** `work`'s result, or `fallback()`'s when the store's own database cannot be used. */
+export async function unlessUnusable<T>(work: Promise<T>, fallback: () => T): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!isStoreUnusable(error)) throw error;
+    return fallback();
+  }
 }

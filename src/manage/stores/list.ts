@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { okList } from "../../http/respond";
 import { cursorParam, limitParam } from "../../http/schemas";
 import { defineManageRoute } from "../define";
-import { storeJson } from "./json";
+import { storeJsonEvenUnusable } from "./json";
 import { storeOut } from "./schema";
 
 const SCOPE = { list: "stores", store: "", filters: "" };
@@ -44,7 +44,7 @@ export const listStores = defineManageRoute({
       hasMore && last
         ? encodeCursor(cursorSecret, SCOPE, { sort: last.createdAt, id: rank(last) })
         : null;
-    const data = await Promise.all(page.map((store) => storeJson(c, store)));
+    const data = await Promise.all(page.map((store) => storeJsonEvenUnusable(c, store)));
     return okList(c, { data, hasMore, nextCursor });
   },
 });
