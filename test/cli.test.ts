@@ -532,17 +532,28 @@ describe("command line", () => {
     };
     // /dev/full: every write fails as on a full disk ("> key.txt" must not exit 0 with an empty file)
     const full = openSync("/dev/full", "w");
+    const DISK_FULL = "storeapi: cannot write the output: the disk is full";
     try {
-      for (const args of [
-        ["keys", "create", "shop1", "--name", "k", "--orders", "read"],
-        ["openapi"],
-        ["stores", "list", "--json"],
-      ])
-        expect([args[0], ...(await run(args, full))]).toEqual([
-          args[0],
-          1,
-          "storeapi: cannot write the output: the disk is full\n",
-        ]);
+      for (const args of [["openapi"], ["stores", "list", "--json"]])
+        expect([args[0], ...(await run(args, full))]).toEqual([args[0], 1, `${DISK_FULL}\n`]);
+      // A key whose secret was lost is made all the same: the line says which, and the fix.
+      const keyLine = await run(
+        ["keys", "create", "shop1", "--name", "lost", "--orders", "read"],
+        full,
+      );
+      const hostKeyLine = await run(["host-keys", "create", "--name", "lost"], full);
+      const keys = await runCli(["keys", "list", "shop1", "--json", "--data", join(dir, "data")]);
+      const key = keys.json.find((k: { name: string }) => k.name === "lost");
+      expect(keyLine).toEqual([
+        1,
+        `${DISK_FULL}; key ${key.id} of shop1 was created but its secret was not written: delete it (storeapi keys delete shop1 ${key.id}) and create another\n`,
+      ]);
+      const hostKeys = await runCli(["host-keys", "list", "--json", "--data", join(dir, "data")]);
+      const hostKey = hostKeys.json.find((k: { name: string }) => k.name === "lost");
+      expect(hostKeyLine).toEqual([
+        1,
+        `${DISK_FULL}; host key ${hostKey.id} was created but its secret was not written: delete it (storeapi host-keys delete ${hostKey.id}) and create another\n`,
+      ]);
     } finally {
       closeSync(full);
     }

@@ -5,7 +5,7 @@ import { command, existingLocationOf, type FlagTable, locationOf } from "./args"
 import { CliError, UsageError } from "./errors";
 import { expiresFlag } from "./keys";
 import { withPlatform } from "./open";
-import { printJson, printLine } from "./output";
+import { ifOutputLost, printJson, printLine } from "./output";
 
 const create = command(
   {
@@ -33,6 +33,9 @@ const create = command(
     const expiresAt = expiresFlag(values.expires, now);
     const created = await withPlatform(locationOf(values), (platform) =>
       createHostKey(platform.db, name, expiresAt, now),
+    );
+    ifOutputLost(
+      `host key ${created.id} was created but its secret was not written: delete it (storeapi host-keys delete ${created.id}) and create another`,
     );
     const result = {
       id: created.id,

@@ -19,7 +19,7 @@ import { KeyUsage } from "../keys/usage";
 import { command, existingLocationOf, type FlagTable, orList } from "./args";
 import { CliError, UsageError } from "./errors";
 import { withPlatformAndPool } from "./open";
-import { printJson, printLine } from "./output";
+import { ifOutputLost, printJson, printLine } from "./output";
 
 /** `--expires never/30d/90d/1y` (default never) as the moment the key expires, or null. */
 export function expiresFlag(value: string | undefined, now: number): number | null {
@@ -111,6 +111,9 @@ const create = command(
           if (error instanceof KeyLimitError) throw new CliError(error.message);
           throw error;
         }),
+    );
+    ifOutputLost(
+      `key ${created.id} of ${slug} was created but its secret was not written: delete it (storeapi keys delete ${slug} ${created.id}) and create another`,
     );
     const result = {
       id: created.id,

@@ -12,6 +12,14 @@ const fail = (error: unknown) => {
   failure ??= error as NodeJS.ErrnoException;
 };
 
+/** What the operator must do when the output is lost (a secret shown only once). */
+let ifLost: string | undefined;
+
+/** Says, should stdout fail, what its loss leaves behind and how to mend it. */
+export const ifOutputLost = (remedy: string) => {
+  ifLost = remedy;
+};
+
 /** Writes the OS has not taken yet (a pipe takes 64 KiB at a time), and who waits for none left. */
 let unwritten = 0;
 let allWritten: (() => void) | undefined;
@@ -75,7 +83,8 @@ export async function outputFailure(): Promise<string | undefined> {
     });
   await new Promise((resolve) => setImmediate(resolve)); // Bun's failure event comes a turn later
   if (!failure || failure.code === "EPIPE") return undefined;
-  return `cannot write the output: ${FILE_SYSTEM_REASONS[failure.code ?? ""] ?? failure.message}`;
+  const why = `cannot write the output: ${FILE_SYSTEM_REASONS[failure.code ?? ""] ?? failure.message}`;
+  return ifLost ? `${why}; ${ifLost}` : why;
 }
 
 export type Progress = (what: string, done: number, total: number) => void;
