@@ -286,7 +286,7 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
 
 // The directory itself: on a libSQL server there is none of ours.
 describe.skipIf(TEST_LIBSQL)("the data directory", () => {
-  test("serve and the reading commands refuse a missing directory and do not create it", async () => {
+  test("serve and the reading commands refuse a missing directory, and the reading ones an empty one, writing nothing", async () => {
     const missing = join(freshDir(), "typo");
     const commands = [
       ["serve", "--listen", "127.0.0.1:0", "--allow-http"],
@@ -306,6 +306,17 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
       );
     }
     expect(existsSync(missing)).toBe(false);
+    // An existing directory without a registry (a mistyped --data, /var/lib): looked at, not written.
+    const empty = freshDir();
+    for (const command of commands.slice(1)) {
+      const result = await runCli([...command, "--data", empty]);
+      expect([command, result.code, result.stderr]).toEqual([
+        command,
+        1,
+        `storeapi: ${empty} holds no storeapi data (no platform.db); create it with storeapi stores add or storeapi load\n`,
+      ]);
+    }
+    expect(readdirSync(empty)).toEqual([]);
   });
 
   test("no command makes a new platform.db where the old one is gone but its stores or WAL are there", async () => {

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import * as v from "valibot";
-import { requireDataDir, requireOwnDataDir } from "../db/data-dir";
+import { requireOwnDataDir, requireRegistry } from "../db/data-dir";
 import { FileLocation, LibsqlLocation, type Location } from "../db/location";
 import { echo } from "../errors";
 import { platformDomainSchema } from "../stores/rules";
@@ -252,17 +252,13 @@ export function platformDomainOf(values: { "platform-domain"?: string }): string
   return "localhost";
 }
 
-/** The data directory of a command that only works on existing data: never creates one. */
-export function existingDataDirOf(values: { data?: string }): string {
-  const dataDir = dataDirOf(values);
-  requireDataDir(dataDir);
-  return dataDir;
-}
-
-/** `locationOf` for a command that only works on existing data: on files, the directory must exist. */
+/**
+ * `locationOf` for a command that only works on existing data: on files, the directory
+ * must hold a registry (a look into an empty directory makes none there).
+ */
 export function existingLocationOf(values: LocationFlags): Location {
   const location = locationOf(values);
-  if (!location.remote) requireDataDir(dataDirOf(values));
+  if (!location.remote) requireRegistry(dataDirOf(values));
   return location;
 }
 

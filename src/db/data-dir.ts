@@ -30,6 +30,16 @@ export function requireDataDir(dataDir: string): void {
   refuseUnfinishedBackup(dataDir);
 }
 
+/** A data directory a command only reads or changes: it must hold a registry already. */
+export function requireRegistry(dataDir: string): void {
+  requireDataDir(dataDir);
+  refuseLostRegistry(dataDir);
+  if (!existsSync(join(dataDir, "platform.db")))
+    throw new DataDirError(
+      `${dataDir} holds no storeapi data (no platform.db); create it with storeapi stores add or storeapi load`,
+    );
+}
+
 /**
  * Refuses a data directory that belongs to another user: files a command made in it would
  * belong to this user (root, say), and a server running as the owner could not open them.
