@@ -233,7 +233,10 @@ describe("PATCH /manage/v1/stores/{slug}", () => {
       code: "invalid_field",
       field: "slug",
     });
-    expect((await call("PATCH", "/stores/eps", {})).json.error.code).toBe("nothing_to_update");
+    for (const nothing of [{}, { settings: {} }])
+      expect((await call("PATCH", "/stores/eps", nothing)).json.error.code).toBe(
+        "nothing_to_update",
+      );
     expect(
       (await call("PATCH", "/stores/eps", { domain: "alpha.example.com" })).json.error.code,
     ).toBe("domain_taken");

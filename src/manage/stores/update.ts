@@ -14,7 +14,10 @@ export const updateStore = defineManageRoute({
   response: storeOut,
   errors: ["domain_taken"],
   handler: async (c, { params, body }) => {
-    if (Object.keys(body).length === 0) throw nothingToUpdate();
+    const { settings, ...fields } = body;
+    // `{"settings": {}}` changes nothing either.
+    if (Object.keys(fields).length === 0 && Object.keys(settings ?? {}).length === 0)
+      throw nothingToUpdate();
     const store = storeOr404(c, params.slug);
     const { registry } = c.get("deps");
     const { platform } = manageDeps(c);
@@ -23,7 +26,6 @@ export const updateStore = defineManageRoute({
       if (domain !== undefined) await refuseTakenDomain(registry, platform, domain, store.slug);
     };
     await refuseTaken();
-    const { settings, ...fields } = body;
     await platform
       .updateStore(store.slug, {
         ...store,
