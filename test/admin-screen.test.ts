@@ -326,6 +326,9 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
     const before = (await mailOf("shop1")).length;
     const created = await admin.post("/api/admin/keys", ORDERS_WRITE);
     expect([created.status, created.headers.get("location")]).toEqual([303, "/api/admin/keys/new"]);
+    // A HEAD (a link checker, a monitor holding the cookie) does not use up the one showing.
+    const looked = await admin.head("/api/admin/keys/new");
+    expect([looked.status, looked.text]).toEqual([200, ""]);
     const shown = await admin.get("/api/admin/keys/new");
     expect(shown.status).toBe(200);
     expect(shown.text).toContain(NOT_SHOWN_AGAIN);

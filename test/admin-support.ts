@@ -28,6 +28,10 @@ export class AdminClient {
     return answer;
   }
 
+  head(path: string): Promise<ApiAnswer> {
+    return this.send("HEAD", path, undefined, {});
+  }
+
   /** Posts a form; same origin by `Sec-Fetch-Site` unless `headers` says otherwise; the form token added unless given. */
   post(
     path: string,

@@ -38,10 +38,14 @@ export class FlashStore {
     }
   }
 
-  /** The session's oldest flash of this kind, removed as it is read (others stay). */
-  take(sessionId: string, now: number, kind: Flash["kind"]): Flash | undefined {
+  /**
+   * The session's oldest flash of this kind, removed as it is read (others stay) unless
+   * `keep` (a HEAD request: a link checker must not use up a key's one showing).
+   */
+  take(sessionId: string, now: number, kind: Flash["kind"], keep = false): Flash | undefined {
     const held = this.live(sessionId, now);
     const index = held.findIndex((h) => h.flash.kind === kind);
+    if (keep) return held[index]?.flash;
     const [taken] = index < 0 ? [] : held.splice(index, 1);
     if (held.length === 0) this.sessions.delete(sessionId);
     else this.sessions.set(sessionId, held);

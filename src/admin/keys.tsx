@@ -12,6 +12,7 @@ import {
   prepareKey,
 } from "../keys/repository";
 import type { AdminContext, AdminEnv, AdminState } from "./context";
+import type { Flash } from "./flash";
 import { page, redirect } from "./http";
 import {
   ADMIN_PATH,
@@ -49,10 +50,14 @@ async function keysScreen(
   return page(c, <KeysScreen {...props} />, status);
 }
 
+/** The page's one-time flash: a GET uses it up, a HEAD only looks. */
+const flashFor = ({ deps, flashes }: AdminState, c: AdminContext, kind: Flash["kind"]) =>
+  flashes.take(c.get("session").id, deps.now(), kind, c.req.method === "HEAD");
+
 export const showKeys =
   (state: AdminState): AdminHandler =>
   (c) => {
-    const flash = state.flashes.take(c.get("session").id, state.deps.now(), "deleted");
+    const flash = flashFor(state, c, "deleted");
     const notice = flash?.kind === "deleted" && (
       <>
         The key <strong dir="auto">{flash.name}</strong> ({flash.hint}) was deleted; it no longer
@@ -98,10 +103,11 @@ export const createKeyFromForm =
 
 /** The new key's secret, once: a reload goes back to the screen. */
 export const showCreatedKey =
-  ({ deps, flashes }: AdminState): AdminHandler =>
+  (state: AdminState): AdminHandler =>
   (c) => {
+    const { deps, flashes } = state;
     const { id, formToken } = c.get("session");
-    const flash = flashes.take(id, deps.now(), "created");
+    const flash = flashFor(state, c, "created");
     if (flash?.kind !== "created") return redirect(c, ADMIN_PATH);
     return page(
       c,

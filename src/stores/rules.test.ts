@@ -19,7 +19,7 @@ describe("store rules", () => {
     expect(message(domainSchema, `${"a".repeat(64)}.example.com`)).toBe(
       "must have labels (the parts between dots) of at most 63 characters.",
     );
-    expect(message(domainSchema, `${"a".repeat(60)}.`.repeat(5) + "com")).toBe(
+    expect(message(domainSchema, `${"a".repeat(60)}.`.repeat(5).concat("com"))).toBe(
       "must be at most 253 characters.",
     );
   });
