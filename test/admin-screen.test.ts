@@ -167,7 +167,7 @@ describe("storeapi admin-link", () => {
 });
 
 describe("pages without a session", () => {
-  test("every page but sign-in answers 303 to /api/admin/sign-in", async () => {
+  test("every page but sign-in answers 303 to /api/admin/sign-in (a browser on the same site)", async () => {
     for (const path of [
       "/api/admin/",
       "/api/admin/keys/new",
@@ -188,6 +188,29 @@ describe("pages without a session", () => {
     expect(traced.headers.get("x-request-id")).toBe("admin-trace-1");
     const made = (await client().get("/api/admin/")).headers.get("x-request-id") ?? "";
     expect(made).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  test("the screen reached from another site without a cookie goes on to itself (the Strict cookie is withheld there)", async () => {
+    const crossSite = { "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate" };
+    const onward = await client().get("/api/admin/", crossSite);
+    expect(onward.status).toBe(200);
+    expect(onward.text).toContain('<meta http-equiv="refresh" content="0; url=/api/admin/"/>');
+    expect(onward.text).toContain('<a href="/api/admin/">Continue to API and keys</a>');
+    // A cookie that was sent is judged as it is; other pages, and the same site, as before.
+    const withCookie = await client().get("/api/admin/", {
+      ...crossSite,
+      Cookie: "storeapi_admin=stale",
+    });
+    for (const [answer, path] of [
+      [withCookie, "/api/admin/"],
+      [await client().get("/api/admin/keys/new", crossSite), "/api/admin/keys/new"],
+      [await client().get("/api/admin/", { "Sec-Fetch-Site": "same-origin" }), "/api/admin/"],
+    ] as const)
+      expect([path, answer.status, answer.headers.get("location")]).toEqual([
+        path,
+        303,
+        "/api/admin/sign-in",
+      ]);
   });
 
   test("OPTIONS is 405 with Allow on a page, 404 elsewhere, before the host is looked at", async () => {

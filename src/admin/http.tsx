@@ -10,7 +10,7 @@ import { isSecure } from "../http/middleware/transport";
 import { searchParamsOf } from "../http/request-url";
 import type { AdminContext, AdminDeps, AdminEnv, AdminState } from "./context";
 import { SIGN_IN_PATH } from "./links";
-import { ErrorPage } from "./pages";
+import { ADMIN_PATH, ContinuePage, ErrorPage } from "./pages";
 import { findSession, SESSION_COOKIE } from "./sessions";
 
 const MAX_FORM_BYTES = 16 * 1024;
@@ -183,11 +183,26 @@ function decodedForm(bytes: Uint8Array): string | null {
 export const sessionOf = ({ deps }: AdminState, c: AdminContext) =>
   findSession(c.get("db"), getCookie(c, SESSION_COOKIE), deps.now());
 
-/** Pages that need a session: without one, 303 to the sign-in page. */
+/**
+ * A navigation from another site to the screen, without the session cookie: a
+ * `SameSite=Strict` cookie is withheld there even when the browser holds one.
+ */
+const arrivesFromAnotherSite = (c: AdminContext) =>
+  c.req.method === "GET" &&
+  c.req.path === ADMIN_PATH &&
+  c.req.header("sec-fetch-site") === "cross-site" &&
+  getCookie(c, SESSION_COOKIE) === undefined;
+
+/**
+ * Pages that need a session: without one, 303 to the sign-in page; the screen reached
+ * from another site first goes on to itself, where a session cookie is sent if there is one.
+ */
 export const signedIn =
   (state: AdminState): MiddlewareHandler<AdminEnv> =>
   async (c, next) => {
     const session = await sessionOf(state, c);
+    if (!session && arrivesFromAnotherSite(c))
+      return page(c, <ContinuePage storeName={c.get("store").name} />);
     if (!session) return redirect(c, SIGN_IN_PATH);
     c.set("session", session);
     await next();

@@ -54,15 +54,18 @@ interface LayoutProps {
   storeName?: string;
   /** Present when signed in: the sign-out form needs the session's form token. */
   formToken?: string;
+  /** A page to go on to at once (a same-origin navigation). */
+  refreshTo?: string;
   children?: Child;
 }
 
-function Layout({ title, storeName, formToken, children }: LayoutProps) {
+function Layout({ title, storeName, formToken, refreshTo, children }: LayoutProps) {
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        {refreshTo && <meta http-equiv="refresh" content={`0; url=${refreshTo}`} />}
         <title>{storeName ? `${title} · ${storeName}` : title}</title>
         <link rel="stylesheet" href={ASSET_PATHS.css} />
         <script src={ASSET_PATHS.js} defer />
@@ -381,6 +384,22 @@ export function ConfirmDeletePage(p: { storeName: string; formToken: string; api
           <a href={ADMIN_PATH}>Cancel</a>
         </form>
       </section>
+    </Layout>
+  );
+}
+
+/**
+ * The screen reached from another site: the browser withholds the `SameSite=Strict`
+ * session cookie on such a navigation (and on the redirect after a sign-in link), so
+ * the page goes on to itself from here, where the cookie is sent.
+ */
+export function ContinuePage(p: { storeName: string }) {
+  return (
+    <Layout title="API and keys" storeName={p.storeName} refreshTo={ADMIN_PATH}>
+      <h1 dir="auto">{p.storeName}</h1>
+      <p>
+        <a href={ADMIN_PATH}>Continue to API and keys</a>
+      </p>
     </Layout>
   );
 }

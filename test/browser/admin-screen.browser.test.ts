@@ -67,14 +67,17 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
       viewport: { width: 1280, height: 900 },
     });
     page = context.pages()[0] ?? (await context.newPage());
-    // Another origin with a form aimed at the screen: a cross-site request forgery attempt.
+    // Another origin: a host's panel linking to the screen (/hand-over?to=URL), and a form
+    // aimed at the screen (a cross-site request forgery attempt).
     evil = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
-      fetch: () =>
+      fetch: (request) =>
         new Response(
-          `<!doctype html><form method="post" action="${origin()}/api/admin/keys">` +
-            '<input name="name" value="stolen"><input name="orders" value="write"><button>Go</button></form>',
+          new URL(request.url).pathname === "/hand-over"
+            ? `<!doctype html><a href="${new URL(request.url).searchParams.get("to")}">Manage API keys</a>`
+            : `<!doctype html><form method="post" action="${origin()}/api/admin/keys">` +
+                '<input name="name" value="stolen"><input name="orders" value="write"><button>Go</button></form>',
           { headers: { "Content-Type": "text/html" } },
         ),
     });
@@ -225,6 +228,37 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
       await page.getByRole("button", { name: "Create key" }).click();
       expect((await refused).status()).toBe(409);
       expect(await page.getByRole("alert").textContent()).toBe(LIMIT_SENTENCE);
+    },
+    SLOW,
+  );
+
+  test(
+    "a link followed from another site (the host's panel, webmail) signs in and shows the screen",
+    async () => {
+      // SameSite=Strict: the cookie set by the link's answer is not sent on the redirect
+      // that follows it, nor on any request of a navigation that began on another site.
+      await context.clearCookies();
+      const link = await signInWithCliLink();
+      await page.goto(`http://127.0.0.1:${evil.port}/hand-over?to=${encodeURIComponent(link)}`);
+      await page.getByRole("link", { name: "Manage API keys" }).click();
+      // (the screen's own address at once, then the screen from there)
+      await page.getByRole("button", { name: "Create key" }).waitFor();
+      expect(page.url()).toBe(`${origin()}/api/admin/`);
+      // Signed in already, a link to the screen from elsewhere shows it too.
+      await page.goto(
+        `http://127.0.0.1:${evil.port}/hand-over?to=${encodeURIComponent(`${origin()}/api/admin/`)}`,
+      );
+      await page.getByRole("link", { name: "Manage API keys" }).click();
+      await page.getByRole("button", { name: "Create key" }).waitFor();
+      expect(page.url()).toBe(`${origin()}/api/admin/`);
+      // Without a session the same way leads to the sign-in form.
+      await context.clearCookies();
+      await page.goto(
+        `http://127.0.0.1:${evil.port}/hand-over?to=${encodeURIComponent(`${origin()}/api/admin/`)}`,
+      );
+      await page.getByRole("link", { name: "Manage API keys" }).click();
+      await page.waitForURL(`${origin()}/api/admin/sign-in`);
+      await page.getByRole("button", { name: "Email me a sign-in link" }).waitFor();
     },
     SLOW,
   );
