@@ -224,7 +224,10 @@ export function serveMetrics(
       if (url.pathname !== "/metrics" && url.pathname !== "/tls-allowed")
         return new Response("not found: metrics are at /metrics\n", { status: 404 });
       if (request.method !== "GET" && request.method !== "HEAD")
-        return new Response("method not allowed\n", { status: 405, headers: { Allow: "GET" } });
+        return new Response("method not allowed\n", {
+          status: 405,
+          headers: { Allow: "GET, HEAD" },
+        });
       if (url.pathname === "/tls-allowed") return tlsAllowed(url.searchParams, isStoreHost);
       try {
         return new Response(await metrics.text(), {

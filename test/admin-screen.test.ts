@@ -219,7 +219,7 @@ describe("pages without a session", () => {
         method: "OPTIONS",
         headers: { Host: host },
       });
-      expect([answer.status, answer.headers.get("allow")]).toEqual([405, "GET, POST"]);
+      expect([answer.status, answer.headers.get("allow")]).toEqual([405, "GET, HEAD, POST"]);
     }
     // api-contract.md §2 step 4: "(404 if no such path)".
     const nowhere = await fetch(`${server.url}/api/admin/nope`, {

@@ -852,18 +852,18 @@ describe("§2 order of checks on the real routes", () => {
 
   test("4 'OPTIONS on any path → 405 method_not_allowed with Allow (404 if no such path)', no key, any host", async () => {
     const allow: Record<string, string> = {
-      "/healthz": "GET",
-      "/api/v1/openapi.json": "GET",
-      "/api/v1/docs": "GET",
-      "/api/v1/customers": "GET, POST",
-      "/api/v1/customers/1": "GET, PATCH",
-      "/api/v1/products": "GET, POST",
-      "/api/v1/products/7": "GET, PATCH",
+      "/healthz": "GET, HEAD",
+      "/api/v1/openapi.json": "GET, HEAD",
+      "/api/v1/docs": "GET, HEAD",
+      "/api/v1/customers": "GET, HEAD, POST",
+      "/api/v1/customers/1": "GET, HEAD, PATCH",
+      "/api/v1/products": "GET, HEAD, POST",
+      "/api/v1/products/7": "GET, HEAD, PATCH",
       "/api/v1/products/batch": "POST",
-      "/api/v1/orders": "GET",
-      "/api/v1/orders/1": "GET, PATCH",
-      "/api/v1/leads": "GET",
-      "/api/v1/leads/1": "GET, PATCH",
+      "/api/v1/orders": "GET, HEAD",
+      "/api/v1/orders/1": "GET, HEAD, PATCH",
+      "/api/v1/leads": "GET, HEAD",
+      "/api/v1/leads/1": "GET, HEAD, PATCH",
     };
     for (const [path, methods] of Object.entries(allow)) {
       const answer = await api(path, {
@@ -914,16 +914,16 @@ describe("§2 order of checks on the real routes", () => {
       expect(answer.headers.get("ratelimit-limit")).toBe(String(LIMIT));
     }
     const wrong: Array<[string, string, string]> = [
-      ["DELETE", "/api/v1/customers/1", "GET, PATCH"],
-      ["PUT", "/api/v1/customers/1", "GET, PATCH"],
-      ["PATCH", "/api/v1/customers", "GET, POST"],
-      ["POST", "/api/v1/orders", "GET"],
-      ["POST", "/api/v1/orders/1", "GET, PATCH"],
-      ["POST", "/api/v1/leads", "GET"],
+      ["DELETE", "/api/v1/customers/1", "GET, HEAD, PATCH"],
+      ["PUT", "/api/v1/customers/1", "GET, HEAD, PATCH"],
+      ["PATCH", "/api/v1/customers", "GET, HEAD, POST"],
+      ["POST", "/api/v1/orders", "GET, HEAD"],
+      ["POST", "/api/v1/orders/1", "GET, HEAD, PATCH"],
+      ["POST", "/api/v1/leads", "GET, HEAD"],
       ["GET", "/api/v1/products/batch", "POST"],
       ["PATCH", "/api/v1/products/batch", "POST"],
-      ["POST", "/api/v1/openapi.json", "GET"],
-      ["DELETE", "/api/v1/docs", "GET"],
+      ["POST", "/api/v1/openapi.json", "GET, HEAD"],
+      ["DELETE", "/api/v1/docs", "GET, HEAD"],
     ];
     for (const [method, path, allow] of wrong) {
       const answer = await api(path, {

@@ -127,7 +127,7 @@ describe("order of checks", () => {
       tls: true,
     });
     expect(code(options)).toBe("405 method_not_allowed");
-    expect(options.headers.get("allow")).toBe("GET, POST");
+    expect(options.headers.get("allow")).toBe("GET, HEAD, POST");
     const optionsItem = await strict.request("/api/v1/things/5", {
       method: "OPTIONS",
       key: null,
@@ -216,7 +216,7 @@ describe("order of checks", () => {
       tls: true,
     });
     expect(code(wrongMethod)).toBe("405 method_not_allowed");
-    expect(wrongMethod.headers.get("allow")).toBe("GET, POST");
+    expect(wrongMethod.headers.get("allow")).toBe("GET, HEAD, POST");
     const put = await strict.request("/api/v1/things/1", {
       method: "PUT",
       key: KEYS.none,

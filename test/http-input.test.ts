@@ -187,16 +187,16 @@ test('every 401 carries WWW-Authenticate: Bearer realm="storeapi" and the same b
   }
 });
 
-describe("service paths answer other methods with 405 and Allow: GET, like any /api/v1 path", () => {
+describe("service paths answer other methods with 405 and Allow: GET, HEAD, like any /api/v1 path", () => {
   for (const path of ["/healthz", "/api/v1/openapi.json", "/api/v1/docs"]) {
     test(`${path}: POST, PUT and DELETE with a key; without one 401, on an unknown host 404`, async () => {
       for (const method of ["POST", "PUT", "DELETE"]) {
         const answer = await send(server.url, path, { method, body: {} });
         expect(answer.status).toBe(405);
-        expect(answer.headers.get("Allow")).toBe("GET");
+        expect(answer.headers.get("Allow")).toBe("GET, HEAD");
         expect(answer.json.error).toEqual({
           code: "method_not_allowed",
-          message: "This path accepts only GET.",
+          message: "This path accepts only GET, HEAD.",
         });
         expect((await send(server.url, path, { method, key: null })).status).toBe(401);
         expect((await send(server.url, path, { method, host: "nowhere.example" })).status).toBe(
@@ -209,7 +209,7 @@ describe("service paths answer other methods with 405 and Allow: GET, like any /
         host: "nowhere.example",
       });
       expect(options.status).toBe(405);
-      expect(options.headers.get("Allow")).toBe("GET");
+      expect(options.headers.get("Allow")).toBe("GET, HEAD");
     });
   }
 });

@@ -165,6 +165,6 @@ describe("leads", () => {
   test("there is no POST /leads", async () => {
     const answer = await request(L, { method: "POST", body: { name: "X" } });
     expect(answer.status).toBe(405);
-    expect(answer.headers.get("allow")).toBe("GET");
+    expect(answer.headers.get("allow")).toBe("GET, HEAD");
   });
 });

@@ -132,14 +132,14 @@ describe("GET /manage/v1/openapi.json and /manage/v1/docs", () => {
     ).toBe("key_in_url");
     for (const path of ["/openapi.json", "/docs"]) {
       const options = await manage(server.url, "OPTIONS", path, { key: null });
-      expect([options.status, options.headers.get("allow")]).toEqual([405, "GET"]);
+      expect([options.status, options.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
       expect(
         (await manage(server.url, "POST", path, { key: null, body: {} })).json.error.code,
       ).toBe("unauthorized");
       const post = await manage(server.url, "POST", path, { key: hostKey, body: {} });
       expect([post.status, post.headers.get("allow"), post.json.error.code]).toEqual([
         405,
-        "GET",
+        "GET, HEAD",
         "method_not_allowed",
       ]);
     }

@@ -402,10 +402,10 @@ describe("the management API's front door", () => {
     expect((await call("GET", "/nothing")).json.error.code).toBe("not_found");
     const wrong = await call("PUT", "/stores");
     expect(wrong.status).toBe(405);
-    expect(wrong.headers.get("Allow")).toBe("GET, POST");
+    expect(wrong.headers.get("Allow")).toBe("GET, HEAD, POST");
     const options = await manage(server.url, "OPTIONS", "/stores/alpha", { key: null });
     expect(options.status).toBe(405);
-    expect(options.headers.get("Allow")).toBe("DELETE, GET, PATCH");
+    expect(options.headers.get("Allow")).toBe("DELETE, GET, HEAD, PATCH");
     expect(
       (await manage(server.url, "GET", `/stores?apikey=${hostKey}`, { key: null })).json.error.code,
     ).toBe("key_in_url");

@@ -53,7 +53,7 @@ describe("answers match the OpenAPI document", () => {
     expect(errorCode(await request("/healthz?apikey=x", { key: null }))).toBe("key_in_url");
     const options = await request(`${API}/openapi.json`, { method: "OPTIONS", key: null });
     expect(options.status).toBe(405);
-    expect(options.headers.get("allow")).toBe("GET");
+    expect(options.headers.get("allow")).toBe("GET, HEAD");
     expect((await request(`${API}/nothing-here`)).status).toBe(404);
     expect((await request("/api/v2/orders", { key: null })).status).toBe(404);
   });

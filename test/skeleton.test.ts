@@ -54,7 +54,7 @@ describe("HTTP skeleton", () => {
       headers: { Origin: "https://evil.example" },
     });
     expect(health.status).toBe(405);
-    expect(health.headers.get("allow")).toBe("GET");
+    expect(health.headers.get("allow")).toBe("GET, HEAD");
     expect([...health.headers.keys()].filter((h) => h.startsWith("access-control"))).toEqual([]);
   });
 

@@ -9,6 +9,7 @@ import type { AdminDeps, AdminEnv, AdminState } from "./context";
 import { FlashStore } from "./flash";
 import {
   guardedPost,
+  pageMethodNotAllowed,
   redirect,
   refuseKeyInUrl,
   refuseOptions,
@@ -81,14 +82,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
 
   // Anything else: sign in first, then 405 on a known path or 404.
   app.all("*", session, (c) => {
-    if (isKnownPath(c.req.path)) {
-      throw new ApiError(
-        "method_not_allowed",
-        "This page does not accept that method.",
-        {},
-        { Allow: "GET, POST" },
-      );
-    }
+    if (isKnownPath(c.req.path)) throw pageMethodNotAllowed();
     throw new ApiError("not_found", "There is no such page.");
   });
   return app;

@@ -80,17 +80,21 @@ export const refuseKeyInUrl: MiddlewareHandler<AdminEnv> = (c, next) => {
 };
 
 /** OPTIONS on a page of the screen is 405 with `Allow`; on any other path, 404 (api-contract.md §2 step 4). */
+/** A 405 on one of the screen's pages: each answers GET (and so HEAD) and POST. */
+export const pageMethodNotAllowed = () =>
+  new ApiError(
+    "method_not_allowed",
+    "This page accepts only GET, HEAD and POST.",
+    {},
+    { Allow: "GET, HEAD, POST" },
+  );
+
 export const refuseOptions =
   (isKnownPath: (path: string) => boolean): MiddlewareHandler<AdminEnv> =>
   (c, next) => {
     if (c.req.method !== "OPTIONS") return next();
     if (!isKnownPath(c.req.path)) throw new ApiError("not_found", "There is no such page.");
-    throw new ApiError(
-      "method_not_allowed",
-      "This page accepts only GET and POST.",
-      {},
-      { Allow: "GET, POST" },
-    );
+    throw pageMethodNotAllowed();
   };
 
 /** `https://shop.example` for the request: the scheme it arrived on and its Host (default port dropped). */

@@ -7,13 +7,18 @@ export interface RoutePath {
   path: string;
 }
 
-export const methodNotAllowed = (allow: string[]) =>
-  new ApiError(
+/** A 405 naming the path's methods; HEAD with GET, since every GET answers HEAD too. */
+export function methodNotAllowed(methods: string[]): ApiError {
+  const allow = methods.flatMap((m) =>
+    m === "GET" && !methods.includes("HEAD") ? [m, "HEAD"] : [m],
+  );
+  return new ApiError(
     "method_not_allowed",
     `This path accepts only ${allow.join(", ")}.`,
     {},
     { Allow: allow.join(", ") },
   );
+}
 
 /**
  * Which methods a path has, asked of Hono's own router built from the route list: the

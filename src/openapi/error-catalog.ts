@@ -29,7 +29,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   },
   method_not_allowed: {
     when: "The path exists but not with this method (OPTIONS included); `Allow` lists the methods.",
-    example: "This path accepts only GET, PATCH.",
+    example: "This path accepts only GET, HEAD, PATCH.",
     rateHeaders: "sometimes",
   },
   too_many_failures: {
