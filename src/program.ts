@@ -20,9 +20,10 @@ import {
   InaccessibleDatabase,
   isDamaged,
   isDiskFull,
+  SchemaTooNewError,
 } from "./db/driver";
 import { LibsqlAdminError } from "./db/location";
-import { SchemaTooNewError } from "./db/migrate";
+
 import { echo } from "./errors";
 import { type Runtime, useRuntime } from "./runtime/runtime";
 import { CannotListen, CertificateRefused, TooManyOpenStores } from "./server";

@@ -85,18 +85,29 @@ export const databaseClosed = (cause?: unknown) =>
 /** A registered store has no database: its file or namespace is missing. */
 export class StoreDatabaseMissing extends DatabaseUnavailable {}
 
+/** A database written by a newer storeapi: running on a schema this binary does not know could corrupt it. */
+export class SchemaTooNewError extends Error {
+  constructor(found: number, known: number) {
+    super(
+      `this database has schema version ${found} but this storeapi knows versions up to ${known}: ` +
+        "it was written by a newer storeapi; run that version (or restore a backup taken before the upgrade)",
+    );
+  }
+}
+
 /**
  * The store's own database cannot be used (missing, damaged, not openable by this
- * process), as against storage out of reach or full for every store.
+ * process, written by a newer storeapi), as against storage out of reach or full for
+ * every store. Its requests answer 503 while the other stores go on.
  */
 export const isStoreUnusable = (error: unknown): boolean =>
-  error instanceof StoreDatabaseMissing || isDamaged(error) || isInaccessible(error);
-
-export const isStorageFailure = (error: unknown): boolean =>
-  error instanceof DatabaseUnavailable ||
-  isDiskFull(error) ||
+  error instanceof StoreDatabaseMissing ||
+  error instanceof SchemaTooNewError ||
   isDamaged(error) ||
   isInaccessible(error);
+
+export const isStorageFailure = (error: unknown): boolean =>
+  error instanceof DatabaseUnavailable || isDiskFull(error) || isStoreUnusable(error);
 
 /** SQLite's primary result codes by number, for the extended codes the binding has no name for. */
 const PRIMARY_CODES: Record<number, string> = {

@@ -1,19 +1,9 @@
-import type { Db } from "./driver";
+import { type Db, SchemaTooNewError } from "./driver";
 
 /** A forward-only schema step; `version` numbers are 1, 2, 3… and never reused. */
 export interface Migration {
   version: number;
   sql: string;
-}
-
-/** A database written by a newer storeapi: running on a schema this binary does not know could corrupt it. */
-export class SchemaTooNewError extends Error {
-  constructor(found: number, known: number) {
-    super(
-      `this database has schema version ${found} but this storeapi knows versions up to ${known}: ` +
-        "it was written by a newer storeapi; run that version (or restore a backup taken before the upgrade)",
-    );
-  }
 }
 
 /** Brings the schema up to date; with no migrations given (known current) reads nothing. */

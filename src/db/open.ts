@@ -7,8 +7,9 @@ import {
   InaccessibleDatabase,
   isDamaged,
   isInaccessible,
+  SchemaTooNewError,
 } from "./driver";
-import { type Migration, migrate, SchemaTooNewError } from "./migrate";
+import { type Migration, migrate } from "./migrate";
 import { NativeDb } from "./native";
 
 export type DriverName = "native" | "client";
