@@ -126,11 +126,12 @@ export async function backup(
     throw new CliError(`${location.dataDir} is not a storeapi data directory (no platform.db)`);
   }
   prepareDest(dest, location instanceof FileLocation ? location.dataDir : null);
-  const platform = await Platform.open(location);
+  let platform: Platform | undefined;
   const pool = new StorePool(location, 1);
   const copy = (db: Db, to: string, migrations: Migration[]) =>
     location.remote ? copyFromServer(db, to, migrations) : copyDb(db, to);
   try {
+    platform = await Platform.open(location);
     // Removed once every store is copied: a backup cut short (a kill, a power cut) is no
     // data directory, never one that quietly lacks stores.
     writeFileSync(join(dest, UNFINISHED_BACKUP), UNFINISHED_BACKUP_TEXT);
@@ -160,7 +161,7 @@ export async function backup(
     throw error;
   } finally {
     await pool.close();
-    await platform.close();
+    await platform?.close();
   }
 }
 

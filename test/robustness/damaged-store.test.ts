@@ -236,7 +236,7 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
     ]);
   });
 
-  test("a damaged platform.db: serve and commands refuse in one line naming it, exit 1", async () => {
+  test("a damaged platform.db: serve and commands refuse in one line naming it, exit 1; backup leaves its destination empty", async () => {
     expect(await server?.signal("SIGTERM")).toBe(0);
     server = undefined;
     const platform = join(data, "platform.db");
@@ -250,5 +250,9 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
       const ran = await runCli([...command, "--data", data]);
       expect([command[0], ran.code, ran.stderr]).toEqual([command[0], 1, refusal]);
     }
+    // A backup refused so leaves its destination empty: the same command works once mended.
+    const dest = join(dir, "backup-of-damaged");
+    const backedUp = await runCli(["backup", dest, "--data", data]);
+    expect([backedUp.code, backedUp.stderr, readdirSync(dest)]).toEqual([1, refusal, []]);
   });
 });
