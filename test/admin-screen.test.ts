@@ -576,3 +576,30 @@ describe("the per-IP limit", () => {
     SLOW,
   );
 });
+
+describe("the key-create limit", () => {
+  test(
+    "20 creates per store per hour on the screen, then the screen again with 429 and Retry-After",
+    async () => {
+      const fresh = await startTestServer({ stores: [testStore({ keys: [] })] });
+      try {
+        const admin = new AdminClient(fresh.url);
+        expect((await admin.signIn(await signInToken(fresh.dataDir, "shop1"))).status).toBe(303);
+        const statuses: number[] = [];
+        for (let i = 0; i < 20; i++)
+          statuses.push((await admin.post("/api/admin/keys", ORDERS_WRITE)).status);
+        // Five keys made, then the sixth active key refused: every try counts.
+        expect(statuses).toEqual([...Array(5).fill(303), ...Array(15).fill(409)]);
+        const stopped = await admin.post("/api/admin/keys", ORDERS_WRITE);
+        expect(stopped.status).toBe(429);
+        expect(Number(stopped.headers.get("retry-after"))).toBeWithin(3000, 3601);
+        expect(stopped.text).toMatch(
+          /20 keys were created for this store in the last hour; try again in (5\d|60) minutes\./,
+        );
+      } finally {
+        await fresh.stop();
+      }
+    },
+    SLOW,
+  );
+});

@@ -30,6 +30,11 @@ import { ADMIN_PATH, CREATED_PATH } from "./pages";
 import { sendSignInLink, signIn, signOut } from "./sign-in";
 
 const FIFTEEN_MINUTES = 15 * 60_000;
+/**
+ * Ample for a store's five active keys rolled by hand; a loop of creates and deletes is
+ * stopped (each leaves a row and two emails to the owner).
+ */
+const KEY_CREATES_PER_HOUR = 20;
 
 /** The screen's pages; any other path under /api/admin/ is 405 when listed here, else 404. */
 const KNOWN_PATHS = [
@@ -50,6 +55,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     flashes: new FlashStore(),
     perStore: new WindowLimit(5, FIFTEEN_MINUTES),
     perIp: new WindowLimit(20, FIFTEEN_MINUTES),
+    keyCreates: new WindowLimit(KEY_CREATES_PER_HOUR, 4 * FIFTEEN_MINUTES),
   };
   const app = new Hono<AdminEnv>({ getPath: requestPath });
   app.onError(renderAdminError(deps));

@@ -36,4 +36,6 @@ export interface AdminState {
   /** Sign-in requests per store and per address. */
   perStore: WindowLimit;
   perIp: WindowLimit;
+  /** Keys created on the screen per store: each is a row kept and an email to the owner. */
+  keyCreates: WindowLimit;
 }

@@ -67,6 +67,16 @@ export const showKeys =
     return keysScreen(state, c, { notice: notice || undefined });
   };
 
+/** The screen again, 429: this store's keys were created too often of late. */
+function tooManyCreates(state: AdminState, c: AdminContext, values: CreateFormValues, now: number) {
+  const { keyCreates } = state;
+  const seconds = keyCreates.retryAfter(c.get("store").slug, now);
+  const minutes = Math.ceil(seconds / 60);
+  c.header("Retry-After", String(seconds));
+  const error = `${keyCreates.limit} keys were created for this store in the last hour; try again in ${minutes} ${minutes === 1 ? "minute" : "minutes"}.`;
+  return keysScreen(state, c, { error, values }, 429);
+}
+
 /** The create form: a new key, shown once on the next page; a bad field or a sixth key is the screen again. */
 export const createKeyFromForm =
   (state: AdminState): AdminHandler =>
@@ -82,6 +92,7 @@ export const createKeyFromForm =
     const store = c.get("store");
     try {
       const input = prepareKey(values, now, { requireAccess: true });
+      if (!state.keyCreates.take(store.slug, now)) return tooManyCreates(state, c, values, now);
       const created = await createKey(c.get("db"), store, input, BY_SCREEN, now);
       await deps.keysChanged(store.slug);
       state.flashes.put(
