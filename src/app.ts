@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import { adminApp } from "./admin/app";
 import type { StorePool } from "./db/pool";
-import { ApiError, ClientClosed, echo, fixedError, renderError } from "./errors";
+import { ApiError, ClientClosed, fixedError, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
 import { chain } from "./http/chain";
 import type { CidrList } from "./http/cidr";
@@ -17,7 +17,7 @@ import { clientIp, transport } from "./http/middleware/transport";
 import type { RateLimiter } from "./http/rate-limit";
 import { requestPath, searchParamsOf } from "./http/request-url";
 import { jsonAnswer, ok } from "./http/respond";
-import { methodNotAllowed, RouteTable } from "./http/route-table";
+import { methodNotAllowed, noEndpoint, RouteTable } from "./http/route-table";
 import { parseBody, parseParams, queryObject } from "./http/validate";
 import type { KeyCache } from "./keys/cache";
 import { allows } from "./keys/permissions";
@@ -92,17 +92,11 @@ function frontDoorPaths(table: RouteTable): MiddlewareHandler<AppEnv> {
     const path = c.req.path;
     if (c.req.method === "OPTIONS") throw table.refusal(path, () => noEndpoint(path));
     if (!path.startsWith(`${API_PREFIX}/`) && table.allowed(path).length === 0) {
-      throw new ApiError(
-        "not_found",
-        `There is no endpoint at ${echo(path)}; the API lives under ${API_PREFIX}/.`,
-      );
+      throw noEndpoint(path, `; the API lives under ${API_PREFIX}/`);
     }
     return next();
   };
 }
-
-const noEndpoint = (path: string) =>
-  new ApiError("not_found", `There is no endpoint at ${echo(path)}.`);
 
 function checkScope(c: AppContext, route: RouteDef): void {
   const access = accessFor(route.method);

@@ -92,7 +92,7 @@ describe("echoed input is cut to 100 characters", () => {
     });
   });
 
-  test("a long repeated query parameter and a long unknown path", async () => {
+  test("a long repeated query parameter, a long unknown path, a key in a path", async () => {
     const name = "q".repeat(5000);
     const repeated = await send(server.url, `/api/v1/customers?${name}=1&${name}=2`);
     expect(repeated.json.error.field).toBe(`${"q".repeat(100)}…`);
@@ -102,6 +102,19 @@ describe("echoed input is cut to 100 characters", () => {
     const path = `/api/v1/${"p".repeat(5000)}`;
     const missing = await send(server.url, path);
     expect(missing.json.error.message).toBe(`There is no endpoint at ${path.slice(0, 100)}….`);
+    // A key pasted into a path comes back as its hint, as the log shows it; the management
+    // API's 404 is cut short too.
+    const key = `svc_sk_${"A".repeat(36)}0001`;
+    const pasted = await send(server.url, `/${key}/x`);
+    expect(pasted.json.error.message).toBe(
+      "There is no endpoint at /svc_sk_…0001/x; the API lives under /api/v1/.",
+    );
+    const manage = await fetch(`${server.url}/manage/v1/${key}/${"m".repeat(5000)}`, {
+      method: "OPTIONS",
+    });
+    expect((await manage.json()).error.message).toBe(
+      `There is no endpoint at ${`/manage/v1/svc_sk_…0001/${"m".repeat(5000)}`.slice(0, 100)}….`,
+    );
   });
 
   // Measures the store file on disk.

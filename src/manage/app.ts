@@ -1,7 +1,6 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import { type AppDeps, answer, mountRoutes } from "../app";
 import type { Platform } from "../db/platform";
-import { ApiError } from "../errors";
 import { chain } from "../http/chain";
 import type { AppContext, AppEnv } from "../http/context";
 import type { KeyedQueue } from "../http/idempotency";
@@ -10,7 +9,7 @@ import { rateLimit } from "../http/middleware/rate-limit";
 import { transport } from "../http/middleware/transport";
 import type { RateLimiter } from "../http/rate-limit";
 import { jsonAnswer } from "../http/respond";
-import { methodNotAllowed, RouteTable } from "../http/route-table";
+import { methodNotAllowed, noEndpoint, RouteTable } from "../http/route-table";
 import { MANAGE_PREFIX, type ManageRoute } from "./define";
 import type { HostKey, HostKeyCache } from "./host-keys";
 import { manageDocsHtml, manageOpenApiText } from "./openapi";
@@ -59,10 +58,7 @@ function refuseOptions(routes: ManageRoute[]): MiddlewareHandler<AppEnv> {
   ]);
   return function refuseOptionsMiddleware(c, next) {
     if (c.req.method !== "OPTIONS") return next();
-    throw table.refusal(
-      c.req.path,
-      () => new ApiError("not_found", `There is no endpoint at ${c.req.path}.`),
-    );
+    throw table.refusal(c.req.path, () => noEndpoint(c.req.path));
   };
 }
 
@@ -96,7 +92,7 @@ export function mountManage(
     chain(
       ...checks,
       answer((c) => {
-        throw new ApiError("not_found", `There is no endpoint at ${c.req.path}.`);
+        throw noEndpoint(c.req.path);
       }),
     ),
   );
