@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { BAD_LINK, EMAIL_SENT, LIMIT_SENTENCE, NOT_SHOWN_AGAIN } from "../src/admin/pages";
 import { StorePool } from "../src/db/pool";
 import { listMail } from "../src/mail/outbox";
 import { AdminClient, ORDERS_WRITE, signInToken, textOfId } from "./admin-support";
-import { otherStore, send, startTestServer, type TestServer, testStore } from "./helpers";
+import { otherStore, send, startTestServer, type TestServer, tempDir, testStore } from "./helpers";
+import { eventually, parseMessage } from "./mail-support";
 import { runCli } from "./process";
 import { testLocation } from "./sqld";
 
@@ -18,9 +21,12 @@ const SECURITY = {
 };
 
 let server: TestServer;
+/** Where the server delivers mail (`--mail-dir`): a sign-in link's token exists only there. */
+const mailDir = tempDir("storeapi-admin-mail-");
 
 beforeAll(async () => {
   server = await startTestServer({
+    flags: { "mail-dir": mailDir },
     stores: [
       testStore({ name: "חנות הבדיקה <b>", keys: [] }),
       otherStore({ keys: [] }),
@@ -28,7 +34,10 @@ beforeAll(async () => {
     ],
   });
 }, SLOW);
-afterAll(() => server.stop());
+afterAll(async () => {
+  await server.stop();
+  rmSync(mailDir, { recursive: true, force: true });
+});
 
 const client = (host = "shop1.test") => new AdminClient(server.url, host);
 const token = (slug = "shop1", now?: number) => signInToken(server.dataDir, slug, now);
@@ -282,11 +291,19 @@ describe("the sign-in form", () => {
     expect(stranger.text).toBe(owner.text);
     const mail = (await mailOf("shop3")).slice(before);
     expect(mail.map((m) => [m.kind, m.recipient])).toEqual([["admin_sign_in", "owner@shop3.test"]]);
+    // The token is made when the email goes out: the store's database never holds one.
+    const LINK = /http:\/\/shop3\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}/;
+    const delivered = await eventually(() =>
+      readdirSync(mailDir).find((name) => name.startsWith(`shop3-${mail[0].id}-`)),
+    );
     const url =
-      /http:\/\/shop3\.test\/api\/admin\/sign-in\?token=[A-Za-z0-9_-]{43}/.exec(
-        mail[0].text,
-      )?.[0] ?? "";
+      LINK.exec(parseMessage(readFileSync(join(mailDir, delivered), "latin1")).text)?.[0] ?? "";
     expect(url).not.toBe("");
+    const stored = (await mailOf("shop3")).find((m) => m.id === mail[0].id);
+    expect([stored?.status, LINK.test(`${stored?.text}${stored?.html}`)]).toEqual(["sent", false]);
+    expect(stored?.text).toContain(
+      "http://shop3.test/api/admin/sign-in?token=TOKEN-MADE-WHEN-SENT",
+    );
     expect(
       (await client("shop3.test").get(new URL(url).pathname + new URL(url).search)).status,
     ).toBe(303);

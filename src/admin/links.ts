@@ -26,6 +26,12 @@ export async function insertSignInLink(
   origin: string,
   now = Date.now(),
 ): Promise<SignInLink> {
+  const { token, expiresAt } = await insertSignInToken(tx, now);
+  return { url: signInUrl(origin, token), token, expiresAt };
+}
+
+/** A new link's token, its digest stored; expired links are dropped on the way. */
+async function insertSignInToken(tx: Queryable, now: number) {
   await tx.run("DELETE FROM admin_links WHERE expires_at <= ?", [now]);
   const token = randomToken();
   const expiresAt = now + LINK_LIFETIME_MS;
@@ -34,7 +40,26 @@ export async function insertSignInLink(
     now,
     expiresAt,
   ]);
-  return { url: signInUrl(origin, token), token, expiresAt };
+  return { token, expiresAt };
+}
+
+/**
+ * Stands for the token in a queued sign-in email: the link is made when the email is
+ * sent, so no store database or backup holds a working token in clear (an outbox row
+ * keeps its text after sending, and one waits there while mail cannot go out).
+ */
+export const TOKEN_MADE_WHEN_SENT = "TOKEN-MADE-WHEN-SENT";
+
+/** A queued sign-in email's text and html with a new link's token put in, valid from now. */
+export async function withNewSignInToken<M extends { text: string; html: string }>(
+  db: Db,
+  mail: M,
+  now = Date.now(),
+): Promise<M> {
+  if (!mail.text.includes(TOKEN_MADE_WHEN_SENT)) return mail; // queued by an older storeapi
+  const { token } = await db.transaction((tx) => insertSignInToken(tx, now));
+  const put = (text: string) => text.replaceAll(TOKEN_MADE_WHEN_SENT, token);
+  return { ...mail, text: put(mail.text), html: put(mail.html) };
 }
 
 /** A sign-in link for the store whose database `db` is (the CLI's `admin-link`, the management API). */

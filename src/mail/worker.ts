@@ -1,3 +1,4 @@
+import { withNewSignInToken } from "../admin/links";
 import type { Db } from "../db/driver";
 import type { Platform, Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
@@ -307,8 +308,10 @@ export class MailWorker {
     if (!(await claimMail(db, row.id, claimedAt, claimUntil, this.options.node ?? null)))
       return "done";
     const attempts = row.attempts + 1;
+    const sending =
+      row.kind === "admin_sign_in" ? await withNewSignInToken(db, row, claimedAt) : row;
     try {
-      await this.transport.send(outgoing(store, row, this.options.mailFrom));
+      await this.transport.send(outgoing(store, sending, this.options.mailFrom));
     } catch (error) {
       return this.recordFailure(db, store, row, attempts, error);
     }
