@@ -551,7 +551,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
     expect(result.stderr).toContain("--libsql-admin-url needs --libsql-url");
   });
 
-  test("a URL that is not http, https or libsql is a usage error naming where it came from", async () => {
+  test("a URL that is not http, https or libsql, or carries a secret, is a usage error naming where it came from", async () => {
     const flag = await runCli(["stores", "list", "--libsql-url", "ws://127.0.0.1:1"]);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain(
@@ -570,6 +570,25 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
       2,
       "storeapi: STOREAPI_LIBSQL_URL is empty; give a value or leave it unset\n",
     ]);
+    // A secret in the URL would be repeated by every message naming the server.
+    const secrets = [
+      ["--libsql-url", "http://admin:s3cret@127.0.0.1:1", "--libsql-auth-token"],
+      ["--libsql-url", "libsql://127.0.0.1:1?authToken=s3cret", "--libsql-auth-token"],
+      ["--libsql-admin-url", "http://:s3cret@127.0.0.1:2", "--libsql-admin-auth-key"],
+    ];
+    for (const [flag, url, instead] of secrets) {
+      const refused = await runCli([
+        "stores",
+        "list",
+        ...(flag === "--libsql-url" ? [] : ["--libsql-url", "http://127.0.0.1:1"]),
+        flag,
+        url,
+      ]);
+      expect([refused.code, refused.stderr]).toEqual([
+        2,
+        `storeapi: ${flag} must not carry a user, password or token (messages would show it); give the secret with ${instead} or its environment variable\n`,
+      ]);
+    }
   });
 
   test("demo is files only and refuses --libsql-url", async () => {
