@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import { adminApp } from "./admin/app";
 import type { StorePool } from "./db/pool";
-import { ApiError, ClientClosed, fixedError, renderError } from "./errors";
+import { ApiError, ClientClosed, echo, fixedError, renderError } from "./errors";
 import type { AuthFailures } from "./http/auth-failures";
 import { chain } from "./http/chain";
 import type { CidrList } from "./http/cidr";
@@ -212,6 +212,9 @@ function observeRequests(observe: NonNullable<AppDeps["observe"]>): MiddlewareHa
   };
 }
 
+/** A logged path is cut here: a 16 KiB path from anyone would make a 16 KiB line. */
+const LOGGED_PATH_LIMIT = 1_000;
+
 function requestLog(
   log: (entry: RequestLog) => void,
   now: () => number,
@@ -230,7 +233,7 @@ function requestLog(
       store: c.get("store")?.slug ?? null,
       keyId: c.get("key")?.id ?? null,
       method: c.req.method,
-      path: withoutKeys(c.req.path),
+      path: echo(withoutKeys(c.req.path), LOGGED_PATH_LIMIT),
       status: c.res.status,
       ms: Math.round((performance.now() - started) * 100) / 100,
     });

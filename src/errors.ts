@@ -98,17 +98,17 @@ export const ECHO_LIMIT = 100;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
- * Client input as an answer quotes it: cut to `ECHO_LIMIT` characters and "…", so no
- * answer grows with it, and half a surrogate pair shown as U+FFFD.
+ * Client input as an answer quotes it: cut to `limit` characters and "…", so no answer
+ * (or log line) grows with it, and half a surrogate pair shown as U+FFFD.
  */
-export function echo(text: string): string {
-  return cut(text).replace(LONE_SURROGATE, "\uFFFD");
+export function echo(text: string, limit = ECHO_LIMIT): string {
+  return cut(text, limit).replace(LONE_SURROGATE, "\uFFFD");
 }
 
-function cut(text: string): string {
-  if (text.length <= ECHO_LIMIT) return text;
+function cut(text: string, limit: number): string {
+  if (text.length <= limit) return text;
   // Never split a surrogate pair: half of one is not text.
-  const end = /[\uD800-\uDBFF]/.test(text[ECHO_LIMIT - 1] ?? "") ? ECHO_LIMIT - 1 : ECHO_LIMIT;
+  const end = /[\uD800-\uDBFF]/.test(text[limit - 1] ?? "") ? limit - 1 : limit;
   return `${text.slice(0, end)}…`;
 }
 

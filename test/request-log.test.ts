@@ -38,6 +38,9 @@ describe("request log", () => {
     });
     // A path of "/*" ran the request log twice (Hono's router took it for its wildcard).
     await send(server.url, "/*", { key: null, headers: { "X-Request-Id": "log-test-6" } });
+    // Anyone's 12 KB path is logged cut to 1,000 characters.
+    const longPath = `/${"p".repeat(12_000)}`;
+    await send(server.url, longPath, { key: null, headers: { "X-Request-Id": "log-test-7" } });
     expect(await server.signal("SIGTERM")).toBe(0);
     const output = server.stdout();
     for (const secret of [KEYS.read, KEYS.all, wrongKey, pastedHostKey, "secret-body@example.test"])
@@ -79,6 +82,7 @@ describe("request log", () => {
     expect(
       lines.filter((l) => l.requestId === "log-test-6").map((l) => [l.path, l.status]),
     ).toEqual([["/%2A", 404]]);
+    expect(byId("log-test-7").path).toBe(`${longPath.slice(0, 1_000)}…`);
   });
 
   test("behind a trusted proxy the line carries the forwarded client IP, also for a request refused before the proxy check", async () => {
