@@ -215,7 +215,7 @@ function serverUrl(value: string, label: string): string {
   // Error lines and logs name the server by its URL, and `ps` shows flags.
   const carried = [...url.searchParams.keys()].some((key) => key.toLowerCase() === "authtoken");
   if (url.username || url.password || carried) {
-    const flag = /ADMIN|admin/.test(label) ? "--libsql-admin-auth-key" : "--libsql-auth-token";
+    const flag = /admin/i.test(label) ? "--libsql-admin-auth-key" : "--libsql-auth-token";
     throw new UsageError(
       `${label} must not carry a user, password or token (messages would show it); give the secret with ${flag} or its environment variable`,
     );
