@@ -7,6 +7,17 @@ import { errorFields } from "./log";
 import type { StoreRegistry } from "./registry";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/**
+ * A deleted or expired key is listed this long after it ended, then its row goes: a
+ * loop of creates and deletes (or rolls) would otherwise grow a store's key rows, and
+ * its key lists, without bound.
+ */
+export const KEEP_ENDED_KEYS_DAYS = 90;
+/**
+ * Keys that ended before `?`. The newest key's row always stays: ids are SQLite's
+ * largest rowid plus one, and a key's id must never be given to another key.
+ */
+const ENDED_KEYS = "coalesce(deleted_at, expires_at) < ? AND id < (SELECT max(id) FROM api_keys)";
 /** A sweep is background work: with 10,000 stores it spreads over a minute instead of competing with requests. */
 const PAUSE_BETWEEN_STORES_MS = 5;
 
@@ -29,6 +40,7 @@ export const DEFAULT_HOUSEKEEPING: HousekeepingPolicy = {
 export interface Purged {
   sentMail: number;
   idempotency: number;
+  endedKeys: number;
 }
 
 /** Deletes up to `batch` rows of `table` matching `where`; returns how many it deleted. */
@@ -63,7 +75,7 @@ async function deleteAll(
   }
 }
 
-/** Purges one store's sent mail past its retention and its expired idempotency records. */
+/** Purges one store's sent mail past its retention, expired idempotency records and long-ended keys. */
 export async function purgeStore(
   db: Queryable,
   policy: HousekeepingPolicy,
@@ -85,6 +97,13 @@ export async function purgeStore(
       [now - IDEMPOTENCY_TTL_MS],
       policy.batch,
     ),
+    endedKeys: await deleteAll(
+      db,
+      "api_keys",
+      ENDED_KEYS,
+      [now - KEEP_ENDED_KEYS_DAYS * DAY_MS],
+      policy.batch,
+    ),
   };
 }
 
@@ -93,13 +112,16 @@ export async function nextPurgeAt(
   db: Queryable,
   policy: HousekeepingPolicy,
 ): Promise<number | null> {
-  const oldest = await db.get<{ record: number | null; sent: number | null }>(
+  const oldest = await db.get<{ record: number | null; sent: number | null; key: number | null }>(
     `SELECT (SELECT min(created_at) FROM idempotency) AS record,
-            (SELECT min(sent_at) FROM outbox WHERE status = 'sent') AS sent`,
+            (SELECT min(sent_at) FROM outbox WHERE status = 'sent') AS sent,
+            (SELECT min(coalesce(deleted_at, expires_at)) FROM api_keys
+              WHERE id < (SELECT max(id) FROM api_keys)) AS key`,
   );
   const due = [
     oldest?.record == null ? null : oldest.record + IDEMPOTENCY_TTL_MS,
     oldest?.sent == null ? null : oldest.sent + policy.keepSentMailDays * DAY_MS,
+    oldest?.key == null ? null : oldest.key + KEEP_ENDED_KEYS_DAYS * DAY_MS,
   ].filter((at): at is number => at !== null);
   return due.length ? Math.min(...due) : null;
 }
@@ -146,7 +168,7 @@ export class Housekeeper {
   private async sweep(): Promise<void> {
     const due = await this.deps.dues.storesDueForPurge(this.deps.now());
     const stores = new Set([...due, ...this.deps.pool.takeUsed()]);
-    const total: Purged = { sentMail: 0, idempotency: 0 };
+    const total: Purged = { sentMail: 0, idempotency: 0, endedKeys: 0 };
     const nextDue = new Map<string, number | null>();
     for (const slug of stores) {
       if (this.stopped) break;
@@ -165,6 +187,7 @@ export class Housekeeper {
         );
         total.sentMail += purged.sentMail;
         total.idempotency += purged.idempotency;
+        total.endedKeys += purged.endedKeys;
         nextDue.set(slug, next);
       } catch (error) {
         this.deps.logger.error("housekeeping: cannot purge a store", {
@@ -175,7 +198,7 @@ export class Housekeeper {
       await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_STORES_MS));
     }
     await this.deps.dues.setPurgeDue(nextDue);
-    if (total.sentMail + total.idempotency > 0)
+    if (total.sentMail + total.idempotency + total.endedKeys > 0)
       this.deps.logger.info("housekeeping: purged", { ...total });
   }
 

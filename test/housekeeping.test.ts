@@ -34,6 +34,18 @@ function seed(path: string, now: number): void {
   );
   for (let i = 0; i < 5; i++) record.run(`purge-${i}`, now - DAY - 60_000);
   record.run("keep", now - 60 * 60 * 1000);
+  const key = db.prepare(
+    "INSERT INTO api_keys (name, digest, hint, permissions, created_at, expires_at, deleted_at) VALUES (?, ?, 'h', '{}', ?, ?, ?)",
+  );
+  const ended = [
+    ["purge: deleted 91 days ago", null, now - 91 * DAY],
+    ["purge: expired 91 days ago", now - 91 * DAY, null],
+    ["keep: deleted 89 days ago", null, now - 89 * DAY],
+    ["keep: expires in a day", now + DAY, null],
+    ["keep: the newest, deleted 100 days ago", null, now - 100 * DAY], // its id is never reused
+  ] as const;
+  for (const [name, expiresAt, deletedAt] of ended)
+    key.run(name, `digest ${name}`, now - 200 * DAY, expiresAt, deletedAt);
   db.close();
 }
 
@@ -45,18 +57,30 @@ function remaining(path: string) {
   const keys = (
     db.prepare("SELECT idem_key FROM idempotency ORDER BY idem_key").all() as { idem_key: string }[]
   ).map((r) => r.idem_key);
+  const apiKeys = (
+    db
+      .prepare(
+        "SELECT name FROM api_keys WHERE name LIKE 'keep:%' OR name LIKE 'purge:%' ORDER BY id",
+      )
+      .all() as { name: string }[]
+  ).map((r) => r.name);
   db.close();
-  return { subjects, keys };
+  return { subjects, keys, apiKeys };
 }
 
 const KEPT = {
   subjects: ["keep: sent 29 days ago", "keep: queued 40 days ago", "keep: failed 40 days ago"],
   keys: ["keep"],
+  apiKeys: [
+    "keep: deleted 89 days ago",
+    "keep: expires in a day",
+    "keep: the newest, deleted 100 days ago",
+  ],
 };
 
 // Seeds rows by writing the store file directly.
 test.skipIf(TEST_LIBSQL)(
-  "purgeStore deletes old sent mail and expired idempotency records in batches of the given size",
+  "purgeStore deletes old sent mail, expired idempotency records and long-ended keys in batches of the given size",
   async () => {
     const data = join(dir, "unit");
     await loadFixture(data, { stores: [testStore()] });
@@ -79,9 +103,16 @@ test.skipIf(TEST_LIBSQL)(
       now,
     );
     await db.close();
-    expect(purged).toEqual({ sentMail: 1, idempotency: 5 });
-    // 1 sent mail: one batch; 5 records in batches of 2: 2 + 2 + 1.
-    expect(deletes).toEqual(["outbox", "idempotency", "idempotency", "idempotency"]);
+    expect(purged).toEqual({ sentMail: 1, idempotency: 5, endedKeys: 2 });
+    // 1 sent mail: one batch; 5 records in batches of 2: 2 + 2 + 1; 2 keys: 2 + 0.
+    expect(deletes).toEqual([
+      "outbox",
+      "idempotency",
+      "idempotency",
+      "idempotency",
+      "api_keys",
+      "api_keys",
+    ]);
     expect(remaining(path)).toEqual(KEPT);
   },
 );
@@ -122,6 +153,7 @@ test.skipIf(TEST_LIBSQL)(
       msg: "housekeeping: purged",
       sentMail: 1,
       idempotency: 5,
+      endedKeys: 2,
     });
     expect(remaining(storeDbPath(data, "shop1"))).toEqual(KEPT);
     // shop2 was not due: its rows wait for its next use or due time.
