@@ -13,11 +13,13 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * its key lists, without bound.
  */
 export const KEEP_ENDED_KEYS_DAYS = 90;
+/** When a key ended (deleted, else expired; null while it works without end). */
+const KEY_ENDED_AT = "coalesce(deleted_at, expires_at)";
 /**
- * Keys that ended before `?`. The newest key's row always stays: ids are SQLite's
- * largest rowid plus one, and a key's id must never be given to another key.
+ * The keys housekeeping may delete: the newest key's row always stays, since ids are
+ * SQLite's largest rowid plus one and a key's id must never be given to another key.
  */
-const ENDED_KEYS = "coalesce(deleted_at, expires_at) < ? AND id < (SELECT max(id) FROM api_keys)";
+const NOT_NEWEST_KEY = "id < (SELECT max(id) FROM api_keys)";
 /** A sweep is background work: with 10,000 stores it spreads over a minute instead of competing with requests. */
 const PAUSE_BETWEEN_STORES_MS = 5;
 
@@ -100,7 +102,7 @@ export async function purgeStore(
     endedKeys: await deleteAll(
       db,
       "api_keys",
-      ENDED_KEYS,
+      `${KEY_ENDED_AT} < ? AND ${NOT_NEWEST_KEY}`,
       [now - KEEP_ENDED_KEYS_DAYS * DAY_MS],
       policy.batch,
     ),
@@ -115,8 +117,7 @@ export async function nextPurgeAt(
   const oldest = await db.get<{ record: number | null; sent: number | null; key: number | null }>(
     `SELECT (SELECT min(created_at) FROM idempotency) AS record,
             (SELECT min(sent_at) FROM outbox WHERE status = 'sent') AS sent,
-            (SELECT min(coalesce(deleted_at, expires_at)) FROM api_keys
-              WHERE id < (SELECT max(id) FROM api_keys)) AS key`,
+            (SELECT min(${KEY_ENDED_AT}) FROM api_keys WHERE ${NOT_NEWEST_KEY}) AS key`,
   );
   const due = [
     oldest?.record == null ? null : oldest.record + IDEMPOTENCY_TTL_MS,

@@ -35,17 +35,15 @@ const bare = (slug: string) => ({
   ownerEmail: `owner@${slug}.test`,
 });
 
+/** `load` of shop1 and shop2 (a fixture written in `dir`) into `data`. */
+const loadShops = (dir: string, data: string) =>
+  runCli(["load", writeFixture(dir, [testStore(), otherStore()]), "--data", data]);
+
 /** A data directory (DIR/data) loaded with shop1 and shop2; returns its path. */
 async function loadedDataDir(): Promise<string> {
   const dir = freshDir();
   const data = join(dir, "data");
-  const loaded = await runCli([
-    "load",
-    writeFixture(dir, [testStore(), otherStore()]),
-    "--data",
-    data,
-  ]);
-  expect(loaded.code).toBe(0);
+  expect((await loadShops(dir, data)).code).toBe(0);
   return data;
 }
 
@@ -164,12 +162,7 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
     const data = join(dir, "data");
     // The copy moveIntoPlace makes cannot be written (as a full disk would refuse it).
     mkdirSync(join(data, "stores", "shop1.db.copy"), { recursive: true });
-    const loaded = await runCli([
-      "load",
-      writeFixture(dir, [testStore(), otherStore()]),
-      "--data",
-      data,
-    ]);
+    const loaded = await loadShops(dir, data);
     expect(loaded.code).toBe(1);
     expect(loaded.stderr).toStartWith(
       `storeapi: the stores are loaded, but their files did not all reach ${join(data, "stores")} (`,

@@ -30,6 +30,7 @@ import { ADMIN_PATH, CREATED_PATH } from "./pages";
 import { sendSignInLink, signIn, signOut } from "./sign-in";
 
 const FIFTEEN_MINUTES = 15 * 60_000;
+const ONE_HOUR = 60 * 60_000;
 /**
  * Ample for a store's five active keys rolled by hand; a loop of creates and deletes is
  * stopped (each leaves a row and two emails to the owner).
@@ -55,7 +56,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     flashes: new FlashStore(),
     perStore: new WindowLimit(5, FIFTEEN_MINUTES),
     perIp: new WindowLimit(20, FIFTEEN_MINUTES),
-    keyCreates: new WindowLimit(KEY_CREATES_PER_HOUR, 4 * FIFTEEN_MINUTES),
+    keyCreates: new WindowLimit(KEY_CREATES_PER_HOUR, ONE_HOUR),
   };
   const app = new Hono<AdminEnv>({ getPath: requestPath });
   app.onError(renderAdminError(deps));

@@ -8,6 +8,7 @@ import type { CidrList } from "../http/cidr";
 import { readLimited, refuseTransferCodings } from "../http/json-body";
 import { isSecure } from "../http/middleware/transport";
 import { searchParamsOf } from "../http/request-url";
+import { methodNotAllowed } from "../http/route-table";
 import type { AdminContext, AdminDeps, AdminEnv, AdminState } from "./context";
 import { SIGN_IN_PATH } from "./links";
 import { ADMIN_PATH, ContinuePage, ErrorPage } from "./pages";
@@ -81,13 +82,7 @@ export const refuseKeyInUrl: MiddlewareHandler<AdminEnv> = (c, next) => {
 
 /** OPTIONS on a page of the screen is 405 with `Allow`; on any other path, 404 (api-contract.md §2 step 4). */
 /** A 405 on one of the screen's pages: each answers GET (and so HEAD) and POST. */
-export const pageMethodNotAllowed = () =>
-  new ApiError(
-    "method_not_allowed",
-    "This page accepts only GET, HEAD and POST.",
-    {},
-    { Allow: "GET, HEAD, POST" },
-  );
+export const pageMethodNotAllowed = () => methodNotAllowed(["GET", "POST"]);
 
 export const refuseOptions =
   (isKnownPath: (path: string) => boolean): MiddlewareHandler<AdminEnv> =>
