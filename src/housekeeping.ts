@@ -45,12 +45,18 @@ export interface Purged {
   endedKeys: number;
 }
 
+/** What one store's purge deleted. */
+export interface StorePurged extends Purged {
+  /** The deleted keys' ids: their last uses, kept in platform.db, go too. */
+  endedKeyIds: number[];
+}
+
 /** Deletes up to `batch` rows of `table` matching `where`; returns how many it deleted. */
 async function deleteBatch(
   db: Queryable,
   table: string,
   where: string,
-  args: number[],
+  args: (number | string)[],
   batch: number,
 ): Promise<number> {
   const result = await db.run(
@@ -65,7 +71,7 @@ async function deleteAll(
   db: Queryable,
   table: string,
   where: string,
-  args: number[],
+  args: (number | string)[],
   batch: number,
 ): Promise<number> {
   let total = 0;
@@ -77,13 +83,26 @@ async function deleteAll(
   }
 }
 
+/**
+ * The keys ended long enough ago to go. No key joins them while they are deleted: a key
+ * ended now is 90 days from qualifying, and the newest key never does.
+ */
+async function longEndedKeyIds(db: Queryable, now: number): Promise<number[]> {
+  const rows = await db.all<{ id: number }>(
+    `SELECT id FROM api_keys WHERE ${KEY_ENDED_AT} < ? AND ${NOT_NEWEST_KEY}`,
+    [now - KEEP_ENDED_KEYS_DAYS * DAY_MS],
+  );
+  return rows.map((row) => row.id);
+}
+
 /** Purges one store's sent mail past its retention, expired idempotency records and long-ended keys. */
 export async function purgeStore(
   db: Queryable,
   policy: HousekeepingPolicy,
   now: number,
-): Promise<Purged> {
+): Promise<StorePurged> {
   const sentBefore = now - policy.keepSentMailDays * DAY_MS;
+  const endedKeyIds = await longEndedKeyIds(db, now);
   return {
     sentMail: await deleteAll(
       db,
@@ -102,10 +121,11 @@ export async function purgeStore(
     endedKeys: await deleteAll(
       db,
       "api_keys",
-      `${KEY_ENDED_AT} < ? AND ${NOT_NEWEST_KEY}`,
-      [now - KEEP_ENDED_KEYS_DAYS * DAY_MS],
+      "id IN (SELECT value FROM json_each(?))",
+      [JSON.stringify(endedKeyIds)],
       policy.batch,
     ),
+    endedKeyIds,
   };
 }
 
@@ -127,8 +147,11 @@ export async function nextPurgeAt(
   return due.length ? Math.min(...due) : null;
 }
 
-/** Where the sweep keeps which stores are due (platform.db `purge_due`). */
-export type PurgeDueStore = Pick<Platform, "storesDueForPurge" | "setPurgeDue">;
+/** What the sweep keeps in platform.db: which stores are due (`purge_due`), and keys' last uses. */
+export type HousekeepingRecords = Pick<
+  Platform,
+  "storesDueForPurge" | "setPurgeDue" | "forgetKeyUses"
+>;
 
 /**
  * Sweeps on a timer, one store at a time, so the outbox and idempotency tables stay
@@ -146,7 +169,7 @@ export class Housekeeper {
     private readonly deps: {
       pool: StorePool;
       registry: StoreRegistry;
-      dues: PurgeDueStore;
+      platform: HousekeepingRecords;
       logger: Logger;
       now: () => number;
     },
@@ -167,7 +190,7 @@ export class Housekeeper {
   }
 
   private async sweep(): Promise<void> {
-    const due = await this.deps.dues.storesDueForPurge(this.deps.now());
+    const due = await this.deps.platform.storesDueForPurge(this.deps.now());
     const stores = new Set([...due, ...this.deps.pool.takeUsed()]);
     const total: Purged = { sentMail: 0, idempotency: 0, endedKeys: 0 };
     const nextDue = new Map<string, number | null>();
@@ -189,6 +212,7 @@ export class Housekeeper {
         total.sentMail += purged.sentMail;
         total.idempotency += purged.idempotency;
         total.endedKeys += purged.endedKeys;
+        await this.deps.platform.forgetKeyUses(slug, purged.endedKeyIds);
         nextDue.set(slug, next);
       } catch (error) {
         this.deps.logger.error("housekeeping: cannot purge a store", {
@@ -198,7 +222,7 @@ export class Housekeeper {
       }
       await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_STORES_MS));
     }
-    await this.deps.dues.setPurgeDue(nextDue);
+    await this.deps.platform.setPurgeDue(nextDue);
     if (total.sentMail + total.idempotency + total.endedKeys > 0)
       this.deps.logger.info("housekeeping: purged", { ...total });
   }

@@ -301,7 +301,7 @@ async function serveFrom(
   );
   const mailScanned = mail.start();
   const housekeeper = new Housekeeper(
-    { pool, registry, dues: platform, logger, now: Date.now },
+    { pool, registry, platform, logger, now: Date.now },
     config.housekeeping,
   );
   // After the mail scan, so start-up opens only the stores with queued mail first.

@@ -68,6 +68,15 @@ function remaining(path: string) {
   return { subjects, keys, apiKeys };
 }
 
+/** The ids of the named keys, in the order named. */
+function keyIds(path: string, names: string[]): number[] {
+  const db = new Database(path, { readonly: true });
+  const id = db.prepare("SELECT id FROM api_keys WHERE name = ?");
+  const ids = names.map((name) => (id.get(name) as { id: number }).id);
+  db.close();
+  return ids;
+}
+
 const KEPT = {
   subjects: ["keep: sent 29 days ago", "keep: queued 40 days ago", "keep: failed 40 days ago"],
   keys: ["keep"],
@@ -87,6 +96,7 @@ test.skipIf(TEST_LIBSQL)(
     const path = storeDbPath(data, "shop1");
     const now = Date.now();
     seed(path, now);
+    const ids = keyIds(path, ["purge: deleted 91 days ago", "purge: expired 91 days ago"]);
     const db = new NativeDb(path);
     const deletes: string[] = [];
     const counting: Queryable = {
@@ -103,7 +113,7 @@ test.skipIf(TEST_LIBSQL)(
       now,
     );
     await db.close();
-    expect(purged).toEqual({ sentMail: 1, idempotency: 5, endedKeys: 2 });
+    expect(purged).toEqual({ sentMail: 1, idempotency: 5, endedKeys: 2, endedKeyIds: ids });
     // 1 sent mail: one batch; 5 records in batches of 2: 2 + 2 + 1; 2 keys: 2 + 0.
     expect(deletes).toEqual([
       "outbox",
@@ -142,9 +152,15 @@ test.skipIf(TEST_LIBSQL)(
     await loadFixture(data, { stores: [testStore(), otherStore()] });
     seed(storeDbPath(data, "shop1"), Date.now());
     seed(storeDbPath(data, "shop2"), Date.now());
+    const [purgedKey, keptKey] = keyIds(storeDbPath(data, "shop1"), [
+      "purge: deleted 91 days ago",
+      "keep: deleted 89 days ago",
+    ]);
     const platform = new Database(join(data, "platform.db"));
     platform.exec(
-      "DELETE FROM purge_due; INSERT INTO purge_due (slug, due_at) VALUES ('shop1', 0)",
+      `DELETE FROM purge_due; INSERT INTO purge_due (slug, due_at) VALUES ('shop1', 0);
+       INSERT INTO key_usage (slug, key_id, used_at) VALUES
+         ('shop1', ${purgedKey}, 1), ('shop1', ${keptKey}, 2), ('shop2', ${purgedKey}, 3)`,
     );
     platform.close();
     const log = await serveUntil(data, "housekeeping: purged");
@@ -158,6 +174,15 @@ test.skipIf(TEST_LIBSQL)(
     expect(remaining(storeDbPath(data, "shop1"))).toEqual(KEPT);
     // shop2 was not due: its rows wait for its next use or due time.
     expect(remaining(storeDbPath(data, "shop2")).keys).toHaveLength(6);
+    // The deleted key's last use goes with it; other keys' and stores' stay.
+    const usage = new Database(join(data, "platform.db"), { readonly: true });
+    expect(
+      usage.prepare("SELECT slug, key_id, used_at FROM key_usage ORDER BY used_at").all(),
+    ).toEqual([
+      { slug: "shop1", key_id: keptKey, used_at: 2 },
+      { slug: "shop2", key_id: purgedKey, used_at: 3 },
+    ]);
+    usage.close();
   },
 );
 
@@ -173,8 +198,9 @@ test.skipIf(TEST_LIBSQL)(
       {
         pool,
         registry: { get: (slug: string) => ({ slug }) } as unknown as StoreRegistry,
-        dues: {
+        platform: {
           storesDueForPurge: async () => [],
+          forgetKeyUses: async () => {},
           setPurgeDue: async (next) => {
             for (const [slug, at] of next) dues.set(slug, at);
           },

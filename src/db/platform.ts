@@ -179,6 +179,15 @@ export class Platform {
     return new Map(rows.map((row) => [row.key_id, row.used_at]));
   }
 
+  /** Forgets the uses of keys whose rows housekeeping deleted from the store. */
+  async forgetKeyUses(slug: string, keyIds: number[]): Promise<void> {
+    if (keyIds.length === 0) return;
+    await this.db.run(
+      "DELETE FROM key_usage WHERE slug = ? AND key_id IN (SELECT value FROM json_each(?))",
+      [slug, JSON.stringify(keyIds)],
+    );
+  }
+
   /** After a key change: a running server reloads the store's keys and delivers the owner's notice. */
   async bumpKeysAndMail(slug: string): Promise<void> {
     await this.db.run(
