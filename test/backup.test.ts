@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import Database from "libsql";
 import { backup } from "../src/cli/backup";
 import { loadFixture } from "../src/load/load";
 import { otherStore, send, tempDir, testStore, until } from "./helpers";
@@ -242,5 +243,45 @@ test.skipIf(TEST_LIBSQL)(
     const listed = await runCli(["stores", "list", "--json", "--data", dest]);
     expect(listed.json.map((store: { slug: string }) => store.slug)).toEqual(["s0", "s1"]);
     expect(existsSync(join(data, "stores", "s2.db"))).toBe(false);
+  },
+);
+
+/** The schema version a database file records. */
+function versionOf(path: string): number {
+  const db = new Database(path, { readonly: true });
+  const { user_version } = db.prepare("PRAGMA user_version").get() as { user_version: number };
+  db.close();
+  return user_version;
+}
+
+// Turns the files back into an older storeapi's: the newest migration undone.
+test.skipIf(TEST_LIBSQL)(
+  "a backup upgrades nothing: an older store is copied as it is, an older platform.db is refused",
+  async () => {
+    const data = join(dir, "older");
+    await loadFixture(data, { stores: [testStore(), otherStore()] });
+    const shop1 = join(data, "stores", "shop1.db");
+    const store = new Database(shop1);
+    store.exec("DROP TABLE meta; PRAGMA user_version = 4"); // store schema 5 made `meta`
+    store.close();
+    const copied = await runCli(["backup", join(dir, "older-copy"), "--data", data]);
+    expect(copied.code).toBe(0);
+    // An upgraded server's idle store: what it was, in the data directory and in the backup.
+    expect(versionOf(shop1)).toBe(4);
+    expect(versionOf(join(dir, "older-copy", "stores", "shop1.db"))).toBe(4);
+    expect(versionOf(join(dir, "older-copy", "stores", "shop2.db"))).toBe(5);
+
+    const platformDb = join(data, "platform.db");
+    const platform = new Database(platformDb);
+    platform.exec("DELETE FROM meta WHERE key = 'registry'; PRAGMA user_version = 5");
+    platform.close();
+    const dest = join(dir, "older-refused");
+    const refused = await runCli(["backup", dest, "--data", data]);
+    expect([refused.code, refused.stderr]).toEqual([
+      1,
+      `storeapi: ${platformDb} has schema version 5, older than this storeapi's 6: back up with the storeapi that serves it (this one would upgrade the data directory, and the backup could not be restored for the older one)\n`,
+    ]);
+    expect(versionOf(platformDb)).toBe(5);
+    expect(existsSync(dest)).toBe(false);
   },
 );

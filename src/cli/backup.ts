@@ -12,11 +12,10 @@ import { copyRows } from "../db/copy";
 import { UNFINISHED_BACKUP, UNFINISHED_BACKUP_TEXT } from "../db/data-dir";
 import { DatabaseUnavailable, type Db, damageNamed } from "../db/driver";
 import { FileLocation, type Location, storeDbPath } from "../db/location";
-import type { Migration } from "../db/migrate";
+import { latestVersion, type Migration, schemaVersion } from "../db/migrate";
 import { platformMigrations, storeMigrations } from "../db/migrations";
 import { openDb } from "../db/open";
 import { Platform, unregisterStore } from "../db/platform";
-import { StorePool } from "../db/pool";
 import { command, locationOf } from "./args";
 import { CliError } from "./errors";
 import { printJson, printLine, progressPrinter } from "./output";
@@ -112,6 +111,47 @@ const unregister = (platformCopy: string, slugs: string[]) =>
   );
 
 /**
+ * A backup copies platform.db as it is, so it must be at this storeapi's schema: an older
+ * one would be upgraded here, under a live older server, and the backup would be no use to
+ * the older storeapi a rollback returns to.
+ */
+async function refuseOlderRegistry(location: FileLocation): Promise<void> {
+  const db = await openDb(`file:${location.platformName}`, []);
+  try {
+    const [found, known] = [await schemaVersion(db), latestVersion(platformMigrations)];
+    if (found < known)
+      throw new CliError(
+        `${location.platformName} has schema version ${found}, older than this storeapi's ${known}: ` +
+          "back up with the storeapi that serves it (this one would upgrade the data directory, and the backup could not be restored for the older one)",
+      );
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * Runs `use` on a store's database. A file is copied as it is, upgrading nothing (stores
+ * are brought up to date when first used, so an upgraded server's idle stores are still
+ * at the older schema); on a libSQL server the store is brought up to date first, as every
+ * command there does, since its copy is made at this storeapi's schema.
+ */
+async function withStore<T>(
+  location: Location,
+  slug: string,
+  use: (db: Db) => Promise<T>,
+): Promise<T> {
+  if (!(await location.storeExists(slug))) throw location.storeMissing(slug);
+  const db = await location.openStore(slug, location.remote ? storeMigrations : []);
+  try {
+    return await use(db);
+  } catch (error) {
+    throw damageNamed(location.storeName(slug), error);
+  } finally {
+    await db.close();
+  }
+}
+
+/**
  * Copies platform.db, then every store it lists, into `dest` (from a data directory or a
  * libSQL server: the copy is a data directory either way); `progress` gets (done, total).
  */
@@ -125,9 +165,9 @@ export async function backup(
   if (location instanceof FileLocation && !existsSync(join(location.dataDir, "platform.db"))) {
     throw new CliError(`${location.dataDir} is not a storeapi data directory (no platform.db)`);
   }
+  if (location instanceof FileLocation) await refuseOlderRegistry(location);
   prepareDest(dest, location instanceof FileLocation ? location.dataDir : null);
   let platform: Platform | undefined;
-  const pool = new StorePool(location, 1);
   const copy = (db: Db, to: string, migrations: Migration[]) =>
     location.remote ? copyFromServer(db, to, migrations) : copyDb(db, to);
   try {
@@ -144,7 +184,9 @@ export async function backup(
     const deleted: string[] = [];
     for (const [i, slug] of slugs.entries()) {
       try {
-        bytes += await pool.use(slug, (db) => copy(db, storeDbPath(dest, slug), storeMigrations));
+        bytes += await withStore(location, slug, (db) =>
+          copy(db, storeDbPath(dest, slug), storeMigrations),
+        );
       } catch (error) {
         if (!(error instanceof DatabaseUnavailable) || (await platform.getStore(slug))) throw error;
         deleted.push(slug); // since the registry was copied
@@ -160,7 +202,6 @@ export async function backup(
       rmSync(join(dest, name), { recursive: true, force: true });
     throw error;
   } finally {
-    await pool.close();
     await platform?.close();
   }
 }

@@ -6,12 +6,20 @@ export interface Migration {
   sql: string;
 }
 
+/** The schema version a database records (0: none yet). */
+export async function schemaVersion(db: Db): Promise<number> {
+  return (await db.get<{ user_version: number }>("PRAGMA user_version"))?.user_version ?? 0;
+}
+
+/** The newest version `migrations` bring a database to. */
+export const latestVersion = (migrations: Migration[]) =>
+  Math.max(0, ...migrations.map((m) => m.version));
+
 /** Brings the schema up to date; with no migrations given (known current) reads nothing. */
 export async function migrate(db: Db, migrations: Migration[]): Promise<void> {
   if (migrations.length === 0) return;
-  const current =
-    (await db.get<{ user_version: number }>("PRAGMA user_version"))?.user_version ?? 0;
-  const known = Math.max(0, ...migrations.map((m) => m.version));
+  const current = await schemaVersion(db);
+  const known = latestVersion(migrations);
   if (current > known) throw new SchemaTooNewError(current, known);
   const pending = migrations
     .filter((m) => m.version > current)
