@@ -209,6 +209,36 @@ describe("GET /manage/v1/stores", () => {
       field: "cursor",
     });
   });
+  test("stores made in one millisecond (one load) are paged by slug: one deleted meanwhile skips none", async () => {
+    const fixture = join(dir, "same-ms.json");
+    const slugs = ["t0", "t1", "t2", "t3", "t4"];
+    await Bun.write(
+      fixture,
+      JSON.stringify({
+        stores: slugs.map((slug) => ({
+          slug,
+          name: slug,
+          domain: `${slug}.example.org`,
+          plan: "growth",
+          ownerEmail: `o@${slug}.example.org`,
+        })),
+      }),
+    );
+    expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
+    const slugsOf = (page: { json: { data: { slug: string }[] } }) =>
+      page.json.data.map((store) => store.slug);
+    let first = await call("GET", "/stores?limit=2");
+    for (let i = 0; i < 50 && slugsOf(first)[0] !== "t4"; i++) {
+      await Bun.sleep(100); // the server reloads the registry within a second
+      first = await call("GET", "/stores?limit=2");
+    }
+    expect(slugsOf(first)).toEqual(["t4", "t3"]);
+    expect((await call("DELETE", "/stores/t4")).status).toBe(200);
+    const second = await call("GET", `/stores?limit=2&cursor=${first.json.nextCursor}`);
+    expect(slugsOf(second)).toEqual(["t2", "t1"]);
+    const third = await call("GET", `/stores?limit=1&cursor=${second.json.nextCursor}`);
+    expect(slugsOf(third)).toEqual(["t0"]);
+  });
 });
 
 describe("PATCH /manage/v1/stores/{slug}", () => {

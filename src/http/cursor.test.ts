@@ -20,6 +20,16 @@ describe("cursors", () => {
     expect(decodeCursor(secret, scope, cursor)).toEqual({ sort: 1767225600000, id: 42 });
   });
 
+  test("a slug for an id, where the list asks for one; a number is refused there, and a slug elsewhere", () => {
+    const slugCursor = encodeCursor(secret, scope, { sort: 1, id: "shop9" });
+    expect(decodeCursor(secret, scope, slugCursor, "string")).toEqual({ sort: 1, id: "shop9" });
+    expect(codeOf(() => decodeCursor(secret, scope, slugCursor))).toBe("invalid_parameter:cursor");
+    const numberCursor = encodeCursor(secret, scope, { sort: 1, id: 2 });
+    expect(codeOf(() => decodeCursor(secret, scope, numberCursor, "string"))).toBe(
+      "invalid_parameter:cursor",
+    );
+  });
+
   test("bound to list, store and filters", () => {
     const cursor = encodeCursor(secret, scope, { sort: 1, id: 2 });
     expect(codeOf(() => decodeCursor(secret, { ...scope, list: "customers" }, cursor))).toBe(

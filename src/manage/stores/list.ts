@@ -15,9 +15,9 @@ const newestFirst = (a: Store, b: Store) =>
 
 /**
  * The registry holds every store in memory, so a page is a slice of its sorted list. The
- * cursor keeps the last store's `createdAt` and its rank among stores made in the same
- * millisecond; a deleted store before it shifts that rank by one, which can repeat a row,
- * never skip one.
+ * cursor keeps the last store's `createdAt` and slug, and the next page starts after that
+ * position, so stores deleted or made meanwhile shift nothing (stores a load made share
+ * one millisecond).
  */
 export const listStores = defineManageRoute({
   method: "GET",
@@ -30,19 +30,17 @@ export const listStores = defineManageRoute({
     const { registry, cursorSecret } = c.get("deps");
     let stores = registry.all().sort(newestFirst);
     if (query.cursor !== undefined) {
-      const after = decodeCursor(cursorSecret, SCOPE, query.cursor);
-      const sameMs = stores.filter((s) => s.createdAt === after.sort);
-      stores = stores.filter((s) => s.createdAt < after.sort);
-      stores = [...sameMs.slice(after.id), ...stores];
+      const after = decodeCursor(cursorSecret, SCOPE, query.cursor, "string");
+      stores = stores.filter(
+        (s) => s.createdAt < after.sort || (s.createdAt === after.sort && s.slug < after.id),
+      );
     }
     const page = stores.slice(0, query.limit);
     const hasMore = stores.length > query.limit;
     const last = page.at(-1);
-    const rank = (store: Store) =>
-      registry.all().filter((s) => s.createdAt === store.createdAt && s.slug >= store.slug).length;
     const nextCursor =
       hasMore && last
-        ? encodeCursor(cursorSecret, SCOPE, { sort: last.createdAt, id: rank(last) })
+        ? encodeCursor(cursorSecret, SCOPE, { sort: last.createdAt, id: last.slug })
         : null;
     const data = await Promise.all(page.map((store) => storeJsonEvenUnusable(c, store)));
     return okList(c, { data, hasMore, nextCursor });
