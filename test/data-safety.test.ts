@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -12,6 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import Database from "libsql";
 import { DataDirLock, LOAD_LOCK, SERVE_LOCK } from "../src/db/data-dir";
 import { KEYS, otherStore, STATUSES, scratchDirs, send, testStore, until } from "./helpers";
 import { manage, newHostKey, storeBody } from "./manage-support";
@@ -251,6 +253,38 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
         [],
       );
     }
+  });
+
+  test("a store file lost with its -wal left (a kill -9, then the file gone) is missing, and the -wal is kept", async () => {
+    const data = await loadedDataDir();
+    const path = join(data, "stores", "shop2.db");
+    // A -wal holding a write: copied while its connection is open (closing folds it in).
+    const writer = new Database(path);
+    writer.exec("PRAGMA wal_autocheckpoint = 0; UPDATE api_keys SET name = name || '!'");
+    copyFileSync(`${path}-wal`, join(data, "saved-wal"));
+    writer.close();
+    rmSync(path);
+    renameSync(join(data, "saved-wal"), `${path}-wal`);
+    const walBytes = statSync(`${path}-wal`).size;
+    expect(walBytes).toBeGreaterThan(0);
+
+    const keys = await runCli(["keys", "list", "shop2", "--data", data]);
+    expect([keys.code, keys.stderr]).toEqual([
+      1,
+      `storeapi: ${path} is missing: store "shop2" is registered but has no database; restore the file from a backup (first delete the ${path}-wal and -shm left without it)\n`,
+    ]);
+    const server = await spawnServer(data);
+    try {
+      const answer = await send(server.url, "/api/v1/products", {
+        host: "shop2.test",
+        key: KEYS.other,
+      });
+      expect([answer.status, answer.json.error.code]).toEqual([503, "store_unavailable"]);
+    } finally {
+      await server.signal("SIGTERM");
+    }
+    expect(existsSync(path)).toBe(false);
+    expect(statSync(`${path}-wal`).size).toBe(walBytes);
   });
 
   test("an empty store file (a copy cut short) is no new empty store: 503 and one line naming it", async () => {

@@ -83,12 +83,12 @@ export class FileLocation implements Location {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
   }
   /**
-   * Whether the store has a database: a file that holds something, itself or in its WAL.
-   * An empty file (a copy cut short) would open as a new, empty store.
+   * Whether the store has a database: a file that holds something. An empty file (a copy
+   * cut short) would open as a new, empty store, and so would a `-wal` left without its
+   * file, which SQLite would then fold into that new store and delete.
    */
   async storeExists(slug: string) {
-    const path = storeDbPath(this.dataDir, slug);
-    return holdsData(path) || holdsData(`${path}-wal`);
+    return holdsData(storeDbPath(this.dataDir, slug));
   }
   /** One read of the directory (a server with 10,000 stores asks at start). */
   async missingStores(slugs: string[]) {
@@ -102,8 +102,12 @@ export class FileLocation implements Location {
   storeMissing(slug: string) {
     const path = this.storeName(slug);
     const what = existsSync(path) ? "is empty" : "is missing";
+    // A restored file would take a WAL left here for its own, and apply another file's pages.
+    const leftover = existsSync(`${path}-wal`)
+      ? ` (first delete the ${path}-wal and -shm left without it)`
+      : "";
     return new StoreDatabaseMissing(
-      `${path} ${what}: store "${slug}" is registered but has no database; restore the file from a backup`,
+      `${path} ${what}: store "${slug}" is registered but has no database; restore the file from a backup${leftover}`,
     );
   }
   /** Across processes: the data directory's stores lock. */
