@@ -1,14 +1,17 @@
 import type { Logger } from "../../log";
 import type { OutgoingMail, Transport } from "./transport";
 
-/** No SMTP and no mail directory: each email becomes one JSON log line (headers only, never the body). */
+/**
+ * No SMTP and no mail directory: each email becomes one JSON log line (headers only, never
+ * the body), at every log level: the log is where it is delivered.
+ */
 export class LogTransport implements Transport {
   readonly name = "log";
 
   constructor(private readonly logger: Logger) {}
 
   async send(mail: OutgoingMail): Promise<void> {
-    this.logger.info("email", {
+    this.logger.always("email", {
       store: mail.store,
       outboxId: mail.id,
       kind: mail.kind,
