@@ -3,7 +3,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
 import { tempDir, testStore } from "./helpers";
-import { spawnUntil } from "./process";
+import { runCli, spawnUntil } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
 const dir = tempDir("storeapi-demo-visible-");
@@ -69,6 +69,31 @@ test("the demo's store addresses and curl lines follow --platform-domain", async
   } finally {
     child.kill("SIGTERM");
     expect(await child.exited).toBe(0);
+  }
+}, 60_000);
+
+test("the demo logs no request lines unless asked, by flag or environment, and its help says so", async () => {
+  const help = await runCli(["demo", "--help"]);
+  expect(help.stdout).toContain(
+    "  --log-level L                debug, info, warn, error, silent (default warn: no line per request); env STOREAPI_LOG_LEVEL\n",
+  );
+  expect(help.stdout).toContain(
+    "  --data DIR                   the demo's data directory, emptied at every demo start (default ./demo-data)\n",
+  );
+  for (const [env, logged] of [
+    [{}, false],
+    [{ STOREAPI_LOG_LEVEL: "info" }, true],
+  ] as const) {
+    const { child, text, rest } = await spawnUntil(
+      ["demo", "--listen", "127.0.0.1:0", "--data", join(dir, "demo-log-level")],
+      "Stop with Ctrl-C",
+      env,
+    );
+    const [, base] = /Reference: (http:\/\/127\.0\.0\.1:\d+)/.exec(text) ?? [];
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+    expect([env, (await rest()).includes('"path":"/healthz"')]).toEqual([env, logged]);
   }
 }, 60_000);
 

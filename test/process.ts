@@ -214,8 +214,13 @@ export async function spawnServer(
  * Starts `storeapi ARGS` and reads its stdout until `until` appears or holds (or it ends);
  * killed after 60 s. `rest()` reads on to the end (signal the process first).
  */
-export async function spawnUntil(args: string[], until: string | ((text: string) => boolean)) {
+export async function spawnUntil(
+  args: string[],
+  until: string | ((text: string) => boolean),
+  env: Record<string, string> = {},
+) {
   const child = Bun.spawn([...storeapiCommand(), ...args], {
+    env: { ...process.env, ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

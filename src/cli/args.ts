@@ -28,7 +28,7 @@ export interface CommandSpec<F extends FlagTable = FlagTable> {
   flags: F;
 }
 
-const COMMON_FLAGS = {
+export const COMMON_FLAGS = {
   data: {
     type: "string",
     value: "DIR",
@@ -119,7 +119,9 @@ export function usageLine(spec: CommandSpec): string {
 }
 
 export function commandHelp(spec: CommandSpec): string {
-  const rows = Object.entries({ ...spec.flags, ...COMMON_FLAGS }).map(
+  // A command may give a common flag its own help (demo's --data).
+  const common = Object.entries(COMMON_FLAGS).filter(([name]) => !Object.hasOwn(spec.flags, name));
+  const rows = [...Object.entries(spec.flags), ...common].map(
     ([name, flag]) => `  ${flagText(name, flag).padEnd(28)} ${flag.help}`,
   );
   return `Usage: ${usageLine(spec)}\n\n${spec.summary}\n\nFlags:\n${rows.join("\n")}\n`;

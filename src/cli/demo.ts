@@ -4,7 +4,7 @@ import demoFixture from "../../fixtures/demo.json" with { type: "json" };
 import { DataDirLock } from "../db/data-dir";
 import { objectSource } from "../load/source";
 import { startServer } from "../server";
-import { command, locationOf } from "./args";
+import { COMMON_FLAGS, command, type FlagTable, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
 import { loadInto } from "./load";
 import { printJson, printLine } from "./output";
@@ -111,12 +111,29 @@ function printIntro(
   printLine("");
 }
 
+/** serve's flags, with the demo's own defaults in their help. */
+const DEMO_OPTIONS = {
+  ...SERVE_OPTIONS,
+  "mail-dir": {
+    ...SERVE_OPTIONS["mail-dir"],
+    help: "write each email as an .eml file in DIR (default DATA/mail, unless --smtp is given); env STOREAPI_MAIL_DIR",
+  },
+  "log-level": {
+    ...SERVE_OPTIONS["log-level"],
+    help: "debug, info, warn, error, silent (default warn: no line per request); env STOREAPI_LOG_LEVEL",
+  },
+  data: {
+    ...COMMON_FLAGS.data,
+    help: "the demo's data directory, emptied at every demo start (default ./demo-data)",
+  },
+} satisfies FlagTable;
+
 export const demoCommand = command(
   {
     name: "demo",
     summary:
       "Load the demo stores into a fresh ./demo-data and serve them on 127.0.0.1:8080 with plain HTTP allowed.",
-    flags: SERVE_OPTIONS,
+    flags: DEMO_OPTIONS,
   },
   async ({ values }) => {
     const dataDir = values.data ?? "./demo-data";

@@ -26,13 +26,20 @@ export const SERVE_OPTIONS = Object.fromEntries(
   }),
 ) as Record<(typeof SERVE_FLAGS)[number], FlagSpec>;
 
+/** The config from flags, else the environment, else `defaults` (demo's), else serve's own. */
 export function serveConfigFrom(
   values: ServeFlags,
   dataDir: string,
   defaults: ServeFlags = {},
 ): ServeConfig {
+  const unset = ([flag]: [string, unknown]) =>
+    values[flag as keyof ServeFlags] === undefined &&
+    process.env[envName(flag)] === undefined;
   try {
-    return parseServeConfig({ ...defaults, ...values }, dataDir);
+    return parseServeConfig(
+      { ...Object.fromEntries(Object.entries(defaults).filter(unset)), ...values },
+      dataDir,
+    );
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
