@@ -918,7 +918,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)("reads from embedded
     expect(existsSync(join(dir, "r3"))).toBe(false);
     const byIp = await runCli([...serve, "--data", join(dir, "r2"), ...sqld.flags]);
     expect([byIp.code, byIp.stderr]).toEqual([
-      1,
+      2, // a usage mistake, like the others
       "storeapi: --libsql-replicas needs --libsql-url to name the server by a host name, not 127.0.0.1: each store's replica reaches it as store-{slug}.{host}\n",
     ]);
   });

@@ -8,7 +8,7 @@ import { COMMON_FLAGS, command, type FlagTable, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
 import { loadInto } from "./load";
 import { printJson, printLine } from "./output";
-import { refuseReplicasOnFiles, SERVE_OPTIONS, serveConfigFrom, stopOnSignals } from "./serve";
+import { refuseUnusableReplicas, SERVE_OPTIONS, serveConfigFrom, stopOnSignals } from "./serve";
 
 const MARKER = ".storeapi-demo";
 
@@ -147,7 +147,7 @@ export const demoCommand = command(
       "log-level": "warn",
       ...mailDir,
     });
-    refuseReplicasOnFiles(config);
+    refuseUnusableReplicas(config);
     // Only a valid command line empties the demo directory.
     freshDemoDir(dataDir);
     await loadInto(dataDir, objectSource(demoFixture), {

@@ -7,6 +7,7 @@ import {
   type ServeConfig,
   type ServeFlags,
 } from "../config";
+import { LibsqlLocation, replicasUnreachable } from "../db/location";
 import { type RunningServer, startServer } from "../server";
 import { command, dataDirOf, type FlagSpec, locationOf } from "./args";
 import { UsageError } from "./errors";
@@ -33,8 +34,7 @@ export function serveConfigFrom(
   defaults: ServeFlags = {},
 ): ServeConfig {
   const unset = ([flag]: [string, unknown]) =>
-    values[flag as keyof ServeFlags] === undefined &&
-    process.env[envName(flag)] === undefined;
+    values[flag as keyof ServeFlags] === undefined && process.env[envName(flag)] === undefined;
   try {
     return parseServeConfig(
       { ...Object.fromEntries(Object.entries(defaults).filter(unset)), ...values },
@@ -46,9 +46,13 @@ export function serveConfigFrom(
 }
 
 /** `--libsql-replicas` copies a libSQL server's stores; on files it would do nothing. */
-export function refuseReplicasOnFiles(config: ServeConfig): void {
-  if (config.libsqlReplicas && !config.location?.remote)
+/** `--libsql-replicas` needs a libSQL server named by a host name: a usage mistake otherwise. */
+export function refuseUnusableReplicas(config: ServeConfig): void {
+  if (!config.libsqlReplicas) return;
+  if (!(config.location instanceof LibsqlLocation))
     throw new UsageError("--libsql-replicas needs --libsql-url");
+  const unreachable = replicasUnreachable(config.location.server.url);
+  if (unreachable) throw new UsageError(unreachable);
 }
 
 /** Stops gracefully on SIGTERM/SIGINT and exits 0. */
@@ -72,7 +76,7 @@ export const serveCommand = command(
   },
   async ({ values }) => {
     const config = { ...serveConfigFrom(values, dataDirOf(values)), location: locationOf(values) };
-    refuseReplicasOnFiles(config);
+    refuseUnusableReplicas(config);
     const server = await startServer(config);
     // Before "listening": whoever waits for that line may signal at once.
     stopOnSignals(server);

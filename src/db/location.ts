@@ -198,6 +198,13 @@ const oneLine = (text: string) => {
 export class LibsqlAdminError extends Error {}
 
 /** Namespaces `platform` and `store-{slug}` on a libSQL server started with `--enable-namespaces`. */
+/** Why replicas cannot reach the server at `url` (an IP address: no `store-{slug}.` before it); null when they can. */
+export function replicasUnreachable(url: string): string | null {
+  const { hostname } = new URL(url);
+  if (!/^[\d.]+$|^\[/.test(hostname)) return null;
+  return `--libsql-replicas needs --libsql-url to name the server by a host name, not ${hostname}: each store's replica reaches it as store-{slug}.{host}`;
+}
+
 export class LibsqlLocation implements Location {
   readonly remote = true;
   /** Where `serve --libsql-replicas` keeps each open store's embedded replica; null: none. */
@@ -316,12 +323,8 @@ export class LibsqlLocation implements Location {
    * resolve to the server (a wildcard DNS record; `*.localhost` is loopback).
    */
   keepReplicasIn(dir: string): void {
-    const { hostname } = new URL(this.server.url);
-    if (/^[\d.]+$|^\[/.test(hostname)) {
-      throw new LibsqlAdminError(
-        `--libsql-replicas needs --libsql-url to name the server by a host name, not ${hostname}: each store's replica reaches it as store-{slug}.{host}`,
-      );
-    }
+    const unreachable = replicasUnreachable(this.server.url);
+    if (unreachable) throw new LibsqlAdminError(unreachable);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.replicaDir = dir;
