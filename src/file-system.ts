@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 
 /** Why the file system refused, by errno code, in a few words. */
 export const FILE_SYSTEM_REASONS: Record<string, string> = {
@@ -25,4 +25,9 @@ export function holdsData(path: string): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== "ENOENT";
   }
+}
+
+/** Removes a SQLite database file with its `-wal` and `-shm`, those that exist. */
+export function removeDatabase(path: string): void {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
 }

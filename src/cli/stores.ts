@@ -98,7 +98,10 @@ const add = command(
             throw new CliError(`domain "${store.domain}" already belongs to another store`);
           // Replaces any unregistered leftover (a load that crashed before registering).
           await location.createStore(slug);
-          await platform.addStore(store);
+          await platform.addStore(store).catch(async (error) => {
+            await location.deleteStore(slug); // not registered: no leftover
+            throw error;
+          });
         },
       ),
     );

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { holdsData } from "../file-system";
+import { holdsData, removeDatabase } from "../file-system";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
 import { refuseLostRegistry, refuseUnfinishedBackup, withStoresLock } from "./data-dir";
@@ -76,11 +76,15 @@ export class FileLocation implements Location {
   }
   async createStore(slug: string) {
     await this.deleteStore(slug);
-    await (await this.openStore(slug)).close();
+    try {
+      await (await this.openStore(slug)).close();
+    } catch (error) {
+      await this.deleteStore(slug); // what a full disk let it write
+      throw error;
+    }
   }
   async deleteStore(slug: string) {
-    const path = storeDbPath(this.dataDir, slug);
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+    removeDatabase(storeDbPath(this.dataDir, slug));
   }
   /**
    * Whether the store has a database: a file that holds something. An empty file (a copy

@@ -1,8 +1,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { AdminClient, ORDERS_WRITE, signInToken } from "../admin-support";
-import { send, tempDir, testStore } from "../helpers";
+import { send, tempDir, testStore, until } from "../helpers";
+import { manage, newHostKey, storeBody } from "../manage-support";
 import { runCli, type ServerProcess, spawnServer } from "../process";
 import { TEST_LIBSQL } from "../sqld";
 
@@ -142,4 +154,58 @@ describe.skipIf(!canMount)("a full disk", () => {
     const stores = await runCli(["stores", "list", "--json", "--data", data]);
     expect(stores.json.map((s: { slug: string }) => s.slug)).toEqual(["shop1"]);
   });
+
+  test("a store create on a full disk, by the management API or by a command, leaves no file behind", async () => {
+    const url = (server as ServerProcess).url;
+    const hostKey = await newHostKey(data); // while there is room
+    const keyWorks = async () =>
+      (await manage(url, "GET", "/stores", { key: hostKey })).status === 200;
+    expect(await until(keyWorks)).toBe(true); // the server reloads host keys within a second
+    const filler = join(mountPoint, "filler");
+    fillDisk(filler, 128 * 1024); // room to begin a store, not to finish it
+    try {
+      const created = await manage(url, "POST", "/stores", {
+        key: hostKey,
+        body: storeBody("full1"),
+      });
+      expect([created.status, created.json.error.code]).toEqual([503, "store_unavailable"]);
+      const added = await runCli([
+        "stores",
+        "add",
+        "full2",
+        "--domain",
+        "full2.test",
+        "--plan",
+        "growth",
+        "--owner-email",
+        "owner@full2.test",
+        "--data",
+        data,
+      ]);
+      expect([added.code, added.stderr]).toEqual([
+        1,
+        "storeapi: the disk is full; free some space and run the command again\n",
+      ]);
+      // Nothing of either store: no file to clear by hand, none a restart would keep.
+      expect(readdirSync(join(data, "stores")).filter((name) => name.startsWith("full"))).toEqual(
+        [],
+      );
+    } finally {
+      rmSync(filler);
+    }
+  });
 });
+
+/** Writes `path` until the disk has only `leave` bytes of room left. */
+function fillDisk(path: string, leave: number): void {
+  const fd = openSync(path, "w");
+  const chunk = Buffer.alloc(64 * 1024, 1);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+  } finally {
+    ftruncateSync(fd, Math.max(0, fstatSync(fd).size - leave));
+    closeSync(fd);
+  }
+}

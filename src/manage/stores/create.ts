@@ -1,10 +1,11 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type * as v from "valibot";
 import { FileLocation, LibsqlAdminError, storeDbPath } from "../../db/location";
 import { writeStore } from "../../db/platform";
 import { moveIntoPlace } from "../../db/staging";
 import { ApiError } from "../../errors";
+import { removeDatabase } from "../../file-system";
 import type { AppContext } from "../../http/context";
 import { buildStoreDb, fillStoreNamespace, planFixture } from "../../load/load";
 import { outlineObject } from "../../load/source";
@@ -51,9 +52,16 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
     const finalPath = storeDbPath(pool.location.dataDir, body.slug);
     mkdirSync(join(pool.location.dataDir, "stores"), { recursive: true });
     const tempPath = `${finalPath}.creating`;
-    await buildStoreDb(tempPath, plan, [], {});
-    await pool.closeStore(body.slug);
-    moveIntoPlace(tempPath, finalPath);
+    try {
+      await buildStoreDb(tempPath, plan, [], {});
+      await pool.closeStore(body.slug);
+      moveIntoPlace(tempPath, finalPath);
+    } catch (error) {
+      // What a full disk let it write, where nothing would ever clear it.
+      removeDatabase(tempPath);
+      rmSync(`${finalPath}.copy`, { force: true });
+      throw error;
+    }
   } else {
     await pool.closeStore(body.slug);
     await pool.location.createStore(body.slug).catch(refuseWithoutAdmin);
@@ -61,6 +69,7 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
   }
   // `stores set` may have given the domain to another store since the check.
   await writeStore(manageDeps(c).platform.db, plan.store, now).catch(async (error) => {
+    await pool.location.deleteStore(body.slug); // not registered: no leftover
     await refuseTaken(c, body);
     throw error;
   });
