@@ -11,6 +11,7 @@ import {
 import { FileLocation, LibsqlLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
 import { defaultMaxOpenStores, maxOpenStoresFitting, StorePool, storeDbPath } from "./db/pool";
+import { StoreFileWatch } from "./db/store-file-watch";
 import { buildDeps } from "./deps";
 import { HealthProbe } from "./health";
 import { Housekeeper } from "./housekeeping";
@@ -203,6 +204,13 @@ async function serveFrom(
     defaultMaxOpenStores(openFiles?.soft ?? 1024, location.descriptorsPerStore);
   const pool = new StorePool(location, maxOpenStores);
   pool.startCheckpoints(1000, reportError);
+  const fileWatch = new StoreFileWatch(pool, (slug) =>
+    logger.error(
+      "store database file was removed or replaced while the server had it open: the store is closed, and what it wrote since is lost; stop the server before moving store files",
+      { store: slug, file: location.storeName(slug) },
+    ),
+  );
+  fileWatch.start();
   const mail = new MailWorker({
     pool,
     registry,
@@ -333,6 +341,7 @@ async function serveFrom(
         stopCertificateWatch();
         await housekeeper.stop();
         registry.stop();
+        fileWatch.stop();
         await mail.stop(Math.max(0, deadline - Date.now()));
         await deps.usage.flush();
         await pool.close();

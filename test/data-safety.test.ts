@@ -255,6 +255,40 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
     }
   });
 
+  test("a store file removed under the server is noticed: the store is closed and answers 503, not writes into the removed file", async () => {
+    const data = await loadedDataDir();
+    const server = await spawnServer(data);
+    try {
+      const product = {
+        method: "POST",
+        host: "shop2.test",
+        key: KEYS.other,
+        body: { name: "P", price: 1 },
+      };
+      expect((await send(server.url, "/api/v1/products", product)).status).toBe(201);
+      const path = join(data, "stores", "shop2.db");
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+      const noticed = () =>
+        server
+          .stdout()
+          .includes(
+            '"msg":"store database file was removed or replaced while the server had it open',
+          );
+      expect(await until(noticed)).toBe(true);
+      const line =
+        server
+          .stdout()
+          .split("\n")
+          .find((l) => l.includes("was removed or replaced")) ?? "{}";
+      expect(JSON.parse(line)).toMatchObject({ level: "error", store: "shop2", file: path });
+      const refused = await send(server.url, "/api/v1/products", product);
+      expect([refused.status, refused.json.error.code]).toEqual([503, "store_unavailable"]);
+      expect((await send(server.url, "/api/v1/products")).status).toBe(200); // shop1
+    } finally {
+      await server.signal("SIGTERM");
+    }
+  });
+
   test("a store file lost with its -wal left (a kill -9, then the file gone) is missing, and the -wal is kept", async () => {
     const data = await loadedDataDir();
     const path = join(data, "stores", "shop2.db");

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { holdsData, removeDatabase } from "../file-system";
 import { runtime } from "../runtime/runtime";
@@ -32,6 +32,8 @@ export interface Location {
   storeExists(slug: string): Promise<boolean>;
   /** Of these stores, the ones without a database. */
   missingStores(slugs: string[]): Promise<string[]>;
+  /** On files: which file the store's path names now (device and inode); null when none. */
+  storeFileId?(slug: string): string | null;
   /** What a use of a registered store without a database throws. */
   storeMissing(slug: string): StoreDatabaseMissing;
   /** The store's database as an operator finds it: its file, or its namespace on the server. */
@@ -93,6 +95,14 @@ export class FileLocation implements Location {
    */
   async storeExists(slug: string) {
     return holdsData(storeDbPath(this.dataDir, slug));
+  }
+  storeFileId(slug: string) {
+    try {
+      const { dev, ino } = statSync(storeDbPath(this.dataDir, slug));
+      return `${dev}:${ino}`;
+    } catch {
+      return null;
+    }
   }
   /** One read of the directory (a server with 10,000 stores asks at start). */
   async missingStores(slugs: string[]) {

@@ -16,6 +16,8 @@ interface Entry {
   onReleased?: () => void;
   /** Leases waiting for the open whose client has hung up since. */
   abandoned: number;
+  /** Which file it opened (device and inode), on files: see `StoreFileWatch`. */
+  fileId?: string | null;
 }
 
 /**
@@ -242,6 +244,7 @@ export class StorePool {
       db.then(
         (opened) => {
           created.open = opened;
+          created.fileId = this.location.storeFileId?.(slug);
           this.current.add(slug);
         },
         () => {
@@ -349,6 +352,19 @@ export class StorePool {
       intervalMs,
       reportError,
     );
+  }
+
+  /** The open stores and the file each opened (device and inode), where the location has files. */
+  openFiles(): Array<{ slug: string; fileId: string }> {
+    const files: Array<{ slug: string; fileId: string }> = [];
+    for (const [slug, entry] of this.entries)
+      if (entry.fileId) files.push({ slug, fileId: entry.fileId });
+    return files;
+  }
+
+  /** Whether the store is still open on the file `openFiles` gave. */
+  isOpenOn(slug: string, fileId: string): boolean {
+    return this.entries.get(slug)?.fileId === fileId;
   }
 
   /**
