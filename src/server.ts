@@ -11,6 +11,7 @@ import {
 import { FileLocation, LibsqlLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
 import { defaultMaxOpenStores, maxOpenStoresFitting, StorePool, storeDbPath } from "./db/pool";
+import { settleCrashedLoadsEvery } from "./db/staging";
 import { StoreFileWatch } from "./db/store-file-watch";
 import { buildDeps } from "./deps";
 import { HealthProbe } from "./health";
@@ -211,6 +212,19 @@ async function serveFrom(
     ),
   );
   fileWatch.start();
+  let settleFailing = false; // logged once, not every 2 s, until it works
+  const stopSettlingLoads =
+    location instanceof FileLocation
+      ? settleCrashedLoadsEvery(location.dataDir, platform.db, 2000, (settled, error) => {
+          if (error && !settleFailing)
+            reportError(
+              "could not finish a load that stopped part-way (logged again only after it works)",
+              error,
+            );
+          else if (settled) logger.warn("finished a load that stopped part-way beside this server");
+          settleFailing = error !== undefined;
+        })
+      : () => {};
   const mail = new MailWorker({
     pool,
     registry,
@@ -342,6 +356,7 @@ async function serveFrom(
         await housekeeper.stop();
         registry.stop();
         fileWatch.stop();
+        stopSettlingLoads();
         await mail.stop(Math.max(0, deadline - Date.now()));
         await deps.usage.flush();
         await pool.close();

@@ -170,13 +170,35 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
       `storeapi: the stores are loaded, but their files did not all reach ${join(data, "stores")} (`,
     );
     expect(loaded.stderr).toEndWith(
-      `); once that is fixed, any storeapi command on ${data} (storeapi stores list, say) moves them there; until then a running server answers 503 for them\n`,
+      `); once that is fixed, any storeapi command on ${data} (storeapi stores list, say) moves them there, and so does a running server within seconds; until then it answers 503 for them\n`,
     );
     rmSync(join(data, "stores", "shop1.db.copy"), { recursive: true });
     expect(await slugs(data)).toEqual(["shop1", "shop2"]);
     expect(existsSync(join(data, "loading"))).toBe(false);
     const again = await runCli(["keys", "list", "shop1", "--json", "--data", data]);
     expect(again.code).toBe(0);
+  });
+
+  test("killed beside a running server after the commit: the server finishes the move itself", async () => {
+    const dir = freshDir();
+    const data = join(dir, "data");
+    expect((await runCli(["load", writeFixture(dir, [testStore()]), "--data", data])).code).toBe(0);
+    const server = await spawnServer(data);
+    try {
+      const crashed = await crashAt(writeFixture(dir, [otherStore()]), data, "committed");
+      expect(crashed.code).not.toBe(0);
+      const shop2 = async () =>
+        (await send(server.url, "/api/v1/products", { host: "shop2.test", key: KEYS.other }))
+          .status;
+      // No command runs meanwhile: the server moves the staged file into place (every 2 s).
+      expect(await until(async () => (await shop2()) === 200)).toBe(true);
+      expect(existsSync(join(data, "loading"))).toBe(false);
+      expect(server.stdout()).toContain(
+        '"msg":"finished a load that stopped part-way beside this server"',
+      );
+    } finally {
+      await server.signal("SIGTERM");
+    }
   });
 
   for (const step of ["committed", "moved-one"]) {

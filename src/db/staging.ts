@@ -79,14 +79,43 @@ export async function settleStaging(dataDir: string, platform: Db): Promise<void
   rmSync(stagingDir(dataDir), { recursive: true, force: true });
 }
 
-/** At every open of the data directory: settles a crashed load, unless a load is running now. */
-export async function settleCrashedLoad(dataDir: string, platform: Db): Promise<void> {
-  if (!existsSync(stagingDir(dataDir))) return;
+/**
+ * At every open of the data directory: settles a crashed load, unless a load is running
+ * now. Whether there was one to settle.
+ */
+export async function settleCrashedLoad(dataDir: string, platform: Db): Promise<boolean> {
+  if (!existsSync(stagingDir(dataDir))) return false;
   const lock = DataDirLock.tryAcquire(dataDir, LOAD_LOCK);
-  if (!lock) return; // a live load settles its own
+  if (!lock) return false; // a live load settles its own
   try {
     await settleStaging(dataDir, platform);
+    return true;
   } finally {
     lock.release();
   }
+}
+
+/**
+ * A running server settles a load that died beside it, every `intervalMs`: the load's
+ * stores are registered but their files still staged, and they would answer 503 (and a
+ * delete would archive nothing) until the next command or start. Returns the stop.
+ */
+export function settleCrashedLoadsEvery(
+  dataDir: string,
+  platform: Db,
+  intervalMs: number,
+  done: (settled: boolean, error?: unknown) => void,
+): () => void {
+  let settling = false;
+  const timer = setInterval(() => {
+    if (settling || !existsSync(stagingDir(dataDir))) return;
+    settling = true;
+    settleCrashedLoad(dataDir, platform)
+      .then(done, (error) => done(false, error))
+      .finally(() => {
+        settling = false;
+      });
+  }, intervalMs);
+  timer.unref?.();
+  return () => clearInterval(timer);
 }
