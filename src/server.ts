@@ -62,6 +62,9 @@ const LISTEN_REFUSALS: Record<string, (flag: ListenFlag) => string> = {
   EACCES: (flag) =>
     `is not open to this user (ports below 1024 need root or CAP_NET_BIND_SERVICE); pick another ${flag}`,
   EADDRNOTAVAIL: (flag) => `is not an address of this machine; pick another ${flag}`,
+  // A host name that does not resolve, or an IP address past 255 (Bun says EINVAL).
+  EINVAL: (flag) =>
+    `cannot be listened on: its host is no address this machine has, nor a name that resolves to one; pick another ${flag}`,
 };
 const DENO_ERROR_CODES: Record<string, string> = {
   AddrInUse: "EADDRINUSE",
@@ -112,7 +115,11 @@ function listenOn(
     return listen();
   } catch (error) {
     const { code, name, message } = error as { code?: string; name?: string; message?: string };
-    const known = [code, DENO_ERROR_CODES[name ?? ""]].find((c) => c && c in LISTEN_REFUSALS);
+    // Deno's failed lookup is a plain Error, told by its message.
+    const unresolved = /^failed to lookup address/.test(message ?? "") ? "EINVAL" : undefined;
+    const known = [code, DENO_ERROR_CODES[name ?? ""], unresolved].find(
+      (c) => c && c in LISTEN_REFUSALS,
+    );
     if (known) throw new CannotListen(flag, hostname, port, known);
     if (certFile && /certificate/i.test(message ?? ""))
       throw new CertificateRefused(certFile, message as string);
