@@ -400,6 +400,17 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
       ]);
     }
     expect(readdirSync(empty)).toEqual([]);
+    // A file where the directory should be: no advice to make one there.
+    const file = join(freshDir(), "a-file");
+    writeFileSync(file, "");
+    for (const command of commands) {
+      const result = await runCli([...command, "--data", file]);
+      expect([command, result.code, result.stderr]).toEqual([
+        command,
+        1,
+        `storeapi: ${file} is a file, not a data directory; give --data a directory\n`,
+      ]);
+    }
   });
 
   test("no command makes a new platform.db where the old one is gone but its stores or WAL are there", async () => {

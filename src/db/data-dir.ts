@@ -22,11 +22,13 @@ export const PRIVATE_FILE_MODE = 0o600;
 
 /** A data directory that must already exist (serve and the read-only commands never create one). */
 export function requireDataDir(dataDir: string): void {
-  if (!existsSync(dataDir) || !statSync(dataDir).isDirectory()) {
+  if (!existsSync(dataDir)) {
     throw new DataDirError(
       `no data directory at ${dataDir}; create one with storeapi stores add or storeapi load`,
     );
   }
+  if (!statSync(dataDir).isDirectory())
+    throw new DataDirError(`${dataDir} is a file, not a data directory; give --data a directory`);
   refuseUnfinishedBackup(dataDir);
 }
 
