@@ -31,6 +31,9 @@ class CaptureLogger extends Logger {
   override write(level: LogLevel, entry: Record<string, unknown>): void {
     this.lines.push({ level, ...entry });
   }
+  override always(msg: string, fields: Record<string, unknown> = {}): void {
+    this.write("info", { time: new Date().toISOString(), msg, ...fields });
+  }
 }
 
 interface Harness {
