@@ -25,7 +25,8 @@ export const signIn =
     const token = c.req.query("token");
     if (token === undefined) {
       if (await sessionOf(state, c)) return redirect(c, ADMIN_PATH);
-      return page(c, <SignInPage storeName={storeName} />);
+      const notice = c.req.query("sent") === undefined ? undefined : EMAIL_SENT;
+      return page(c, <SignInPage storeName={storeName} notice={notice} />);
     }
     const session = /^[A-Za-z0-9_-]{32,128}$/.test(token)
       ? await signInWithToken(c.get("db"), token, state.deps.now())
@@ -38,9 +39,12 @@ export const signIn =
     return redirect(c, ADMIN_PATH);
   };
 
+/** Where a sign-in form goes once posted: the sign-in page saying a link may be on its way. */
+const EMAIL_SENT_PATH = `${SIGN_IN_PATH}?sent`;
+
 /**
  * POST sign-in: the owner's email gets a one-time link (made when the email is sent);
- * any other address gets the same page, and every post counts against the limits.
+ * any other address gets the same redirect, and every post counts against the limits.
  */
 export const sendSignInLink =
   ({ deps, perIp, perStore }: AdminState): AdminHandler =>
@@ -80,7 +84,8 @@ export const sendSignInLink =
       await queueMail(c.get("db"), { ...mail, to: store.ownerEmail }, now);
       deps.onMailQueued(store.slug);
     }
-    return page(c, <SignInPage storeName={store.name} notice={EMAIL_SENT} />);
+    // Whatever the address: a reload of the page it goes to sends nothing again.
+    return redirect(c, EMAIL_SENT_PATH);
   };
 
 export const signOut =
