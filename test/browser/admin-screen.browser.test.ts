@@ -264,6 +264,50 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
   );
 
   test(
+    "the key table fits the window, phone to desktop and 200% zoom, also with a 100-character name",
+    async () => {
+      const data = join(dir, "data");
+      const longName = "ERP_SYNC_PRODUCTION_WAREHOUSE_".repeat(4).slice(0, 100);
+      for (const name of [longName, "reports"]) {
+        const made = await runCli(
+          ["keys", "create", "shop2", "--name", name, "--products", "read", "--data", data],
+          { underTest: true },
+        );
+        expect(made.code).toBe(0);
+      }
+      const shop2 = `http://shop2.localhost:${port}`;
+      const link = await runCli(
+        ["admin-link", "shop2", "--origin", shop2, "--json", "--data", data],
+        { underTest: true },
+      );
+      await page.goto(JSON.parse(link.stdout).url);
+      expect(page.url()).toBe(`${shop2}/api/admin/`);
+      // 960 CSS pixels: a 1920-pixel screen at 200%.
+      for (const [width, height] of [
+        [375, 667],
+        [800, 600],
+        [960, 800],
+        [1280, 900],
+      ]) {
+        await page.setViewportSize({ width, height });
+        const widest = await page.evaluate(() => document.documentElement.scrollWidth);
+        const deleteButtons = page.getByRole("button", { name: "Delete", exact: true });
+        expect(await deleteButtons.count()).toBe(2);
+        const rights = await deleteButtons.evaluateAll((buttons) =>
+          buttons.map((button) => Math.ceil(button.getBoundingClientRect().right)),
+        );
+        expect([width, widest <= width, rights.every((right) => right <= width)]).toEqual([
+          width,
+          true,
+          true,
+        ]);
+      }
+      await page.setViewportSize({ width: 1280, height: 900 });
+    },
+    SLOW,
+  );
+
+  test(
     "a foreign store's link does not sign in",
     async () => {
       // A link made for shop2, opened on shop1's host.
