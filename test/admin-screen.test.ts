@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { BAD_LINK, EMAIL_SENT, LIMIT_SENTENCE, NOT_SHOWN_AGAIN } from "../src/admin/pages";
+import {
+  BAD_LINK,
+  EMAIL_SENT,
+  LIMIT_SENTENCE,
+  NOT_SHOWN_AGAIN,
+  SESSION_ENDED,
+} from "../src/admin/pages";
 import { StorePool } from "../src/db/pool";
 import { listMail } from "../src/mail/outbox";
 import { AdminClient, ORDERS_WRITE, signInToken, textOfId } from "./admin-support";
@@ -190,8 +196,9 @@ describe("pages without a session", () => {
         "/api/admin/sign-in",
       ]);
     }
+    // A form comes from a page shown in a session: the sign-in page says it ended.
     const post = await client().post("/api/admin/keys", ORDERS_WRITE);
-    expect([post.status, post.headers.get("location")]).toEqual([303, "/api/admin/sign-in"]);
+    expect([post.status, post.headers.get("location")]).toEqual([303, "/api/admin/sign-in?ended"]);
     // The screen answers with the request's id, as the API does (and as its log line has it).
     const traced = await client().get("/api/admin/", { "X-Request-Id": "admin-trace-1" });
     expect(traced.headers.get("x-request-id")).toBe("admin-trace-1");
@@ -210,16 +217,17 @@ describe("pages without a session", () => {
       ...crossSite,
       Cookie: "storeapi_admin=stale",
     });
-    for (const [answer, path] of [
-      [withCookie, "/api/admin/"],
-      [await client().get("/api/admin/keys/new", crossSite), "/api/admin/keys/new"],
-      [await client().get("/api/admin/", { "Sec-Fetch-Site": "same-origin" }), "/api/admin/"],
+    const signIn = "/api/admin/sign-in";
+    for (const [answer, path, to] of [
+      [withCookie, "/api/admin/", `${signIn}?ended`], // a session once, ended since
+      [await client().get("/api/admin/keys/new", crossSite), "/api/admin/keys/new", signIn],
+      [
+        await client().get("/api/admin/", { "Sec-Fetch-Site": "same-origin" }),
+        "/api/admin/",
+        signIn,
+      ],
     ] as const)
-      expect([path, answer.status, answer.headers.get("location")]).toEqual([
-        path,
-        303,
-        "/api/admin/sign-in",
-      ]);
+      expect([path, answer.status, answer.headers.get("location")]).toEqual([path, 303, to]);
   });
 
   test("OPTIONS is 405 with Allow on a page, 404 elsewhere, before the host is looked at", async () => {
@@ -546,10 +554,14 @@ describe("CSRF and sessions", () => {
     const one = await signedIn();
     const two = await signedIn();
     expect(one.formToken).not.toBe(two.formToken);
-    expect(
-      (await one.post("/api/admin/keys", { ...ORDERS_WRITE, formToken: two.formToken ?? "" }))
-        .status,
-    ).toBe(403);
+    const stale = await one.post("/api/admin/keys", {
+      ...ORDERS_WRITE,
+      formToken: two.formToken ?? "",
+    });
+    expect(stale.status).toBe(403);
+    expect(stale.text).toContain(
+      "This form is from a page opened before you last signed in; reload the page and send it again.",
+    );
   });
 
   test("sign out ends the session: the old cookie leads back to sign in", async () => {
@@ -559,7 +571,16 @@ describe("CSRF and sessions", () => {
     expect([out.status, out.headers.get("location")]).toEqual([303, "/api/admin/sign-in"]);
     expect(out.headers.get("set-cookie")).toContain("storeapi_admin=; Max-Age=0; Path=/api/admin");
     admin.cookie = cookie;
-    expect((await admin.get("/api/admin/")).status).toBe(303);
+    // A tab still open on the screen: its next page or form says the session ended.
+    const page = await admin.get("/api/admin/");
+    const form = await admin.post("/api/admin/keys", ORDERS_WRITE);
+    for (const answer of [page, form])
+      expect([answer.status, answer.headers.get("location")]).toEqual([
+        303,
+        "/api/admin/sign-in?ended",
+      ]);
+    const told = await admin.get("/api/admin/sign-in?ended");
+    expect(told.text).toContain(SESSION_ENDED);
   });
 
   test("a session is bound to its store: shop1's cookie does not open shop2's screen", async () => {

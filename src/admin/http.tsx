@@ -10,7 +10,7 @@ import { isSecure } from "../http/middleware/transport";
 import { searchParamsOf } from "../http/request-url";
 import { methodNotAllowed } from "../http/route-table";
 import type { AdminContext, AdminDeps, AdminEnv, AdminState } from "./context";
-import { SIGN_IN_PATH } from "./links";
+import { SESSION_ENDED_PATH, SIGN_IN_PATH } from "./links";
 import { ADMIN_PATH, ContinuePage, ErrorPage } from "./pages";
 import { findSession, SESSION_COOKIE } from "./sessions";
 
@@ -139,6 +139,13 @@ const forbidden = () =>
     "This form was not sent from this page; reload the page and try again.",
   );
 
+/** A form from this site with another session's token: a page open since an earlier sign-in. */
+const staleForm = () =>
+  new ApiError(
+    "insufficient_scope",
+    "This form is from a page opened before you last signed in; reload the page and send it again.",
+  );
+
 /** A URL-encoded form body, at most MAX_FORM_BYTES (no body, or no Content-Type, reads as an empty form). */
 export async function readForm(c: AdminContext): Promise<URLSearchParams> {
   const type = c.req.header("content-type") ?? "";
@@ -183,6 +190,13 @@ export const sessionOf = ({ deps }: AdminState, c: AdminContext) =>
   findSession(c.get("db"), getCookie(c, SESSION_COOKIE), deps.now());
 
 /**
+ * Where a request without a live session goes: the sign-in page, saying that the session
+ * ended when the browser still sent one (signed out elsewhere, or 12 hours passed).
+ */
+const signInAgain = (c: AdminContext) =>
+  redirect(c, getCookie(c, SESSION_COOKIE) === undefined ? SIGN_IN_PATH : SESSION_ENDED_PATH);
+
+/**
  * A navigation from another site to the screen, without the session cookie: a
  * `SameSite=Strict` cookie is withheld there even when the browser holds one.
  */
@@ -202,7 +216,7 @@ export const signedIn =
     const session = await sessionOf(state, c);
     if (!session && arrivesFromAnotherSite(c))
       return page(c, <ContinuePage storeName={c.get("store").name} />);
-    if (!session) return redirect(c, SIGN_IN_PATH);
+    if (!session) return signInAgain(c);
     c.set("session", session);
     await next();
   };
@@ -213,9 +227,10 @@ export const guardedPost =
   async (c, next) => {
     requireSameOrigin(c, state.deps.trustProxy);
     const session = await sessionOf(state, c);
-    if (!session) return redirect(c, SIGN_IN_PATH);
+    // A form from this site comes from a page shown in a session: that session has ended.
+    if (!session) return redirect(c, SESSION_ENDED_PATH);
     const form = await readForm(c);
-    if (form.get("formToken") !== session.formToken) throw forbidden();
+    if (form.get("formToken") !== session.formToken) throw staleForm();
     c.set("session", session);
     c.set("form", form);
     await next();

@@ -5,6 +5,8 @@ import { digestOf, randomToken } from "./secrets";
 export const LINK_LIFETIME_MS = 15 * 60_000;
 
 export const SIGN_IN_PATH = "/api/admin/sign-in";
+/** The sign-in page, saying the session ended (see `SESSION_ENDED`). */
+export const SESSION_ENDED_PATH = `${SIGN_IN_PATH}?ended`;
 
 export interface SignInLink {
   url: string;

@@ -38,6 +38,8 @@ export const NOT_SHOWN_AGAIN =
   "Copy the key now and keep it somewhere safe: it will not be shown again.";
 export const EMAIL_SENT =
   "If that is the store owner's email address, a sign-in link is on its way to it. The link works once, within 15 minutes.";
+export const SESSION_ENDED =
+  "You were signed out: here or in another tab, or 12 hours after you signed in. Sign in again to go on; a form you sent after that was not saved.";
 export const BAD_LINK =
   "This sign-in link does not work: it was already used, it expired, or it belongs to another store. Ask for a new one below.";
 

@@ -5,7 +5,7 @@ import { adminSignInLink } from "../mail/templates";
 import type { AdminContext, AdminEnv, AdminState } from "./context";
 import { isHttps, page, readForm, redirect, requireSameOrigin, sessionOf } from "./http";
 import { LINK_LIFETIME_MS, SIGN_IN_PATH, signInUrl, TOKEN_MADE_WHEN_SENT } from "./links";
-import { ADMIN_PATH, BAD_LINK, EMAIL_SENT, ErrorPage, SignInPage } from "./pages";
+import { ADMIN_PATH, BAD_LINK, EMAIL_SENT, ErrorPage, SESSION_ENDED, SignInPage } from "./pages";
 import { endSession, SESSION_COOKIE, SESSION_LIFETIME_MS, signInWithToken } from "./sessions";
 
 type AdminHandler = Handler<AdminEnv>;
@@ -25,7 +25,12 @@ export const signIn =
     const token = c.req.query("token");
     if (token === undefined) {
       if (await sessionOf(state, c)) return redirect(c, ADMIN_PATH);
-      const notice = c.req.query("sent") === undefined ? undefined : EMAIL_SENT;
+      const notice =
+        c.req.query("sent") !== undefined
+          ? EMAIL_SENT
+          : c.req.query("ended") !== undefined
+            ? SESSION_ENDED
+            : undefined;
       return page(c, <SignInPage storeName={storeName} notice={notice} />);
     }
     const session = /^[A-Za-z0-9_-]{32,128}$/.test(token)
