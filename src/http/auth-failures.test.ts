@@ -20,6 +20,15 @@ describe("AuthFailures", () => {
     expect(failures.blockedFor("5.6.7.8", t0 + 20)).toBe(0);
   });
 
+  test("a clock stepped back an hour does not make a block last longer than 10 minutes", () => {
+    const failures = new AuthFailures(policy({ limit: 1 }));
+    const t0 = 100 * MIN;
+    expect(failures.recordFailure("ip", t0)).toBe(true);
+    const back = t0 - 60 * MIN;
+    expect(failures.blockedFor("ip", back)).toBe(600);
+    expect(failures.blockedFor("ip", back + 10 * MIN)).toBe(0);
+  });
+
   test("failures older than the window do not count", () => {
     const failures = new AuthFailures(policy({ limit: 3 }));
     failures.recordFailure("ip", 0);

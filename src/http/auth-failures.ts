@@ -39,11 +39,16 @@ export class AuthFailures {
 
   /** Seconds the IP stays blocked (rounded up), or 0 when it is not blocked. */
   blockedFor(ip: string, now: number): number {
-    const until = this.blocked.get(ip);
+    let until = this.blocked.get(ip);
     if (until === undefined) return 0;
     if (until <= now) {
       this.blocked.delete(ip);
       return 0;
+    }
+    // A clock stepped back must not make a block longer than a block is.
+    if (until - now > this.policy.blockMs) {
+      until = now + this.policy.blockMs;
+      this.blocked.set(ip, until);
     }
     return Math.ceil((until - now) / 1000);
   }

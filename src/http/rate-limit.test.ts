@@ -29,6 +29,15 @@ describe("RateLimiter", () => {
     expect(limiter.take("a", 6 * MINUTE - 1).reset).toBe(1);
   });
 
+  test("a clock stepped back into an earlier minute counts on in the window it left", () => {
+    const limiter = new RateLimiter(2);
+    expect(limiter.take("a", 10 * MINUTE + 1_000).allowed).toBe(true);
+    const back = limiter.take("a", 10 * MINUTE - 15_000); // 16 s back, into minute 9
+    expect(back).toEqual({ allowed: true, limit: 2, remaining: 0, reset: 60 });
+    expect(limiter.take("a", 10 * MINUTE - 14_000).allowed).toBe(false);
+    expect(limiter.take("a", 11 * MINUTE).allowed).toBe(true); // the next minute, as usual
+  });
+
   test("memory holds only the current minute's keys", () => {
     const limiter = new RateLimiter(5);
     for (let i = 0; i < 1000; i++) limiter.take(`k${i}`, 0);

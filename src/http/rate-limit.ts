@@ -23,12 +23,14 @@ export class RateLimiter {
   }
 
   take(id: string, now: number): RateDecision {
-    const minute = Math.floor(now / 60_000);
+    // A clock stepped back (NTP, a VM resumed) stays in the window it left: starting that
+    // earlier minute afresh would let every key through again.
+    const minute = Math.max(Math.floor(now / 60_000), this.minute);
     if (minute !== this.minute) {
       this.minute = minute;
       this.counts = new Map();
     }
-    const reset = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000));
+    const reset = Math.min(60, Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000)));
     const used = this.counts.get(id) ?? 0;
     if (used >= this.limit) return { allowed: false, limit: this.limit, remaining: 0, reset };
     this.counts.set(id, used + 1);
