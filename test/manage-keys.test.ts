@@ -68,6 +68,19 @@ function passGrace(slug: string, keyId: number) {
 }
 
 describe("a store's keys", () => {
+  test("a year's key ends on the same Israel date and time a year on", async () => {
+    expect((await call("POST", "/stores", storeBody("year1"))).status).toBe(201);
+    const yearly = await call("POST", "/stores/year1/keys", {
+      name: "yearly",
+      permissions: { leads: "read" },
+      expires: "1y",
+    });
+    const { createdAt, expiresAt } = yearly.json.data as { createdAt: string; expiresAt: string };
+    // On 29 February it ends on 1 March (src/format/time.test.ts); on any other day:
+    const nextYear = `${Number(createdAt.slice(0, 4)) + 1}${createdAt.slice(4, 19)}`;
+    if (createdAt.slice(5, 10) !== "02-29") expect(expiresAt.slice(0, 19)).toBe(nextYear);
+  });
+
   test("create, list, plan_limit, delete, and bad input", async () => {
     expect((await call("POST", "/stores", storeBody("k1"))).status).toBe(201);
     const made = await call("POST", "/stores/k1/keys", {
@@ -88,6 +101,9 @@ describe("a store's keys", () => {
       key: expect.stringMatching(/^svc_sk_[A-Za-z0-9]{40}$/),
     });
     expect((await storeApi("k1.example.com", made.json.data.key)).status).toBe(200);
+    // 30 days are 30 × 24 hours.
+    const { createdAt, expiresAt } = made.json.data;
+    expect(Date.parse(expiresAt) - Date.parse(createdAt)).toBe(30 * 24 * 60 * 60 * 1000);
 
     for (let i = 2; i <= 5; i++)
       expect(

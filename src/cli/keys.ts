@@ -7,8 +7,8 @@ import { AREAS, describePermissions } from "../keys/permissions";
 import {
   createKey,
   deleteKey,
-  EXPIRY_CHOICES,
-  type ExpiryChoice,
+  expiryAt,
+  isExpiryChoice,
   KeyInputError,
   KeyLimitError,
   KeyNotFoundError,
@@ -23,12 +23,10 @@ import { ifOutputLost, printJson, printLine } from "./output";
 
 /** `--expires never/30d/90d/1y` (default never) as the moment the key expires, or null. */
 export function expiresFlag(value: string | undefined, now: number): number | null {
-  const expires = (value ?? "never") as ExpiryChoice;
-  // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
-  if (!Object.hasOwn(EXPIRY_CHOICES, expires))
+  const expires = value ?? "never";
+  if (!isExpiryChoice(expires))
     throw new UsageError(`--expires takes never, 30d, 90d or 1y, not "${echo(expires)}"`);
-  const duration = EXPIRY_CHOICES[expires];
-  return duration === null ? null : now + duration;
+  return expiryAt(expires, now);
 }
 
 /** Who did it, for the owner's email. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { formatIsrael, parseDateTime } from "./time";
+import { formatIsrael, israelYearsLater, parseDateTime } from "./time";
 
 describe("formatIsrael", () => {
   test("winter is +02:00", () => {
@@ -73,5 +73,24 @@ describe("parseDateTime", () => {
     ]) {
       expect(parseDateTime(bad)).toBeNull();
     }
+  });
+});
+
+describe("israelYearsLater", () => {
+  const later = (iso: string) => formatIsrael(israelYearsLater(parseDateTime(iso) as number, 1));
+  test("the same Israel date and time a year on, across a 29 February", () => {
+    expect(later("2027-03-01T10:00:00+02:00")).toBe("2028-03-01T10:00:00+02:00");
+    expect(later("2027-06-01T09:15:00+03:00")).toBe("2028-06-01T09:15:00+03:00");
+    expect(later("2028-02-28T12:00:00+02:00")).toBe("2029-02-28T12:00:00+02:00");
+  });
+  test("29 February becomes 1 March", () => {
+    expect(later("2028-02-29T12:00:00+02:00")).toBe("2029-03-01T12:00:00+02:00");
+  });
+  test("just after midnight in Israel (still the day before in UTC)", () => {
+    expect(later("2027-03-01T00:30:00+02:00")).toBe("2028-03-01T00:30:00+02:00");
+  });
+  test("a date on the other side of a clock change keeps its time of day", () => {
+    // 25 March 2027 is winter time; 25 March 2028 falls after the 2028 spring change (24 March).
+    expect(later("2027-03-25T08:00:00+02:00")).toBe("2028-03-25T08:00:00+03:00");
   });
 });

@@ -107,6 +107,17 @@ function offsetSuffix(offset: number): string {
   return suffix;
 }
 
+/**
+ * The same Israel date and time `years` later (29 February becomes 1 March); a time the
+ * clocks skip that day is read an hour on.
+ */
+export function israelYearsLater(epochMs: number, years: number): number {
+  const local = new Date(epochMs + israelOffsetMinutes(epochMs) * 60_000);
+  local.setUTCFullYear(local.getUTCFullYear() + years);
+  const guess = local.getTime() - israelOffsetMinutes(epochMs) * 60_000;
+  return local.getTime() - israelOffsetMinutes(guess) * 60_000;
+}
+
 /** Formats an instant as Israel local time with its offset, to the second. */
 export function formatIsrael(epochMs: number): string {
   const offset = israelOffsetMinutes(epochMs);

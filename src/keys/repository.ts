@@ -2,7 +2,7 @@ import type { Db, Queryable } from "../db/driver";
 import type { Store } from "../db/platform";
 import { echo } from "../errors";
 import { storable } from "../format/text";
-import { formatIsrael } from "../format/time";
+import { formatIsrael, israelYearsLater } from "../format/time";
 import { queueMail } from "../mail/outbox";
 import { keyCreated, keyDeleted } from "../mail/templates";
 import {
@@ -18,13 +18,23 @@ import { digestSecret, generateSecret, hintFor, KEY_PATTERN } from "./secret";
 export const MAX_ACTIVE_KEYS = 5;
 const MAX_NAME_LENGTH = 100;
 const DAY = 86_400_000;
-export const EXPIRY_CHOICES = {
-  never: null,
-  "30d": 30 * DAY,
-  "90d": 90 * DAY,
-  "1y": 365 * DAY,
-} as const;
-export type ExpiryChoice = keyof typeof EXPIRY_CHOICES;
+/** A key's expiry choices (api-contract.md: none, 30 days, 90 days, 1 year). */
+export const EXPIRY_CHOICES = ["never", "30d", "90d", "1y"] as const;
+export type ExpiryChoice = (typeof EXPIRY_CHOICES)[number];
+
+export const isExpiryChoice = (value: string): value is ExpiryChoice =>
+  (EXPIRY_CHOICES as readonly string[]).includes(value);
+
+/**
+ * When a key made at `now` expires: days are whole 24-hour days; a year ends on the same
+ * Israel date and time a year on (a key made on 1 March 2027 expires on 1 March 2028, not
+ * on 29 February).
+ */
+export function expiryAt(choice: ExpiryChoice, now: number): number | null {
+  if (choice === "never") return null;
+  if (choice === "1y") return israelYearsLater(now, 1);
+  return now + (choice === "30d" ? 30 : 90) * DAY;
+}
 
 export interface ApiKey {
   id: number;
@@ -147,11 +157,9 @@ export function prepareKey(
     throw new KeyInputError("permissions", "must give read or write access to at least one area");
   }
   const expires = request.expires ?? "never";
-  // Own keys only: `in` would take "toString" for a choice and store a key with no valid expiry.
-  if (!Object.hasOwn(EXPIRY_CHOICES, expires))
+  if (!isExpiryChoice(expires))
     throw new KeyInputError("expires", `takes never, 30d, 90d or 1y, not "${echo(expires)}"`);
-  const duration = EXPIRY_CHOICES[expires as ExpiryChoice];
-  return { name: request.name, permissions, expiresAt: duration === null ? null : now + duration };
+  return { name: request.name, permissions, expiresAt: expiryAt(expires, now) };
 }
 
 /**

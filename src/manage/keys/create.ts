@@ -1,12 +1,12 @@
 import type * as v from "valibot";
 import { ApiError } from "../../errors";
 import type { AppContext } from "../../http/context";
-import { createKey, KeyLimitError, listKeys } from "../../keys/repository";
+import { createKey, expiryAt, KeyLimitError, listKeys } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";
 import { byHost, keysChanged } from "./changed";
-import { createdKeyOut, createKeyBody, expiresAtFor, toKeyJson } from "./schema";
+import { createdKeyOut, createKeyBody, toKeyJson } from "./schema";
 
 /** A replayed create shows `key: null`: the secret is never stored, not even in an idempotency record. */
 const withoutSecret = (data: unknown) => ({ ...(data as object), key: null });
@@ -32,7 +32,7 @@ async function create(c: AppContext, slug: string, body: v.InferOutput<typeof cr
   const input = {
     name: body.name,
     permissions: body.permissions,
-    expiresAt: expiresAtFor(body.expires, at),
+    expiresAt: expiryAt(body.expires, at),
   };
   const created = await pool
     .use(store.slug, (db) => createKey(db, store, input, byHost(c), at))

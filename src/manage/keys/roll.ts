@@ -1,6 +1,7 @@
 import { ApiError, notFound } from "../../errors";
 import { ok } from "../../http/respond";
 import {
+  expiryAt,
   KeyInactiveError,
   KeyLimitError,
   KeyNotFoundError,
@@ -10,7 +11,7 @@ import {
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { byHost, keysChanged } from "./changed";
-import { expiresAtFor, GRACE_MS, keyParams, rolledKeyOut, rollKeyBody, toKeyJson } from "./schema";
+import { GRACE_MS, keyParams, rolledKeyOut, rollKeyBody, toKeyJson } from "./schema";
 
 export const rollStoreKey = defineManageRoute({
   method: "POST",
@@ -33,7 +34,7 @@ export const rollStoreKey = defineManageRoute({
           store,
           params.id,
           GRACE_MS[body.grace],
-          expiresAtFor(body.expires, at),
+          expiryAt(body.expires, at),
           byHost(c),
           at,
         ),

@@ -13,7 +13,7 @@ import { slugParam } from "../stores/schema";
 
 export const keyParams = v.strictObject({ slug: slugParam, id: idParam() });
 
-const EXPIRY_NAMES = Object.keys(EXPIRY_CHOICES) as Array<keyof typeof EXPIRY_CHOICES>;
+const EXPIRY_NAMES = [...EXPIRY_CHOICES];
 export const expiresSchema = v.optional(
   v.picklist(EXPIRY_NAMES, `must be one of ${EXPIRY_NAMES.join(", ")}.`),
   "never",
@@ -53,11 +53,6 @@ export const rollKeyBody = v.strictObject({
   grace: v.picklist(GRACE_NAMES, `must be one of ${GRACE_NAMES.join(", ")}.`),
   expires: expiresSchema,
 });
-
-export const expiresAtFor = (choice: keyof typeof EXPIRY_CHOICES, now: number) => {
-  const duration = EXPIRY_CHOICES[choice];
-  return duration === null ? null : now + duration;
-};
 
 const permissionsOut = v.object(
   Object.fromEntries(AREAS.map((area) => [area, v.picklist(["none", "read", "write"])])),
