@@ -17,6 +17,10 @@ describe("formatIsrael", () => {
     expect(formatIsrael(Date.UTC(2026, 9, 24, 22, 59, 59))).toBe("2026-10-25T01:59:59+03:00");
     expect(formatIsrael(Date.UTC(2026, 9, 24, 23, 0, 0))).toBe("2026-10-25T01:00:00+02:00");
   });
+  test("the hour Israel's offset changed off the hour (end of 1917): each side its own offset", () => {
+    expect(formatIsrael(Date.UTC(1917, 11, 31, 21, 45))).toBe("1917-12-31T23:45:00+02:00");
+    expect(formatIsrael(Date.UTC(1917, 11, 31, 21, 30))).toBe("1917-12-31T23:51:00+02:21");
+  });
   test("drops milliseconds without rounding up", () => {
     expect(formatIsrael(Date.UTC(2026, 0, 1, 0, 0, 0, 999))).toBe("2026-01-01T02:00:00+02:00");
   });

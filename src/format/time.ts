@@ -19,7 +19,10 @@ const offsetFormatter = new Intl.DateTimeFormat("en-US", {
   era: "short",
 });
 
-/** Israel's offset changes only on whole hours, so it is cached per UTC hour. */
+/**
+ * Israel's offset is cached per UTC hour; an hour in which it changes off the hour (the
+ * last change of local mean time, 1917-12-31T21:39:20Z) is worked out per instant.
+ */
 const offsetByHour = new Map<number, number>();
 const OFFSET_CACHE_LIMIT = 50_000;
 
@@ -58,6 +61,8 @@ function israelOffsetMinutes(epochMs: number): number {
   let offset = offsetByHour.get(hour);
   if (offset === undefined) {
     offset = computeOffsetMinutes(hour * HOUR);
+    if (computeOffsetMinutes((hour + 1) * HOUR - 1000) !== offset)
+      return computeOffsetMinutes(epochMs);
     if (offsetByHour.size >= OFFSET_CACHE_LIMIT) offsetByHour.clear();
     offsetByHour.set(hour, offset);
   }
