@@ -62,8 +62,9 @@ const LISTEN_REFUSALS: Record<string, (flag: ListenFlag) => string> = {
   EACCES: (flag) =>
     `is not open to this user (ports below 1024 need root or CAP_NET_BIND_SERVICE); pick another ${flag}`,
   EADDRNOTAVAIL: (flag) => `is not an address of this machine; pick another ${flag}`,
-  // A host name that does not resolve, or an IP address past 255 (Bun says EINVAL).
-  EINVAL: (flag) =>
+  // A host name that does not resolve, or an IP address past 255 (Bun says either).
+  EINVAL: (flag) => LISTEN_REFUSALS.ENOTFOUND(flag),
+  ENOTFOUND: (flag) =>
     `cannot be listened on: its host is no address this machine has, nor a name that resolves to one; pick another ${flag}`,
 };
 const DENO_ERROR_CODES: Record<string, string> = {
@@ -115,8 +116,10 @@ function listenOn(
     return listen();
   } catch (error) {
     const { code, name, message } = error as { code?: string; name?: string; message?: string };
-    // Deno's failed lookup is a plain Error, told by its message.
-    const unresolved = /^failed to lookup address/.test(message ?? "") ? "EINVAL" : undefined;
+    // Deno's failed lookup, or a name it will not look up, is a plain Error, told by its message.
+    const unresolved = /^(failed to lookup address|invalid host)/.test(message ?? "")
+      ? "ENOTFOUND"
+      : undefined;
     const known = [code, DENO_ERROR_CODES[name ?? ""], unresolved].find(
       (c) => c && c in LISTEN_REFUSALS,
     );
@@ -214,7 +217,7 @@ async function serveFrom(
   pool.startCheckpoints(1000, reportError);
   const fileWatch = new StoreFileWatch(pool, (slug) =>
     logger.error(
-      "store database file was removed or replaced while the server had it open: the store is closed, and what it wrote since is lost; stop the server before moving store files",
+      "store database file was removed or replaced while the server had it open: the store answers 503 until a restart; what it wrote since is lost. Stop the server, delete the file's -wal and -shm, start it again",
       { store: slug, file: location.storeName(slug) },
     ),
   );

@@ -462,12 +462,14 @@ describe("command-line messages", () => {
       1,
       "storeapi: address 192.0.2.1:9090 is not an address of this machine; pick another --metrics-listen\n",
     ]);
-    // `.invalid` never resolves (RFC 6761).
-    const unnamed = await serve("--listen", "nosuchhost.invalid:8080");
-    expect(unnamed.code).toBe(1);
-    expect(isOneCleanLine(unnamed.stderr)).toBe(true);
-    expect(unnamed.stderr).toContain("nosuchhost.invalid:8080");
-    expect(unnamed.stderr).toEndWith("; pick another --listen\n");
+    // `.invalid` never resolves (RFC 6761); `foo..bar` is no host name at all.
+    for (const host of ["nosuchhost.invalid", "foo..bar"]) {
+      const unnamed = await serve("--listen", `${host}:8080`);
+      expect(unnamed.code).toBe(1);
+      expect(isOneCleanLine(unnamed.stderr)).toBe(true);
+      expect(unnamed.stderr).toContain(`${host}:8080`);
+      expect(unnamed.stderr).toEndWith("; pick another --listen\n");
+    }
   });
 
   test("a second server on a running server's port is refused, not given half its connections", async () => {

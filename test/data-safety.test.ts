@@ -49,6 +49,21 @@ async function loadedDataDir(): Promise<string> {
   return data;
 }
 
+/** A server on `data` answers shop2 503 `store_unavailable` and serves shop1 as usual. */
+async function expectShop2Unavailable(data: string): Promise<void> {
+  const server = await spawnServer(data);
+  try {
+    const answer = await send(server.url, "/api/v1/products", {
+      host: "shop2.test",
+      key: KEYS.other,
+    });
+    expect([answer.status, answer.json.error.code]).toEqual([503, "store_unavailable"]);
+    expect((await send(server.url, "/api/v1/products")).status).toBe(200);
+  } finally {
+    await server.signal("SIGTERM");
+  }
+}
+
 const productNames = async (url: string, host = "shop1.test") =>
   (
     (await send(url, "/api/v1/products", { host })).json as { data: Array<{ name: string }> }
@@ -277,39 +292,64 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
     }
   });
 
-  test("a store file removed under the server is noticed: the store is closed and answers 503, not writes into the removed file", async () => {
-    const data = await loadedDataDir();
-    const server = await spawnServer(data);
-    try {
-      const product = {
-        method: "POST",
-        host: "shop2.test",
-        key: KEYS.other,
-        body: { name: "P", price: 1 },
-      };
-      expect((await send(server.url, "/api/v1/products", product)).status).toBe(201);
+  for (const how of ["removed", "replaced by a backup's copy"]) {
+    test(`a store file ${how} under the server is noticed: 503 until a restart, nothing written into either file`, async () => {
+      const data = await loadedDataDir();
       const path = join(data, "stores", "shop2.db");
-      for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
-      const noticed = () =>
-        server
-          .stdout()
-          .includes(
-            '"msg":"store database file was removed or replaced while the server had it open',
-          );
-      expect(await until(noticed)).toBe(true);
-      const line =
-        server
-          .stdout()
-          .split("\n")
-          .find((l) => l.includes("was removed or replaced")) ?? "{}";
-      expect(JSON.parse(line)).toMatchObject({ level: "error", store: "shop2", file: path });
-      const refused = await send(server.url, "/api/v1/products", product);
-      expect([refused.status, refused.json.error.code]).toEqual([503, "store_unavailable"]);
-      expect((await send(server.url, "/api/v1/products")).status).toBe(200); // shop1
-    } finally {
-      await server.signal("SIGTERM");
-    }
-  });
+      const copy = join(data, "..", "shop2-copy.db");
+      if (how !== "removed") {
+        const backup = await runCli(["backup", join(data, "..", "backup"), "--data", data]);
+        expect(backup.code).toBe(0);
+        copyFileSync(join(data, "..", "backup", "stores", "shop2.db"), copy);
+      }
+      const server = await spawnServer(data);
+      try {
+        const product = {
+          method: "POST",
+          host: "shop2.test",
+          key: KEYS.other,
+          body: { name: "P", price: 1 },
+        };
+        expect((await send(server.url, "/api/v1/products", product)).status).toBe(201);
+        if (how === "removed")
+          for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+        else renameSync(copy, path);
+        const noticed = () => server.stdout().includes('"msg":"store database file was removed');
+        expect(await until(noticed)).toBe(true);
+        const line =
+          server
+            .stdout()
+            .split("\n")
+            .find((l) => l.includes("file was removed")) ?? "{}";
+        expect(JSON.parse(line)).toMatchObject({ level: "error", store: "shop2", file: path });
+        for (let i = 0; i < 3; i++) {
+          const refused = await send(server.url, "/api/v1/products", product);
+          expect([refused.status, refused.json.error.code]).toEqual([503, "store_unavailable"]);
+        }
+        expect((await send(server.url, "/api/v1/products")).status).toBe(200); // shop1
+      } finally {
+        await server.signal("SIGTERM");
+      }
+      if (how === "removed") return;
+      // The copy put in place is whole, and served once restarted (its -wal and -shm gone).
+      const restored = new Database(path, { readonly: true });
+      const check = restored.prepare("PRAGMA integrity_check").get() as { integrity_check: string };
+      expect(check.integrity_check).toBe("ok");
+      restored.close();
+      for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
+      const again = await spawnServer(data);
+      try {
+        const served = await send(again.url, "/api/v1/products", {
+          host: "shop2.test",
+          key: KEYS.other,
+        });
+        expect(served.status).toBe(200);
+        expect(served.json.data.map((p: { name: string }) => p.name)).not.toContain("P");
+      } finally {
+        await again.signal("SIGTERM");
+      }
+    });
+  }
 
   test("a store file lost with its -wal left (a kill -9, then the file gone) is missing, and the -wal is kept", async () => {
     const data = await loadedDataDir();
@@ -329,16 +369,7 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
       1,
       `storeapi: ${path} is missing: store "shop2" is registered but has no database; restore the file from a backup (first delete the ${path}-wal and -shm left without it)\n`,
     ]);
-    const server = await spawnServer(data);
-    try {
-      const answer = await send(server.url, "/api/v1/products", {
-        host: "shop2.test",
-        key: KEYS.other,
-      });
-      expect([answer.status, answer.json.error.code]).toEqual([503, "store_unavailable"]);
-    } finally {
-      await server.signal("SIGTERM");
-    }
+    await expectShop2Unavailable(data);
     expect(existsSync(path)).toBe(false);
     expect(statSync(`${path}-wal`).size).toBe(walBytes);
   });
@@ -352,17 +383,7 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
       1,
       `storeapi: ${path} is empty: store "shop2" is registered but has no database; restore the file from a backup\n`,
     ]);
-    const server = await spawnServer(data);
-    try {
-      const answer = await send(server.url, "/api/v1/products", {
-        host: "shop2.test",
-        key: KEYS.other,
-      });
-      expect([answer.status, answer.json.error.code]).toEqual([503, "store_unavailable"]);
-      expect((await send(server.url, "/api/v1/products")).status).toBe(200);
-    } finally {
-      await server.signal("SIGTERM");
-    }
+    await expectShop2Unavailable(data);
     expect(statSync(path).size).toBe(0);
   });
 });
@@ -400,17 +421,18 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
       ]);
     }
     expect(readdirSync(empty)).toEqual([]);
-    // A file where the directory should be: no advice to make one there.
+    // A file where the directory, or a directory above it, should be: no advice to make one.
     const file = join(freshDir(), "a-file");
     writeFileSync(file, "");
-    for (const command of commands) {
-      const result = await runCli([...command, "--data", file]);
-      expect([command, result.code, result.stderr]).toEqual([
-        command,
-        1,
-        `storeapi: ${file} is a file, not a data directory; give --data a directory\n`,
-      ]);
-    }
+    for (const dataDir of [file, join(file, "sub")])
+      for (const command of commands) {
+        const result = await runCli([...command, "--data", dataDir]);
+        expect([command, result.code, result.stderr]).toEqual([
+          command,
+          1,
+          `storeapi: ${dataDir} cannot be a data directory: ${file} is a file; give --data a directory\n`,
+        ]);
+      }
   });
 
   test("no command makes a new platform.db where the old one is gone but its stores or WAL are there", async () => {

@@ -8,7 +8,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import Database from "libsql";
 import { holdsData } from "../file-system";
 import { InaccessibleDatabase, isInaccessible } from "./driver";
@@ -20,15 +20,27 @@ export class DataDirError extends Error {}
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 
+/** The path itself, or the nearest part of it that exists, when that is not a directory. */
+function fileInPath(path: string): string | null {
+  for (let at = resolve(path); ; at = dirname(at)) {
+    if (existsSync(at)) return statSync(at).isDirectory() ? null : at === resolve(path) ? path : at;
+    if (dirname(at) === at) return null;
+  }
+}
+
 /** A data directory that must already exist (serve and the read-only commands never create one). */
 export function requireDataDir(dataDir: string): void {
+  const file = fileInPath(dataDir);
+  if (file !== null)
+    throw new DataDirError(
+      `${dataDir} cannot be a data directory: ${file} is a file; give --data a directory`,
+    );
   if (!existsSync(dataDir)) {
     throw new DataDirError(
       `no data directory at ${dataDir}; create one with storeapi stores add or storeapi load`,
     );
   }
-  if (!statSync(dataDir).isDirectory())
-    throw new DataDirError(`${dataDir} is a file, not a data directory; give --data a directory`);
+
   refuseUnfinishedBackup(dataDir);
 }
 

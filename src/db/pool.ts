@@ -2,7 +2,7 @@ import { ClientClosed } from "../errors";
 import type { ReportError } from "../log";
 import { runtime } from "../runtime/runtime";
 import { CheckpointSchedule } from "./checkpoint-schedule";
-import { type Db, damageNamed } from "./driver";
+import { DatabaseUnavailable, type Db, damageNamed } from "./driver";
 import { DESCRIPTORS_PER_STORE, FileLocation, type Location } from "./location";
 import { storeMigrations } from "./migrations";
 import { DESCRIPTORS_PER_CONNECTION, unreleasedConnections, youngCollected } from "./native";
@@ -170,6 +170,8 @@ export class StorePool {
   private opening: Promise<void> = Promise.resolve();
   /** Stores leased since the last `takeUsed`. */
   private usedSince = new Set<string>();
+  /** Stores whose file was removed or replaced under this process (see `retire`). */
+  private retired = new Map<string, DatabaseUnavailable>();
   readonly location: Location;
 
   /** `where`: a data directory, or any `Location` (a libSQL server). */
@@ -236,6 +238,8 @@ export class StorePool {
     if (open) return open;
     let entry = this.entries.get(slug);
     if (!entry) {
+      const retired = this.retired.get(slug);
+      if (retired) throw retired;
       const migrations = this.current.has(slug) ? [] : storeMigrations;
       const created = { leases: 0, abandoned: 0 } as Entry;
       const db = this.openStore(slug, migrations, () => created.leases > created.abandoned);
@@ -373,12 +377,25 @@ export class StorePool {
    * meanwhile could miss the checkpoint a deletion archives.
    */
   async closeStore(slug: string): Promise<void> {
+    this.retired.delete(slug); // deleted or made anew through the server: its file is ours
     const entry = this.entries.get(slug);
     if (!entry) return;
     this.entries.delete(slug);
     if (this.mostRecent === slug) this.mostRecent = undefined;
     await untilLeasesReleased(entry, CLOSE_WAIT_MS);
     await entry.db.then((db) => this.closeDb(db, true)).catch(() => {});
+  }
+
+  /**
+   * Closes a store whose file was removed or replaced under this process, and opens nothing
+   * on its path again until a restart: the old connection's WAL and shared-memory files
+   * keep their names there until the binding lets them go, and a connection to a new file
+   * would read that WAL as its own (a restored file then reads, and is written, corrupt).
+   */
+  async retire(slug: string, why: string): Promise<void> {
+    const entry = this.entries.get(slug);
+    await this.closeStore(slug);
+    if (entry) this.retired.set(slug, new DatabaseUnavailable(why));
   }
 
   async close(): Promise<void> {

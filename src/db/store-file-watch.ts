@@ -8,8 +8,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /**
  * Notices an open store's file removed or replaced under the server (an operator's `rm`,
  * or a backup moved over it): SQLite goes on writing into the file it opened, and all it
- * acknowledged since would be gone at the next start. Such a store is closed; its next
- * request opens what the path holds now (503 while nothing does).
+ * acknowledged since would be gone at the next start. Such a store is closed and answers
+ * 503 until the server restarts (see `StorePool.retire`).
  */
 export class StoreFileWatch {
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -44,7 +44,11 @@ export class StoreFileWatch {
       if (i > 0 && i % CHECKED_PER_TURN === 0) await nextTurn();
       if (this.pool.location.storeFileId?.(slug) === fileId) continue;
       if (!this.pool.isOpenOn(slug, fileId)) continue; // closed or reopened meanwhile
-      await this.pool.closeStore(slug);
+      const file = this.pool.location.storeName(slug);
+      await this.pool.retire(
+        slug,
+        `${file} was removed or replaced while the server had it open: stop the server, delete the ${file}-wal and -shm beside it, and start it again`,
+      );
       this.onMoved(slug);
     }
   }
