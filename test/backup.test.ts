@@ -158,6 +158,17 @@ test.skipIf(TEST_LIBSQL)(
       `storeapi: ${join(dir, "nothing-here")} is not a storeapi data directory (no platform.db)\n`,
     );
 
+    // An empty platform.db is no registry either, and the backup leaves it as it is.
+    const emptyDir = join(dir, "empty-registry");
+    mkdirSync(emptyDir);
+    writeFileSync(join(emptyDir, "platform.db"), "");
+    const empty = await runCli(["backup", join(dir, "copy4"), "--data", emptyDir]);
+    expect([empty.code, empty.stderr]).toEqual([
+      1,
+      `storeapi: ${emptyDir} is not a storeapi data directory (its platform.db is empty)\n`,
+    ]);
+    expect(readdirSync(emptyDir)).toEqual(["platform.db"]);
+
     const missing = await runCli(["backup", "--data", data]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe("storeapi: missing DEST_DIR; usage: storeapi backup DEST_DIR\n");

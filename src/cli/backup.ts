@@ -16,6 +16,7 @@ import { latestVersion, type Migration, schemaVersion } from "../db/migrate";
 import { platformMigrations, storeMigrations } from "../db/migrations";
 import { openDb } from "../db/open";
 import { Platform, unregisterStore } from "../db/platform";
+import { holdsData } from "../file-system";
 import { command, locationOf } from "./args";
 import { CliError } from "./errors";
 import { printJson, printLine, progressPrinter } from "./output";
@@ -162,8 +163,9 @@ export async function backup(
 ): Promise<BackupSummary> {
   const started = Date.now();
   const location = typeof source === "string" ? new FileLocation(source) : source;
-  if (location instanceof FileLocation && !existsSync(join(location.dataDir, "platform.db"))) {
-    throw new CliError(`${location.dataDir} is not a storeapi data directory (no platform.db)`);
+  if (location instanceof FileLocation && !holdsData(location.platformName)) {
+    const why = existsSync(location.platformName) ? "its platform.db is empty" : "no platform.db";
+    throw new CliError(`${location.dataDir} is not a storeapi data directory (${why})`);
   }
   if (location instanceof FileLocation) await refuseOlderRegistry(location);
   prepareDest(dest, location instanceof FileLocation ? location.dataDir : null);
