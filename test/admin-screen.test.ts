@@ -182,6 +182,28 @@ describe("storeapi admin-link", () => {
 });
 
 describe("pages without a session", () => {
+  test("HEAD says the Content-Length its GET sends, for pages and the stylesheet", async () => {
+    for (const path of [
+      "/api/admin/sign-in",
+      "/api/admin/sign-in?sent",
+      "/api/admin/sign-in?token=x",
+      "/api/admin/assets/admin.css",
+    ]) {
+      const get = await fetch(`${server.url}${path}`, { headers: { Host: "shop1.test" } });
+      const bytes = (await get.arrayBuffer()).byteLength;
+      const head = await fetch(`${server.url}${path}`, {
+        method: "HEAD",
+        headers: { Host: "shop1.test" },
+      });
+      expect([path, head.status, head.headers.get("content-length")]).toEqual([
+        path,
+        get.status,
+        String(bytes),
+      ]);
+      expect(bytes).toBeGreaterThan(500);
+    }
+  });
+
   test("every page but sign-in answers 303 to /api/admin/sign-in (a browser on the same site)", async () => {
     for (const path of [
       "/api/admin/",

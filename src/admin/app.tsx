@@ -70,7 +70,12 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     refuseOptions(isKnownPath),
   );
   for (const [path, asset] of Object.entries(ASSETS))
-    app.get(path, (c) => c.body(asset.body, 200, { "Content-Type": asset.type }));
+    app.get(path, (c) =>
+      c.body(asset.body, 200, {
+        "Content-Type": asset.type,
+        "Content-Length": String(new TextEncoder().encode(asset.body).byteLength),
+      }),
+    );
   app.use(storeByHost(deps.registry, deps.pool));
 
   const session = signedIn(state);

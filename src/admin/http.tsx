@@ -35,14 +35,19 @@ const TITLES: Partial<Record<string, string>> = {
   store_unavailable: "Unavailable",
 };
 
+const UTF8 = new TextEncoder();
+
 export function page(
   c: AdminContext,
   element: JSX.Element,
   status: ContentfulStatusCode = 200,
 ): Promise<Response> {
-  return Promise.resolve(element.toString()).then((html) =>
-    c.html(`<!doctype html>${html}`, status),
-  );
+  return Promise.resolve(element.toString()).then((html) => {
+    const body = `<!doctype html>${html}`;
+    // Said outright: for HEAD Hono drops the body, and the runtime would say 0.
+    const length = String(UTF8.encode(body).byteLength);
+    return c.html(body, status, { "Content-Length": length });
+  });
 }
 
 export const redirect = (c: AdminContext, path: string) => c.redirect(path, 303);
