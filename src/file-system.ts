@@ -31,3 +31,13 @@ export function holdsData(path: string): boolean {
 export function removeDatabase(path: string): void {
   for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
 }
+
+/** Which file `path` names now (device and inode), or null when none: a file moved over it is another. */
+export function fileIdOf(path: string): string | null {
+  try {
+    const { dev, ino } = statSync(path);
+    return `${dev}:${ino}`;
+  } catch {
+    return null;
+  }
+}

@@ -64,6 +64,24 @@ async function expectShop2Unavailable(data: string): Promise<void> {
   }
 }
 
+/**
+ * A store answering 503 (its file gone under the server) is still listed, changed (saved,
+ * and said so) and deleted by the host, and made again through the server without a restart.
+ */
+async function hostCanStillManage(url: string, hostKey: string, product: object): Promise<void> {
+  const host = (method: string, path: string, body?: unknown) =>
+    manage(url, method, path, { key: hostKey, body });
+  const listed = await host("GET", "/stores");
+  const shop2 = listed.json.data.find((s: { slug: string }) => s.slug === "shop2");
+  expect([listed.status, shop2?.orderStatuses]).toEqual([200, []]);
+  const patched = await host("PATCH", "/stores/shop2", { plan: "pro" });
+  expect([patched.status, patched.json.data.plan]).toEqual([200, "pro"]);
+  expect((await host("DELETE", "/stores/shop2")).status).toBe(200);
+  const made = await host("POST", "/stores", { ...storeBody("shop2"), domain: "shop2.test" });
+  expect(made.status).toBe(201);
+  expect((await send(url, "/api/v1/products", product)).status).toBe(401); // a new store: no keys
+}
+
 const productNames = async (url: string, host = "shop1.test") =>
   (
     (await send(url, "/api/v1/products", { host })).json as { data: Array<{ name: string }> }
@@ -302,6 +320,7 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
         expect(backup.code).toBe(0);
         copyFileSync(join(data, "..", "backup", "stores", "shop2.db"), copy);
       }
+      const hostKey = await newHostKey(data);
       const server = await spawnServer(data);
       try {
         const product = {
@@ -327,6 +346,7 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
           expect([refused.status, refused.json.error.code]).toEqual([503, "store_unavailable"]);
         }
         expect((await send(server.url, "/api/v1/products")).status).toBe(200); // shop1
+        if (how === "removed") await hostCanStillManage(server.url, hostKey, product);
       } finally {
         await server.signal("SIGTERM");
       }

@@ -1,4 +1,5 @@
 import type { ReportError } from "../log";
+import type { CheckpointFile } from "./checkpoint-worker";
 import { Checkpointer, walLimitBytes } from "./checkpointer";
 import type { Db } from "./driver";
 import { NativeDb } from "./native";
@@ -7,6 +8,8 @@ import { NativeDb } from "./native";
 const CHECKPOINT_WAL_BYTES = 1024 * 1024;
 /** ...or once writes to it have paused this long. */
 const CHECKPOINT_IDLE_MS = 2000;
+
+const fileOf = (db: NativeDb): CheckpointFile => ({ path: db.path, fileId: db.fileId });
 
 /**
  * Whether a written database's WAL should be folded in now. Not on every tick: with
@@ -47,7 +50,7 @@ export class CheckpointSchedule {
 
   private async checkpointWritten(): Promise<void> {
     const settled = await Promise.allSettled(this.openDbs());
-    const paths: string[] = [];
+    const files: CheckpointFile[] = [];
     const walLimit = walLimitBytes();
     for (const result of settled) {
       if (result.status !== "fulfilled") continue;
@@ -60,12 +63,12 @@ export class CheckpointSchedule {
         continue;
       }
       if (db instanceof NativeDb && this.checkpointer?.alive) {
-        if (checkpointDue(db, walBytes) && db.takeWritten()) paths.push(db.path);
+        if (checkpointDue(db, walBytes) && db.takeWritten()) files.push(fileOf(db));
       } else {
         db.checkpoint().catch(() => {});
       }
     }
-    this.checkpointer?.checkpoint(paths);
+    this.checkpointer?.checkpoint(files);
   }
 
   /** Whether this schedule checkpoints `db` on its thread (else its close must do it). */
@@ -79,7 +82,7 @@ export class CheckpointSchedule {
    */
   closing(db: Db, closeCheckpoints: boolean): void {
     if (!(db instanceof NativeDb) || !this.checkpointer) return;
-    if (!closeCheckpoints && db.takeWritten()) this.checkpointer.checkpoint([db.path]);
+    if (!closeCheckpoints && db.takeWritten()) this.checkpointer.checkpoint([fileOf(db)]);
     this.checkpointer.forget(db.path);
   }
 

@@ -3,13 +3,19 @@
  * own connections, so the copy and its fsync never block the request thread.
  * Messages come from src/db/checkpointer.ts.
  */
-import { existsSync } from "node:fs";
 import Database from "libsql";
+import { fileIdOf } from "../file-system";
 
 declare const self: Worker;
 
+/** A database to checkpoint: its path, and the file the server's connection has open there. */
+export interface CheckpointFile {
+  path: string;
+  fileId: string | null;
+}
+
 export type CheckpointMessage =
-  | { type: "checkpoint"; paths: string[] }
+  | { type: "checkpoint"; files: CheckpointFile[] }
   | { type: "forget"; path: string }
   | { type: "stop" };
 
@@ -27,14 +33,16 @@ function close(path: string): void {
   }
 }
 
-function connection(path: string): InstanceType<typeof Database> | undefined {
+function connection({ path, fileId }: CheckpointFile): InstanceType<typeof Database> | undefined {
   const open = connections.get(path);
   if (open) {
     connections.delete(path);
     connections.set(path, open);
     return open;
   }
-  if (!existsSync(path)) return undefined; // the store was removed; never create a file
+  // Only the file the server has open: never create one where a store was removed, nor
+  // open another moved over it (it would take the old file's WAL, which keeps the name).
+  if (fileId === null || fileIdOf(path) !== fileId) return undefined;
   const db = new Database(path);
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA wal_autocheckpoint = 0");
@@ -46,12 +54,12 @@ function connection(path: string): InstanceType<typeof Database> | undefined {
 self.onmessage = (event: MessageEvent<CheckpointMessage>) => {
   const message = event.data;
   if (message.type === "checkpoint") {
-    for (const path of message.paths) {
+    for (const file of message.files) {
       try {
         // PASSIVE: copies what no reader still needs, never waits for readers or writers.
-        connection(path)?.exec("PRAGMA wal_checkpoint(PASSIVE)");
+        connection(file)?.exec("PRAGMA wal_checkpoint(PASSIVE)");
       } catch (error) {
-        postMessage({ type: "error", path, message: (error as Error).message });
+        postMessage({ type: "error", path: file.path, message: (error as Error).message });
       }
     }
   } else if (message.type === "forget") {

@@ -1,6 +1,6 @@
 import { type ReportError, reportToStderr } from "../log";
 import { runtime } from "../runtime/runtime";
-import type { CheckpointMessage } from "./checkpoint-worker";
+import type { CheckpointFile, CheckpointMessage } from "./checkpoint-worker";
 
 /** A WAL past this size is emptied by a checkpoint that briefly holds writers. */
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -61,8 +61,8 @@ export class Checkpointer {
     this.worker?.postMessage(message);
   }
 
-  checkpoint(paths: string[]): void {
-    if (paths.length) this.send({ type: "checkpoint", paths });
+  checkpoint(files: CheckpointFile[]): void {
+    if (files.length) this.send({ type: "checkpoint", files });
   }
 
   /** Closes the worker's connection to a database the pool has closed. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { holdsData, removeDatabase } from "../file-system";
+import { fileIdOf, holdsData, removeDatabase } from "../file-system";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
 import { refuseLostRegistry, refuseUnfinishedBackup, withStoresLock } from "./data-dir";
@@ -97,12 +97,7 @@ export class FileLocation implements Location {
     return holdsData(storeDbPath(this.dataDir, slug));
   }
   storeFileId(slug: string) {
-    try {
-      const { dev, ino } = statSync(storeDbPath(this.dataDir, slug));
-      return `${dev}:${ino}`;
-    } catch {
-      return null;
-    }
+    return fileIdOf(storeDbPath(this.dataDir, slug));
   }
   /** One read of the directory (a server with 10,000 stores asks at start). */
   async missingStores(slugs: string[]) {

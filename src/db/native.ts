@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import Database from "libsql";
+import { fileIdOf } from "../file-system";
 import type { Args, Db, Queryable, Row, RunResult, SqlValue, Statement } from "./driver";
-import { BUSY_TIMEOUT_MS, databaseClosed, Mutex } from "./driver";
+import { BUSY_TIMEOUT_MS, DatabaseUnavailable, databaseClosed, Mutex } from "./driver";
 
 interface Prepared {
   run(...args: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
@@ -232,15 +233,29 @@ export class NativeDb implements Db {
   /** When the last write happened (`performance.now()`), for the checkpoint schedule. */
   lastWriteAt = 0;
 
+  /** The file opened (device and inode): a second connection must open that one. */
+  readonly fileId: string | null;
+
   constructor(readonly path: string) {
     this.main = openConnection(path);
+    this.fileId = fileIdOf(path);
   }
 
   /** The connection a read outside any transaction runs on. */
   private get reader(): Connection {
     if (!this.inTransaction) return this.main;
-    this.overlapReader ??= openConnection(this.path);
+    this.overlapReader ??= this.openAgain();
     return this.overlapReader;
+  }
+
+  /**
+   * A second connection, to the same file. One to another file moved over the path would
+   * take this connection's WAL, which keeps the path's name, for its own.
+   */
+  private openAgain(): Connection {
+    if (fileIdOf(this.path) !== this.fileId)
+      throw new DatabaseUnavailable(`${this.path} was removed or replaced while open`);
+    return openConnection(this.path);
   }
 
   /** Connections open now (each holds `DESCRIPTORS_PER_CONNECTION`). */

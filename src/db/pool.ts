@@ -2,7 +2,7 @@ import { ClientClosed } from "../errors";
 import type { ReportError } from "../log";
 import { runtime } from "../runtime/runtime";
 import { CheckpointSchedule } from "./checkpoint-schedule";
-import { DatabaseUnavailable, type Db, damageNamed } from "./driver";
+import { type Db, damageNamed, StoreDatabaseMissing } from "./driver";
 import { DESCRIPTORS_PER_STORE, FileLocation, type Location } from "./location";
 import { storeMigrations } from "./migrations";
 import { DESCRIPTORS_PER_CONNECTION, unreleasedConnections, youngCollected } from "./native";
@@ -171,7 +171,7 @@ export class StorePool {
   /** Stores leased since the last `takeUsed`. */
   private usedSince = new Set<string>();
   /** Stores whose file was removed or replaced under this process (see `retire`). */
-  private retired = new Map<string, DatabaseUnavailable>();
+  private retired = new Map<string, StoreDatabaseMissing>();
   readonly location: Location;
 
   /** `where`: a data directory, or any `Location` (a libSQL server). */
@@ -378,6 +378,10 @@ export class StorePool {
    */
   async closeStore(slug: string): Promise<void> {
     this.retired.delete(slug); // deleted or made anew through the server: its file is ours
+    await this.closeEntry(slug);
+  }
+
+  private async closeEntry(slug: string): Promise<void> {
     const entry = this.entries.get(slug);
     if (!entry) return;
     this.entries.delete(slug);
@@ -393,9 +397,11 @@ export class StorePool {
    * would read that WAL as its own (a restored file then reads, and is written, corrupt).
    */
   async retire(slug: string, why: string): Promise<void> {
-    const entry = this.entries.get(slug);
-    await this.closeStore(slug);
-    if (entry) this.retired.set(slug, new DatabaseUnavailable(why));
+    if (!this.entries.has(slug)) return;
+    // Marked first: a request arriving while the old connection waits for its leases must
+    // not open the new file beside it.
+    this.retired.set(slug, new StoreDatabaseMissing(why));
+    await this.closeEntry(slug);
   }
 
   async close(): Promise<void> {

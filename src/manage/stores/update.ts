@@ -2,7 +2,7 @@ import { ok } from "../../http/respond";
 import { nothingToUpdate } from "../../http/validate";
 import { manageDeps, reloadRegistry, storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
-import { storeJson } from "./json";
+import { storeJsonEvenUnusable } from "./json";
 import { refuseTakenDomain, slugParams, storeOut, updateStoreBody } from "./schema";
 
 export const updateStore = defineManageRoute({
@@ -38,6 +38,7 @@ export const updateStore = defineManageRoute({
         throw error;
       });
     await reloadRegistry(c);
-    return ok(c, await storeJson(c, storeOr404(c, store.slug)));
+    // Saved: a store whose own database cannot be read is shown without its statuses.
+    return ok(c, await storeJsonEvenUnusable(c, storeOr404(c, store.slug)));
   },
 });
