@@ -270,7 +270,10 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
       const longName = "ERP_SYNC_PRODUCTION_WAREHOUSE_".repeat(4).slice(0, 100);
       for (const name of [longName, "reports"]) {
         const made = await runCli(
-          ["keys", "create", "shop2", "--name", name, "--products", "read", "--data", data],
+          [
+            ...["keys", "create", "shop2", "--name", name, "--products", "read"],
+            ...["--expires", "1y", "--data", data], // a date in its Expires column
+          ],
           { underTest: true },
         );
         expect(made.code).toBe(0);
@@ -287,6 +290,8 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
         [375, 667],
         [800, 600],
         [960, 800],
+        [1040, 800],
+        [1160, 800],
         [1280, 900],
       ]) {
         await page.setViewportSize({ width, height });
