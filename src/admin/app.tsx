@@ -73,7 +73,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     app.get(path, (c) =>
       c.body(asset.body, 200, {
         "Content-Type": asset.type,
-        "Content-Length": String(new TextEncoder().encode(asset.body).byteLength),
+        "Content-Length": asset.length,
       }),
     );
   app.use(storeByHost(deps.registry, deps.pool));

@@ -7,8 +7,15 @@ export const ASSET_PATHS = {
   js: "/api/admin/assets/admin.js",
 } as const;
 
-/** Path → body and content type of the screen's only two files. */
-export const ASSETS: Record<string, { body: string; type: string }> = {
-  [ASSET_PATHS.css]: { body: css, type: "text/css; charset=utf-8" },
-  [ASSET_PATHS.js]: { body: script, type: "text/javascript; charset=utf-8" },
+const asset = (body: string, type: string) => ({
+  body,
+  type,
+  /** Said outright: for HEAD the body is dropped, and the runtime would say 0. */
+  length: String(new TextEncoder().encode(body).byteLength),
+});
+
+/** Path → body, content type and byte length of the screen's only two files. */
+export const ASSETS: Record<string, { body: string; type: string; length: string }> = {
+  [ASSET_PATHS.css]: asset(css, "text/css; charset=utf-8"),
+  [ASSET_PATHS.js]: asset(script, "text/javascript; charset=utf-8"),
 };
