@@ -214,7 +214,7 @@ async function serveFrom(
     config.maxOpenStores ??
     defaultMaxOpenStores(openFiles?.soft ?? 1024, location.descriptorsPerStore);
   const pool = new StorePool(location, maxOpenStores);
-  pool.startCheckpoints(1000, reportError);
+  pool.startCheckpoints(1000, reportError, [platform.db]);
   const fileWatch = new StoreFileWatch(pool, (slug) =>
     logger.error(
       "store database file was removed or replaced while the server had it open: the store answers 503 until a restart; what it wrote since is lost. Stop the server, delete the file's -wal and -shm, start it again",

@@ -349,10 +349,15 @@ export class StorePool {
     }, 0);
   }
 
-  /** Checkpoints written databases on a timer (src/db/checkpoint-schedule.ts). */
-  startCheckpoints(intervalMs = 1000, reportError?: ReportError): void {
+  /**
+   * Checkpoints written databases on a timer (src/db/checkpoint-schedule.ts): the open
+   * stores', and `alsoOpen`'s (platform.db: its connections, like the stores', never
+   * checkpoint by themselves).
+   */
+  startCheckpoints(intervalMs = 1000, reportError?: ReportError, alsoOpen: Db[] = []): void {
+    const others = alsoOpen.map((db) => Promise.resolve(db));
     this.checkpoints = CheckpointSchedule.start(
-      () => [...this.entries.values()].map((e) => e.db),
+      () => [...[...this.entries.values()].map((e) => e.db), ...others],
       intervalMs,
       reportError,
     );
