@@ -1,7 +1,8 @@
 import { unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "libsql";
-import type { Queryable } from "./db/driver";
+import type { Db } from "./db/driver";
+import { PinnedFileDb } from "./db/pinned-file";
 import { ApiError } from "./errors";
 import type { ReportError } from "./log";
 
@@ -10,7 +11,7 @@ import type { ReportError } from "./log";
  * the platform database through a fresh connection (so a file that was deleted, replaced
  * or corrupted on disk shows, not the server's cached pages) and writes a file in the data
  * directory. Requests only read the last finding, so a stuck disk never blocks them.
- * On a libSQL server (`platform` given) it reads the registry there instead: every query
+ * On a libSQL server it reads the registry there instead: every query
  * is a fresh request, and there is no directory of ours to write.
  */
 export class HealthProbe {
@@ -21,7 +22,8 @@ export class HealthProbe {
   constructor(
     private readonly dataDir: string,
     private readonly reportError: ReportError,
-    private readonly platform: Queryable | null = null,
+    /** The server's own connection to the registry (on files, `PinnedFileDb`). */
+    private readonly platform: Db,
   ) {}
 
   /** The last probe's problem, or null when the server is healthy. */
@@ -65,23 +67,37 @@ export class HealthProbe {
 
   private checks(): [string, () => unknown][] {
     const platform = this.platform;
-    if (platform)
+    if (!(platform instanceof PinnedFileDb))
       return [
         ["the libSQL server cannot be read", () => platform.get("SELECT count(*) FROM stores")],
       ];
     return [
-      ["the platform database cannot be read", () => this.readPlatform()],
+      ["the platform database cannot be read", () => this.readPlatform(platform)],
+      [
+        "platform.db was replaced under the server (restart it to use the new file)",
+        () => {
+          if (platform.fileNow() === "replaced") throw new Error("replaced");
+        },
+      ],
       ["the data directory is not writable", () => this.writeDataDir()],
     ];
   }
 
-  private readPlatform(): void {
+  /**
+   * Reads platform.db through a connection of its own, only while the path names the file
+   * the server has open. A connection to another file moved over it would take the old
+   * file's WAL, which keeps the name, for its own, and fold it into the new file at close;
+   * and where the file is gone the binding would make an empty one (it has no read-only
+   * or must-exist mode).
+   */
+  private readPlatform(platform: PinnedFileDb): void {
+    const now = platform.fileNow();
+    if (now === "missing") throw new Error(`${platform.path} is missing`);
+    if (now === "replaced") return; // the next check's problem
     // exec, not prepare: the binding frees a connection's descriptors at close only when no statement holds them.
-    const db = new Database(join(this.dataDir, "platform.db"), {
-      readonly: true,
-      fileMustExist: true,
-    });
+    const db = new Database(platform.path);
     try {
+      db.exec("PRAGMA query_only = 1");
       db.exec("SELECT count(*) FROM stores");
     } finally {
       db.close();

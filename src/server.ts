@@ -202,7 +202,7 @@ async function serveFrom(
   }
   const platform = await Platform.open(location);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));
-  const health = new HealthProbe(config.dataDir, reportError, location.remote ? platform.db : null);
+  const health = new HealthProbe(config.dataDir, reportError, platform.db);
   await health.start();
   const registry = new StoreRegistry(platform, config.platformDomain, reportError);
   const hostKeys = new HostKeyCache(platform.db);

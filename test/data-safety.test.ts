@@ -374,6 +374,63 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
     });
   }
 
+  for (const how of ["removed", "replaced by a backup's copy"]) {
+    test(`platform.db ${how} under the server: its writes answer 503 at once, until a restart`, async () => {
+      const data = await loadedDataDir();
+      const path = join(data, "platform.db");
+      const copy = join(data, "..", "platform-copy.db");
+      const hostKey = await newHostKey(data);
+      if (how !== "removed") {
+        const backup = await runCli(["backup", join(data, "..", "backup"), "--data", data]);
+        expect(backup.code).toBe(0);
+        copyFileSync(join(data, "..", "backup", "platform.db"), copy);
+      }
+      const server = await spawnServer(data);
+      const host = (method: string, path: string, body?: unknown) =>
+        manage(server.url, method, path, { key: hostKey, body });
+      try {
+        expect((await host("PATCH", "/stores/shop1", { name: "Before" })).status).toBe(200);
+        if (how === "removed")
+          for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+        else renameSync(copy, path);
+        // Refused at once, not after a probe: a write acknowledged now would be lost.
+        for (const [method, where, body] of [
+          ["PATCH", "/stores/shop1", { name: "After" }],
+          ["POST", "/stores", storeBody("shop9")],
+        ] as const) {
+          const refused = await host(method, where, body);
+          expect([method, refused.status, refused.json.error.code]).toEqual([
+            method,
+            503,
+            "store_unavailable",
+          ]);
+        }
+        expect((await send(server.url, "/api/v1/products")).status).toBe(200); // the stores go on
+        const problem =
+          how === "removed"
+            ? "the platform database cannot be read"
+            : "platform.db was replaced under the server (restart it to use the new file)";
+        const healthz = () => send(server.url, "/healthz");
+        expect(await until(async () => (await healthz()).status === 503)).toBe(true);
+        expect((await healthz()).json.error.message).toBe(`Unhealthy: ${problem}.`);
+      } finally {
+        await server.signal("SIGTERM");
+      }
+      expect(existsSync(join(data, "stores", "shop9.db"))).toBe(false);
+      // Nothing made an empty platform.db in its place (the binding has no must-exist mode).
+      if (how === "removed") return expect(existsSync(path)).toBe(false);
+      // The copy put in place is whole, and served once restarted (its -wal and -shm gone).
+      for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
+      const again = await spawnServer(data);
+      try {
+        const shop1 = await manage(again.url, "GET", "/stores/shop1", { key: hostKey });
+        expect([shop1.status, shop1.json.data.name]).toEqual([200, "Test Shop"]);
+      } finally {
+        await again.signal("SIGTERM");
+      }
+    });
+  }
+
   test("a store file lost with its -wal left (a kill -9, then the file gone) is missing, and the -wal is kept", async () => {
     const data = await loadedDataDir();
     const path = join(data, "stores", "shop2.db");

@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
 import { send, tempDir, testStore } from "./helpers";
@@ -56,23 +67,44 @@ test.skipIf(TEST_LIBSQL)(
   30_000,
 );
 
-// Breaks platform.db on disk.
+// Breaks platform.db on disk, in place.
 test.skipIf(TEST_LIBSQL)(
   "503 naming the platform database while it cannot be read, 200 again after",
   async () => {
     const platformDb = join(data, "platform.db");
-    renameSync(platformDb, join(dir, "platform.db.aside"));
-    writeFileSync(
-      platformDb,
-      "this is not a database, and it is long enough to have a header...\n".repeat(100),
-    );
-    const sick = await healthzBecomes(503);
-    expect(sick.json).toEqual(unhealthy("Unhealthy: the platform database cannot be read."));
-    renameSync(join(dir, "platform.db.aside"), platformDb);
+    const header = readFileSync(platformDb).subarray(0, 100);
+    const file = openSync(platformDb, "r+");
+    try {
+      writeSync(file, Buffer.alloc(100, "not a database "), 0, 100, 0);
+      const sick = await healthzBecomes(503);
+      expect(sick.json).toEqual(unhealthy("Unhealthy: the platform database cannot be read."));
+    } finally {
+      writeSync(file, header, 0, 100, 0);
+      closeSync(file);
+    }
     expect((await healthzBecomes(200)).status).toBe(200);
     expect(server.stdout()).toContain(
       '"msg":"health check failed: the platform database cannot be read"',
     );
+  },
+  30_000,
+);
+
+// Moves another file over platform.db, then puts the server's own back.
+test.skipIf(TEST_LIBSQL)(
+  "503 naming platform.db replaced while another file is in its place, 200 again after",
+  async () => {
+    const platformDb = join(data, "platform.db");
+    renameSync(platformDb, join(dir, "platform.db.aside"));
+    copyFileSync(join(dir, "platform.db.aside"), platformDb);
+    const sick = await healthzBecomes(503);
+    expect(sick.json).toEqual(
+      unhealthy(
+        "Unhealthy: platform.db was replaced under the server (restart it to use the new file).",
+      ),
+    );
+    renameSync(join(dir, "platform.db.aside"), platformDb);
+    expect((await healthzBecomes(200)).status).toBe(200);
   },
   30_000,
 );

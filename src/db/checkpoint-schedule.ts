@@ -3,6 +3,7 @@ import type { CheckpointFile } from "./checkpoint-worker";
 import { Checkpointer, walLimitBytes } from "./checkpointer";
 import type { Db } from "./driver";
 import { NativeDb } from "./native";
+import { PinnedFileDb } from "./pinned-file";
 
 /** A written WAL is folded in once it holds this much... */
 const CHECKPOINT_WAL_BYTES = 1024 * 1024;
@@ -54,7 +55,7 @@ export class CheckpointSchedule {
     const walLimit = walLimitBytes();
     for (const result of settled) {
       if (result.status !== "fulfilled") continue;
-      const db = result.value;
+      const db = result.value instanceof PinnedFileDb ? result.value.inner : result.value;
       // Under sustained writes passive checkpoints may never bring the WAL back to its
       // start, so it grows without bound; past the limit one checkpoint empties it.
       const walBytes = db.walSize();

@@ -9,6 +9,7 @@ import { DatabaseUnavailable, type Db, REMOTE_DEADLINE_MS, StoreDatabaseMissing 
 import { type Migration, migrate } from "./migrate";
 import { platformMigrations, storeMigrations } from "./migrations";
 import { openDb } from "./open";
+import { PinnedFileDb } from "./pinned-file";
 import { ReplicaDb } from "./replica";
 
 /**
@@ -68,10 +69,11 @@ export class FileLocation implements Location {
   get platformName() {
     return join(this.dataDir, "platform.db");
   }
-  openPlatform() {
+  async openPlatform() {
     refuseUnfinishedBackup(this.dataDir);
     refuseLostRegistry(this.dataDir);
-    return openDb(`file:${this.platformName}`, platformMigrations);
+    const db = await openDb(`file:${this.platformName}`, platformMigrations);
+    return new PinnedFileDb(db, this.platformName);
   }
   openStore(slug: string, migrations = storeMigrations) {
     return openDb(`file:${storeDbPath(this.dataDir, slug)}`, migrations);

@@ -19,6 +19,8 @@ export class KeyUsage {
   private pending = new Map<string, KeyUse>();
   private timer?: ReturnType<typeof setTimeout>;
   private flushing: Promise<void> = Promise.resolve();
+  /** Whether the last write failed: a failure is logged once, not every 2 s, until one works. */
+  private failing = false;
 
   constructor(
     private readonly platform: Platform,
@@ -46,7 +48,19 @@ export class KeyUsage {
     if (uses.length === 0) return this.flushing;
     this.flushing = this.flushing
       .then(() => this.platform.recordKeyUse(uses))
-      .catch((error) => this.reportError(`could not record the use of ${uses.length} keys`, error));
+      .then(
+        () => {
+          this.failing = false;
+        },
+        (error) => {
+          if (!this.failing)
+            this.reportError(
+              `could not record the use of ${uses.length} keys (logged again only after a write works)`,
+              error,
+            );
+          this.failing = true;
+        },
+      );
     return this.flushing;
   }
 
