@@ -1,4 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DEFAULT_RETRY, retryDelay } from "../src/mail/backoff";
 import {
   customerApproved,
@@ -6,6 +9,7 @@ import {
   keyDeleted,
   orderStatusChanged,
 } from "../src/mail/templates";
+import { DirTransport } from "../src/mail/transports/dir";
 import { parseSmtpUrl } from "../src/mail/transports/smtp";
 import { classifyFailure, describeFailure } from "../src/mail/transports/transport";
 
@@ -174,5 +178,33 @@ describe("--smtp URLs", () => {
     expect(() => parseSmtpUrl("smtp://%E0%A4%A:pw@h:25")).toThrow(
       "--smtp: the user name has a bad %-escape",
     );
+  });
+});
+
+describe("--mail-dir files", () => {
+  test("every line ends in CRLF, a CR or LF inside a name too (RFC 5322)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "storeapi-eml-"));
+    try {
+      const transport = new DirTransport(dir);
+      await transport.send({
+        store: "shop1",
+        id: 1,
+        kind: "customer_approved",
+        from: "no-reply@example.com",
+        replyTo: null,
+        to: "dana@example.com",
+        subject: "Welcome",
+        text: "Hello lone\rCR,\n\nSecond\r\nThird é\n",
+        html: "<p>lone\rCR</p>\n<p>x</p>",
+        messageId: "<1.shop1@example.com>",
+        date: new Date(Date.UTC(2026, 0, 1)),
+      });
+      const [name] = readdirSync(dir);
+      const raw = readFileSync(join(dir, name), "latin1");
+      expect([raw.match(/(?<!\r)\n/g), raw.match(/\r(?!\n)/g)]).toEqual([null, null]);
+      expect(raw).toContain("\r\n\r\nHello lone\r\nCR,\r\n\r\nSecond\r\nThird =C3=A9\r\n");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -24,18 +24,25 @@ export interface Transport {
   close(): Promise<void>;
 }
 
-/** The nodemailer message for an outbox row: plain text plus HTML, UTF-8 headers encoded by nodemailer. */
+/** Line breaks of any kind (a CR in a customer's name too) as the one kind a body has. */
+const oneLineBreak = (text: string) => text.replace(/\r\n?/g, "\n");
+
+/**
+ * The nodemailer message for an outbox row: plain text plus HTML, UTF-8 headers encoded by
+ * nodemailer, every line ending in CRLF (RFC 5322: CR and LF only together).
+ */
 export function toMessage(mail: OutgoingMail): SendMailOptions {
   return {
     from: mail.from,
     to: mail.to,
     replyTo: mail.replyTo ?? undefined,
     subject: mail.subject,
-    text: mail.text,
-    html: mail.html,
+    text: oneLineBreak(mail.text),
+    html: oneLineBreak(mail.html),
     messageId: mail.messageId,
     date: mail.date,
     headers: { "Auto-Submitted": "auto-generated" },
+    newline: "windows",
   };
 }
 
