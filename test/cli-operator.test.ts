@@ -307,6 +307,11 @@ describe("command-line messages", () => {
       [["stores", "add", "shop1", "--plan", "growth", "--domain"], "--domain needs a value"],
       [["stores", "add", "shop1", "--domain", "--plan", "growth"], "--domain needs a value"],
       [["keys", "list", "shop1", "--json=yes"], "--json takes no value"],
+      // A lone surrogate reaches the process as bytes that are not UTF-8.
+      ...["x\uFFFDy", "x\uD800y"].map((name): [string[], string] => [
+        ["keys", "create", "shop1", "--name", name, "--products", "read"],
+        "--name is not UTF-8 text (it holds bytes that are not, or U+FFFD); give it in UTF-8",
+      ]),
       [["serve", "--listen"], "--listen needs a value"],
       [
         ["serve", "--rate-limit", "-1"],

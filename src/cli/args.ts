@@ -155,6 +155,11 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
     // An empty value (`--mail-dir ""`, an unset shell variable) would mean the current directory, or nothing.
     if (flag.type === "string" && !token.value)
       throw new UsageError(`${token.rawName} needs a value`);
+    // What the runtime makes of bytes that are not UTF-8: stored, it would show in emails and pages.
+    if (token.value?.includes("\uFFFD"))
+      throw new UsageError(
+        `${token.rawName} is not UTF-8 text (it holds bytes that are not, or U+FFFD); give it in UTF-8`,
+      );
     if (flag.type === "string" && !token.inlineValue && token.value?.startsWith("-")) {
       // `--rate-limit -1` is a value the operator meant; `--domain --json` is a forgotten one.
       const hint = token.value.startsWith("--")
