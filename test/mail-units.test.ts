@@ -190,10 +190,10 @@ describe("--mail-dir files", () => {
         store: "shop1",
         id: 1,
         kind: "customer_approved",
-        from: "no-reply@example.com",
+        from: { name: "Evil\r\nBcc: x@example.com", address: "no-reply@example.com" },
         replyTo: null,
         to: "dana@example.com",
-        subject: "Welcome",
+        subject: "Welcome\r\nBcc: y@example.com",
         text: "Hello lone\rCR,\n\nSecond\r\nThird é\n",
         html: "<p>lone\rCR</p>\n<p>x</p>",
         messageId: "<1.shop1@example.com>",
@@ -203,6 +203,9 @@ describe("--mail-dir files", () => {
       const raw = readFileSync(join(dir, name), "latin1");
       expect([raw.match(/(?<!\r)\n/g), raw.match(/\r(?!\n)/g)]).toEqual([null, null]);
       expect(raw).toContain("\r\n\r\nHello lone\r\nCR,\r\n\r\nSecond\r\nThird =C3=A9\r\n");
+      // A line break in the store's name or the subject is a space, not a header of its own.
+      expect(raw).toContain('\r\nFrom: "Evil Bcc: x@example.com" <no-reply@example.com>\r\n');
+      expect(raw).toContain("\r\nSubject: Welcome Bcc: y@example.com\r\n");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

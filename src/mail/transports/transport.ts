@@ -32,8 +32,10 @@ const oneLineBreak = (text: string) => text.replace(/\r\n?/g, "\n");
  * nodemailer, every line ending in CRLF (RFC 5322: CR and LF only together).
  */
 export function toMessage(mail: OutgoingMail): SendMailOptions {
+  const { from } = mail;
   return {
-    from: mail.from,
+    // A store's name may hold line breaks; a header is one line (the subject's are made spaces too).
+    from: typeof from === "string" ? from : { ...from, name: from.name.replace(/[\r\n]+/g, " ") },
     to: mail.to,
     replyTo: mail.replyTo ?? undefined,
     subject: mail.subject,
