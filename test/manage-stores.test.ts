@@ -412,6 +412,48 @@ describe("DELETE /manage/v1/stores/{slug}", () => {
     },
   );
 
+  test("a store made again under a deleted one's slug starts afresh: its first key's rate limit, and the old store's cursors refused", async () => {
+    const storeApi = (key: string, path: string, body?: unknown) =>
+      fetch(`${server.url}/api/v1${path}`, {
+        method: body ? "POST" : "GET",
+        headers: {
+          Host: "rho.example.com",
+          Authorization: `Bearer ${key}`,
+          "Content-Type": "application/json",
+        },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    const newStoreWithProducts = async () => {
+      expect((await call("POST", "/stores", storeBody("rho"))).status).toBe(201);
+      const made = await call("POST", "/stores/rho/keys", {
+        name: "k",
+        permissions: { products: "write" },
+      });
+      expect(made.json.data.id).toBe(1);
+      for (const name of ["a", "b"])
+        expect((await storeApi(made.json.data.key, "/products", { name, price: 1 })).status).toBe(
+          201,
+        );
+      return made.json.data.key as string;
+    };
+    const first = await newStoreWithProducts();
+    const cursor = (await (await storeApi(first, "/products?limit=1")).json()).nextCursor;
+    let status = 200;
+    for (let i = 0; i < 200 && status !== 429; i++)
+      status = (await storeApi(first, "/products?limit=1")).status;
+    expect(status).toBe(429);
+    expect((await call("DELETE", "/stores/rho")).status).toBe(200);
+    // The new store's key 1 has the old key 1's id, within the same minute.
+    const second = await newStoreWithProducts();
+    const listed = await storeApi(second, "/products?limit=1");
+    expect([listed.status, listed.headers.get("RateLimit-Remaining")]).toEqual([200, "117"]);
+    const resumed = await storeApi(
+      second,
+      `/products?limit=1&cursor=${encodeURIComponent(cursor)}`,
+    );
+    expect([resumed.status, (await resumed.json()).error.code]).toEqual([400, "invalid_parameter"]);
+  });
+
   test.skipIf(TEST_LIBSQL)(
     "a store of the same slug deleted again within the second keeps both archives",
     async () => {

@@ -39,7 +39,7 @@ async function keysScreen(
   extra: ScreenExtras = {},
   status: ContentfulStatusCode = 200,
 ): Promise<Response> {
-  const keys = await deps.usage.listKeys(c.get("db"), c.get("store").slug);
+  const keys = await deps.usage.listKeys(c.get("db"), c.get("store"));
   const props = {
     storeName: c.get("store").name,
     keys,

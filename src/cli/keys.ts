@@ -143,9 +143,10 @@ const LIST = {
 
 const list = command(LIST, ({ values, args: [slug] }) =>
   withPlatformAndPool(existingLocationOf(values), async (platform, pool) => {
-    if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
+    const store = await platform.getStore(slug);
+    if (!store) throw new CliError(`no store "${slug}"`);
     const usage = new KeyUsage(platform);
-    const keys = (await pool.use(slug, (db) => usage.listKeys(db, slug))).filter(
+    const keys = (await pool.use(slug, (db) => usage.listKeys(db, store))).filter(
       (k) => k.deletedAt === null,
     );
     const rows = keys.map((k) => ({

@@ -55,6 +55,13 @@ const toStore = (row: StoreRow): Store => ({
 
 export type NewStore = Omit<Store, "keysVersion" | "mailVersion" | "createdAt">;
 
+/**
+ * One life of a store under its slug: a store deleted and made again under the same slug
+ * is another, and must not inherit the first one's rate-limit windows, key uses or cursors.
+ */
+export const storeIncarnation = (store: Pick<Store, "slug" | "createdAt">) =>
+  `${store.slug}@${store.createdAt}`;
+
 /** slug, name, domain, plan, owner_email, manual_approval, notify_status, registration. */
 const storeColumns = (store: NewStore): SqlValue[] => [
   store.slug,

@@ -1,4 +1,5 @@
 import type { SqlValue } from "../db/driver";
+import { storeIncarnation } from "../db/platform";
 import type { AppContext } from "./context";
 import { type CursorScope, decodeCursor, encodeCursor } from "./cursor";
 import { okList, type Page } from "./respond";
@@ -80,7 +81,7 @@ export async function listPage<Row extends { id: number }>(
   const { conditions, args, bound } = filtersOf(source, query);
   const scope: CursorScope = {
     list: source.list,
-    store: c.get("store").slug,
+    store: storeIncarnation(c.get("store")),
     filters: filterKey(bound),
   };
   const secret = c.get("deps").cursorSecret;

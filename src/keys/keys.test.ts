@@ -225,13 +225,16 @@ describe("KeyUsage", () => {
       }));
       const { pool } = fakePool(() => keys);
       const usage = new KeyUsage(platform);
-      const lastUsed = async (slug: string) =>
-        (await pool.use(slug, (db) => usage.listKeys(db as Db, slug))).map((k) => k.lastUsedAt);
-      for (let i = 0; i < 50; i++) usage.touch("shop1", 1, minute + i);
-      usage.touch("shop1", 2, minute);
-      usage.touch("shop2", 1, minute + 1);
+      const first = (slug: string) => ({ slug, createdAt: minute - 1 });
+      const lastUsed = async (store: { slug: string; createdAt: number }) =>
+        (await pool.use(store.slug, (db) => usage.listKeys(db as Db, store))).map(
+          (k) => k.lastUsedAt,
+        );
+      for (let i = 0; i < 50; i++) usage.touch(first("shop1"), 1, minute + i);
+      usage.touch(first("shop1"), 2, minute);
+      usage.touch(first("shop2"), 1, minute + 1);
       // not yet written, but this process knows; the store's own older column loses to a later use
-      expect(await lastUsed("shop1")).toEqual([minute, minute + 5]);
+      expect(await lastUsed(first("shop1"))).toEqual([minute, minute + 5]);
       expect(await platform.keyUsage("shop1")).toEqual(new Map());
       await usage.flush();
       expect(await platform.keyUsage("shop1")).toEqual(
@@ -241,17 +244,24 @@ describe("KeyUsage", () => {
         ]),
       );
       expect(await platform.keyUsage("shop2")).toEqual(new Map([[1, minute + 1]]));
-      usage.touch("shop1", 1, minute + 59_000); // same minute: not recorded again
-      usage.touch("shop1", 2, minute + 60_000);
+      usage.touch(first("shop1"), 1, minute + 59_000); // same minute: not recorded again
+      usage.touch(first("shop1"), 2, minute + 60_000);
       await usage.flush();
-      expect(await lastUsed("shop1")).toEqual([minute, minute + 60_000]);
-      // a store deleted and made again under the same slug starts with no uses; a use
-      // from before it was made (still in memory when it was deleted) is dropped
+      expect(await lastUsed(first("shop1"))).toEqual([minute, minute + 60_000]);
+      // A store deleted and made again under the same slug starts with no uses: a use of the
+      // first one still in memory is neither shown nor written, and the new store's key 1
+      // is recorded in the minute the old key 1 already was.
+      usage.touch(first("shop2"), 1, minute + 120_000);
       await platform.removeStore("shop2");
-      await platform.addStore(store({ slug: "shop2", domain: "shop2.test" }), minute + 120_000);
-      usage.touch("shop2", 1, minute + 61_000);
+      const again = { slug: "shop2", createdAt: minute + 120_001 };
+      await platform.addStore(store({ slug: "shop2", domain: "shop2.test" }), again.createdAt);
+      expect(await lastUsed(again)).toEqual([null, minute + 5]);
       await usage.flush();
       expect(await platform.keyUsage("shop2")).toEqual(new Map());
+      usage.touch(again, 1, minute + 120_002);
+      expect(await lastUsed(again)).toEqual([minute + 120_002, minute + 5]);
+      await usage.flush();
+      expect(await platform.keyUsage("shop2")).toEqual(new Map([[1, minute + 120_002]]));
     } finally {
       await platform.close();
       rmSync(dir, { recursive: true, force: true });

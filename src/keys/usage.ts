@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/driver";
-import type { KeyUse, Platform } from "../db/platform";
+import { type KeyUse, type Platform, type Store, storeIncarnation } from "../db/platform";
 import { type ReportError, reportToStderr } from "../log";
 import { type ApiKey, listKeys } from "./repository";
 
@@ -7,6 +7,9 @@ const MINUTE = 60_000;
 /** How long a recorded use waits for others to share its write ("first use within a few seconds"). */
 const FLUSH_MS = 2_000;
 const MAX_TRACKED = 100_000;
+
+/** Which life of a store a use belongs to (see `storeIncarnation`). */
+type StoreLife = Pick<Store, "slug" | "createdAt">;
 
 /**
  * Records each key's `lastUsedAt` at most once a minute, in platform.db (`key_usage`), all
@@ -27,13 +30,13 @@ export class KeyUsage {
     private readonly reportError: ReportError = reportToStderr,
   ) {}
 
-  touch(slug: string, keyId: number, now: number): void {
-    const id = `${slug}:${keyId}`;
+  touch(store: StoreLife, keyId: number, now: number): void {
+    const id = `${storeIncarnation(store)}:${keyId}`;
     const minute = Math.floor(now / MINUTE);
     if (this.recordedMinute.get(id) === minute) return;
     if (this.recordedMinute.size >= MAX_TRACKED) this.recordedMinute.clear();
     this.recordedMinute.set(id, minute);
-    this.pending.set(id, { slug, keyId, usedAt: now });
+    this.pending.set(id, { slug: store.slug, keyId, usedAt: now });
     if (this.timer) return;
     this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
     this.timer.unref?.();
@@ -64,11 +67,15 @@ export class KeyUsage {
     return this.flushing;
   }
 
-  /** A store's keys, each `lastUsedAt` the latest of what platform.db and this process know. */
-  async listKeys(db: Queryable, slug: string): Promise<ApiKey[]> {
-    const [keys, recorded] = await Promise.all([listKeys(db), this.platform.keyUsage(slug)]);
+  /**
+   * A store's keys, each `lastUsedAt` the latest of what platform.db and this process know
+   * (not a use of a store deleted before this one was made under its slug).
+   */
+  async listKeys(db: Queryable, store: StoreLife): Promise<ApiKey[]> {
+    const [keys, recorded] = await Promise.all([listKeys(db), this.platform.keyUsage(store.slug)]);
     for (const use of this.pending.values())
-      if (use.slug === slug) recorded.set(use.keyId, use.usedAt);
+      if (use.slug === store.slug && use.usedAt >= store.createdAt)
+        recorded.set(use.keyId, use.usedAt);
     return keys.map((key) => {
       const usedAt = Math.max(key.lastUsedAt ?? 0, recorded.get(key.id) ?? 0);
       return usedAt === 0 ? key : { ...key, lastUsedAt: usedAt };

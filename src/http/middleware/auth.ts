@@ -91,7 +91,7 @@ export function requirePlan(): MiddlewareHandler<AppEnv> {
 /** Notes the key's last use: only a key that may use the API counts as used. */
 export function recordKeyUse(usage: KeyUsage, now: () => number): MiddlewareHandler<AppEnv> {
   return function recordKeyUseMiddleware(c, next) {
-    usage.touch(c.get("store").slug, c.get("key").id, now());
+    usage.touch(c.get("store"), c.get("key").id, now());
     return next();
   };
 }

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { storeIncarnation } from "../../db/platform";
 import { ApiError } from "../../errors";
 import type { AppContext, AppEnv } from "../context";
 import type { RateLimiter } from "../rate-limit";
@@ -10,7 +11,8 @@ import type { RateLimiter } from "../rate-limit";
 export function rateLimit(
   limiter: RateLimiter,
   now: () => number,
-  bucketOf: (c: AppContext) => string = (c) => `${c.get("store").slug}:${c.get("key").id}`,
+  bucketOf: (c: AppContext) => string = (c) =>
+    `${storeIncarnation(c.get("store"))}:${c.get("key").id}`,
 ): MiddlewareHandler<AppEnv> {
   return function rateLimitMiddleware(c, next) {
     const decision = limiter.take(bucketOf(c), now());

@@ -17,7 +17,7 @@ export const listStoreKeys = defineManageRoute({
     const store = storeOr404(c, params.slug);
     const { pool, usage, now } = c.get("deps");
     const at = now();
-    const keys = (await pool.use(store.slug, (db) => usage.listKeys(db, store.slug))).map((key) =>
+    const keys = (await pool.use(store.slug, (db) => usage.listKeys(db, store))).map((key) =>
       toKeyJson(key, at),
     );
     keys.sort((a, b) => STATUS_ORDER[a.status] - STATUS_ORDER[b.status] || a.id - b.id);
