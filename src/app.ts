@@ -54,9 +54,9 @@ export interface AppDeps {
   idempotencyQueue: KeyedQueue;
   /** Signs cursors so they cannot be forged. */
   cursorSecret: string;
-  /** The OpenAPI document and the HTML page built from it. */
+  /** The OpenAPI document (served as /api/v1/openapi.json). */
   openapi: () => unknown;
-  /** `onStoreHost`: whether the request's Host is a store's. */
+  /** The HTML reference page built from the document; `onStoreHost`: whether the request's Host is a store's. */
   docsHtml: (onStoreHost: boolean) => string;
   /** Writes one request line; absent when those are not logged, so no line is even built. */
   log?: (entry: RequestLog) => void;

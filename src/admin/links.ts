@@ -19,20 +19,9 @@ export const signInUrl = (origin: string, token: string) =>
   `${origin.replace(/\/+$/, "")}${SIGN_IN_PATH}?token=${encodeURIComponent(token)}`;
 
 /**
- * Makes a one-time sign-in link to the store whose database `tx` is, inside the caller's
- * transaction (so an emailed link exists exactly when its email does). Links past their
- * expiry are dropped on the way, so the table stays as small as the links in flight.
+ * A new link's token, its digest stored. Links past their expiry are dropped on the way,
+ * so the table stays as small as the links in flight.
  */
-export async function insertSignInLink(
-  tx: Queryable,
-  origin: string,
-  now = Date.now(),
-): Promise<SignInLink> {
-  const { token, expiresAt } = await insertSignInToken(tx, now);
-  return { url: signInUrl(origin, token), token, expiresAt };
-}
-
-/** A new link's token, its digest stored; expired links are dropped on the way. */
 async function insertSignInToken(tx: Queryable, now: number) {
   await tx.run("DELETE FROM admin_links WHERE expires_at <= ?", [now]);
   const token = randomToken();
@@ -64,9 +53,15 @@ export async function withNewSignInToken<M extends { text: string; html: string 
   return { ...mail, text: put(mail.text), html: put(mail.html) };
 }
 
-/** A sign-in link for the store whose database `db` is (the CLI's `admin-link`, the management API). */
-export const createSignInLink = (db: Db, origin: string, now = Date.now()) =>
-  db.transaction((tx) => insertSignInLink(tx, origin, now));
+/** A one-time sign-in link for the store whose database `db` is (the CLI's `admin-link`, the management API). */
+export async function createSignInLink(
+  db: Db,
+  origin: string,
+  now = Date.now(),
+): Promise<SignInLink> {
+  const { token, expiresAt } = await db.transaction((tx) => insertSignInToken(tx, now));
+  return { url: signInUrl(origin, token), token, expiresAt };
+}
 
 /**
  * Spends a token: true exactly once for a token made for this store and not yet expired.

@@ -45,7 +45,6 @@ export function serveConfigFrom(
   }
 }
 
-/** `--libsql-replicas` copies a libSQL server's stores; on files it would do nothing. */
 /** `--libsql-replicas` needs a libSQL server named by a host name: a usage mistake otherwise. */
 export function refuseUnusableReplicas(config: ServeConfig): void {
   if (!config.libsqlReplicas) return;

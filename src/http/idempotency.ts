@@ -16,7 +16,7 @@ import {
 import { ApiError, errorBody, invalidParameter } from "../errors";
 import { runtime } from "../runtime/runtime";
 import type { AppContext } from "./context";
-import { jsonAnswer } from "./respond";
+import { jsonAnswer, ok } from "./respond";
 
 /**
  * Idempotent creates (api-contract.md §6). A create sent with `Idempotency-Key` runs at
@@ -224,7 +224,7 @@ export async function idempotentCreate(
   const request = c.get("idempotency");
   if (!request) {
     const created = await db.transaction(create);
-    return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
+    return ok(c, created.data, created.status);
   }
   return once(c, request, async (scope, print, claim) => {
     try {
@@ -259,7 +259,7 @@ export async function idempotentAcross(
   const request = c.get("idempotency");
   if (!request) {
     const created = await create();
-    return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
+    return ok(c, created.data, created.status);
   }
   return once(
     c,
@@ -273,7 +273,7 @@ export async function idempotentAcross(
           body: JSON.stringify({ ok: true, data: redact(created.data) }),
         };
         await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.get("deps").now()));
-        return jsonAnswer(c, JSON.stringify({ ok: true, data: created.data }), created.status);
+        return ok(c, created.data, created.status);
       } catch (error) {
         return rememberError(c, scope, print, error);
       }

@@ -10,7 +10,8 @@ interface StoreKeys {
 
 /**
  * Each store's usable keys, by digest, in memory. A store's entry is reloaded when its
- * `keysVersion` in the registry moves (the CLI bumps it), so a request never reads the
+ * `keysVersion` in the registry moves (the CLI, the management API and the admin screen
+ * bump it), so a request never reads the
  * database just to learn whether keys changed.
  */
 export class KeyCache {

@@ -2,7 +2,8 @@ import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { bool, email, nullableText, text } from "../../http/schemas";
 import { type FixtureSection, fixtureDateTime, fixtureId, repeatedId } from "../../load/section";
-import { CUSTOMER_STATUSES, emailKey, INSERT_CUSTOMER, insertArgs } from "./row";
+import { emailKey, INSERT_CUSTOMER, insertArgs } from "./row";
+import { status } from "./schema";
 
 /**
  * Customers in a fixture (operations.md): the API's field names and formats. Records
@@ -17,7 +18,7 @@ const customerRecord = v.strictObject({
   lastName: v.optional(text(100), ""),
   phone: v.optional(nullableText(32), null),
   newsletter: v.optional(bool(), false),
-  status: v.optional(v.picklist(CUSTOMER_STATUSES, "must be active, pending or locked."), "active"),
+  status: v.optional(status(), "active"),
   notes: v.optional(nullableText(5000), null),
   /** Missing: when the record was created (as for API creates); `null` is kept. */
   registeredAt: v.optional(v.nullable(fixtureDateTime())),

@@ -13,7 +13,7 @@ import {
 } from "../../http/schemas";
 import { CUSTOMER_STATUSES } from "./row";
 
-const status = () => v.picklist(CUSTOMER_STATUSES, "must be active, pending or locked.");
+export const status = () => v.picklist(CUSTOMER_STATUSES, "must be active, pending or locked.");
 
 /** CustomerInput fields shared by create and update (api-contract.md §7). */
 const details = {

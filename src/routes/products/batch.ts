@@ -49,7 +49,7 @@ const batchBody = v.strictObject({
     ),
     v.metadata({
       description:
-        "1 to 500 objects, each naming its product by exactly one of `id`, `internalSku`, `sku`, plus fields to change: " +
+        `1 to ${MAX_BATCH_ITEMS} objects, each naming its product by exactly one of \`id\`, \`internalSku\`, \`sku\`, plus fields to change: ` +
         "`name`, `price`, `salePrice`, `stock`, `visible`, `description`, `vatFree`, `unitName`.",
     }),
   ),
@@ -232,7 +232,7 @@ export const batchUpdateProducts = defineRoute({
   method: "POST",
   path: "/products/batch",
   area: "products",
-  summary: "Update up to 500 products in one transaction; each item succeeds or fails on its own.",
+  summary: `Update up to ${MAX_BATCH_ITEMS} products in one transaction; each item succeeds or fails on its own.`,
   body: batchBody,
   response: batchResult,
   async handler(c, { body }) {
