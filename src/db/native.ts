@@ -165,6 +165,12 @@ export class Connection implements Queryable {
     noteClosed(this.raw, this.prepared > UNCACHED_PREPARES);
   }
 
+  /** A script, through the binding's `exec` (which finalizes what it runs). */
+  exec(sql: string): void {
+    if (this.closed) throw databaseClosed();
+    this.raw.exec(sql);
+  }
+
   async all<T = Row>(sql: string, args: Args = []): Promise<T[]> {
     return this.prepare(sql, "all").all(...args) as T[];
   }
@@ -201,9 +207,30 @@ export function openReader(path: string): Connection {
   return new Connection(raw);
 }
 
+/**
+ * How long one try for another process's lock blocks the thread (SQLite's busy handler
+ * sleeps synchronously): a write waits for the lock in such tries, the event loop free
+ * between them, up to `BUSY_TIMEOUT_MS` in all (see `NativeDb.lockForWrite`).
+ */
+const LOCK_TRY_MS = 20;
+/** The pause between two tries for the write lock. */
+const LOCK_RETRY_MS = 25;
+
+/** SQLite's "database is locked" (SQLITE_BUSY, and its extended codes). */
+const isLocked = (error: unknown) =>
+  String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_BUSY") ||
+  /database is locked/.test((error as Error | null)?.message ?? "");
+
+/**
+ * Statements SQLite runs only outside a transaction (`VACUUM INTO`, a checkpoint's
+ * `PRAGMA`), and reads, which take no write lock.
+ */
+const outsideTransactions = (sql: string, statement: Prepared) =>
+  statement.reader || /^\s*(VACUUM|PRAGMA)\b/i.test(sql);
+
 function openConnection(path: string): Connection {
   const raw = new Database(path);
-  raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  raw.exec(`PRAGMA busy_timeout = ${LOCK_TRY_MS}`);
   raw.exec("PRAGMA journal_mode = WAL");
   raw.exec("PRAGMA synchronous = NORMAL");
   raw.exec("PRAGMA foreign_keys = ON");
@@ -269,9 +296,55 @@ export class NativeDb implements Db {
   get<T = Row>(sql: string, args?: Args) {
     return this.reader.get<T>(sql, args);
   }
+  /** One statement, in a transaction of its own (see `lockForWrite`). */
   run(sql: string, args?: Args) {
     this.noteWrite();
-    return this.writes.run(() => this.main.run(sql, args));
+    return this.writes.run(async () => {
+      if (outsideTransactions(sql, this.main.prepare(sql))) return this.main.runNow(sql, args);
+      await this.lockForWrite();
+      return this.commitNow(() => this.main.runNow(sql, args));
+    });
+  }
+
+  /**
+   * Takes the write lock (`BEGIN IMMEDIATE`), waiting for another process's transaction
+   * without blocking the event loop: tries of `LOCK_TRY_MS`, a pause between them, for up to
+   * `BUSY_TIMEOUT_MS`; then the database is unavailable (503). Through `exec`, which
+   * finalizes what it runs: a prepared statement refused for the lock stays in progress
+   * (the binding never resets it), and every later write on the connection would join a
+   * transaction that never commits.
+   */
+  private async lockForWrite(): Promise<void> {
+    const giveUpAt = performance.now() + BUSY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        this.main.exec("BEGIN IMMEDIATE");
+        return;
+      } catch (error) {
+        if (!isLocked(error)) throw error;
+        if (performance.now() >= giveUpAt)
+          throw new DatabaseUnavailable(
+            `${this.path} is locked by another process (waited ${BUSY_TIMEOUT_MS / 1000} s)`,
+            { cause: error },
+          );
+      }
+      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+    }
+  }
+
+  /**
+   * Runs `write` in the transaction `lockForWrite` began and commits it, or rolls it back.
+   * Synchronous from BEGIN to COMMIT, so no read meets the transaction open.
+   */
+  private commitNow<T>(write: () => T): T {
+    try {
+      const result = write();
+      this.main.exec("COMMIT");
+      return result;
+    } catch (error) {
+      if (this.main.raw.inTransaction) this.main.exec("ROLLBACK");
+      throw error;
+    }
   }
 
   private noteWrite(): void {
@@ -293,15 +366,15 @@ export class NativeDb implements Db {
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.writes.run(async () => {
-      this.main.prepare("BEGIN IMMEDIATE").run();
+      await this.lockForWrite();
       this.inTransaction = true;
       try {
         const result = await fn(this.main);
-        this.main.prepare("COMMIT").run();
+        this.main.exec("COMMIT");
         this.noteWrite();
         return result;
       } catch (error) {
-        if (this.main.raw.inTransaction) this.main.prepare("ROLLBACK").run();
+        if (this.main.raw.inTransaction) this.main.exec("ROLLBACK");
         throw error;
       } finally {
         this.inTransaction = false;
@@ -309,25 +382,28 @@ export class NativeDb implements Db {
     });
   }
 
-  /** Synchronous between BEGIN and COMMIT, so no read meets its transaction open. */
   batch(statements: Statement[]): Promise<RunResult[]> {
     return this.writes.run(async () => {
-      this.main.prepare("BEGIN IMMEDIATE").run();
-      try {
-        const results = statements.map(({ sql, args }) => this.main.runNow(sql, args));
-        this.main.prepare("COMMIT").run();
-        this.noteWrite();
-        return results;
-      } catch (error) {
-        if (this.main.raw.inTransaction) this.main.prepare("ROLLBACK").run();
-        throw error;
-      }
+      await this.lockForWrite();
+      const results = this.commitNow(() =>
+        statements.map(({ sql, args }) => this.main.runNow(sql, args)),
+      );
+      this.noteWrite();
+      return results;
     });
   }
 
+  /** A script (migrations, pragmas): it may wait the whole `BUSY_TIMEOUT_MS` at once, as it runs only at open. */
   async exec(sql: string): Promise<void> {
     this.noteWrite();
-    await this.writes.run(async () => this.main.raw.exec(sql));
+    await this.writes.run(async () => {
+      this.main.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      try {
+        this.main.exec(sql);
+      } finally {
+        this.main.exec(`PRAGMA busy_timeout = ${LOCK_TRY_MS}`);
+      }
+    });
   }
 
   async checkpoint(): Promise<void> {
