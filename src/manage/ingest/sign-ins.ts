@@ -7,13 +7,13 @@ import { customerOut } from "../../routes/customers/schema";
 import { optionalJsonBody } from "../body";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
-import { keyParams } from "../keys/schema";
+import { slugIdParams } from "../stores/schema";
 
 export const recordSignIn = defineManageRoute({
   method: "POST",
   path: "/stores/:slug/customers/:id/sign-ins",
   summary: "The customer signed in to the storefront: sets lastVisitAt to now or to `at`.",
-  params: keyParams,
+  params: slugIdParams,
   body: v.strictObject({ at: v.optional(fixtureDateTime()) }),
   readBody: optionalJsonBody,
   response: customerOut,

@@ -3,14 +3,15 @@ import { ok } from "../../http/respond";
 import { deleteKey, KeyNotFoundError } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
+import { slugIdParams } from "../stores/schema";
 import { byHost, keysChanged } from "./changed";
-import { keyOut, keyParams, toKeyJson } from "./schema";
+import { keyOut, toKeyJson } from "./schema";
 
 export const deleteStoreKey = defineManageRoute({
   method: "DELETE",
   path: "/stores/:slug/keys/:id",
   summary: "Delete a store's API key (401 on the store API at once); the owner is emailed.",
-  params: keyParams,
+  params: slugIdParams,
   response: keyOut,
   handler: async (c, { params }) => {
     const store = storeOr404(c, params.slug);

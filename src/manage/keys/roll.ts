@@ -10,15 +10,16 @@ import {
 } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
+import { slugIdParams } from "../stores/schema";
 import { byHost, keysChanged } from "./changed";
-import { GRACE_MS, keyParams, rolledKeyOut, rollKeyBody, toKeyJson } from "./schema";
+import { GRACE_MS, rolledKeyOut, rollKeyBody, toKeyJson } from "./schema";
 
 export const rollStoreKey = defineManageRoute({
   method: "POST",
   path: "/stores/:slug/keys/:id/roll",
   summary:
     "Replace a key: a new one with the same name and permissions; the old one works until the grace ends.",
-  params: keyParams,
+  params: slugIdParams,
   body: rollKeyBody,
   response: rolledKeyOut,
   status: 201,

@@ -1,17 +1,8 @@
 import * as v from "valibot";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
-import {
-  dateTimeOut,
-  idParam,
-  nullableDateTimeOut,
-  positiveInteger,
-  text,
-} from "../../http/schemas";
+import { dateTimeOut, nullableDateTimeOut, positiveInteger, text } from "../../http/schemas";
 import { ACCESS_LEVELS, AREAS, type Area, normalizePermissions } from "../../keys/permissions";
 import { type ApiKey, EXPIRY_CHOICES, isActive } from "../../keys/repository";
-import { slugParam } from "../stores/schema";
-
-export const keyParams = v.strictObject({ slug: slugParam, id: idParam() });
 
 const EXPIRY_NAMES = [...EXPIRY_CHOICES];
 export const expiresSchema = v.optional(

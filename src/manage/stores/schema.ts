@@ -3,7 +3,7 @@ import type { Queryable } from "../../db/driver";
 import type { Platform, Store } from "../../db/platform";
 import { ApiError } from "../../errors";
 import { formatIsrael } from "../../format/time";
-import { bool, dateTimeOut, idOut, positiveInteger, text } from "../../http/schemas";
+import { bool, dateTimeOut, idOut, idParam, positiveInteger, text } from "../../http/schemas";
 import type { StoreRegistry } from "../../registry";
 import {
   DEFAULT_ORDER_STATUSES,
@@ -18,6 +18,8 @@ import {
 /** A `{slug}` path parameter (with an example for tools that call the API from its document). */
 export const slugParam = v.pipe(slugSchema, v.examples(["shop1"]));
 export const slugParams = v.strictObject({ slug: slugParam });
+/** `{slug}` and the `{id}` of a record in that store (a key, a customer). */
+export const slugIdParams = v.strictObject({ slug: slugParam, id: idParam() });
 
 export const settingsBody = v.strictObject({
   manualCustomerApproval: v.optional(bool()),

@@ -8,7 +8,7 @@ import {
   insertArgs,
   toCustomer,
 } from "./row";
-import { customerCreateBody, customerOut } from "./schema";
+import { createBody, customerOut } from "./schema";
 
 const registrationDisabled = () => fixedError("registration_disabled");
 
@@ -17,7 +17,7 @@ export const createCustomer = defineRoute({
   path: "/customers",
   area: "customers",
   summary: "Register a customer (pending while the store approves customers manually)",
-  body: customerCreateBody,
+  body: createBody,
   response: customerOut,
   errors: ["email_taken", "registration_disabled"],
   async create(c, { body }, tx) {

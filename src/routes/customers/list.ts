@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
 import { CUSTOMER_COLUMNS, type CustomerRow, emailKey, toCustomer } from "./row";
-import { customerListQuery, customerOut } from "./schema";
+import { customerOut, listQuery } from "./schema";
 
 const source: ListSource = {
   list: "customers",
@@ -21,7 +21,7 @@ export const listCustomers = defineRoute({
   path: "/customers",
   area: "customers",
   summary: "List customers, newest first (filters: created_since, status, email)",
-  query: customerListQuery,
+  query: listQuery,
   response: v.array(customerOut),
   list: true,
   handler: (c, { query }) => listAnswer<CustomerRow>(c, source, query, toCustomer),

@@ -25,16 +25,16 @@ const details = {
 };
 
 /** POST /customers: `email` required; `active` is not accepted (unknown field). */
-export const customerCreateBody = v.strictObject({ email: email(), ...details });
+export const createBody = v.strictObject({ email: email(), ...details });
 
 /** PATCH /customers/{id}: only the sent fields change; `active` approves, unlocks or locks. */
-export const customerUpdateBody = v.strictObject({
+export const updateBody = v.strictObject({
   email: v.optional(email()),
   ...details,
   active: v.optional(bool()),
 });
 
-export const customerListQuery = v.strictObject({
+export const listQuery = v.strictObject({
   limit: limitParam(),
   cursor: cursorParam(),
   created_since: dateTimeParam(),

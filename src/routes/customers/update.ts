@@ -17,9 +17,9 @@ import {
   getCustomer,
   toCustomer,
 } from "./row";
-import { customerOut, customerUpdateBody } from "./schema";
+import { customerOut, updateBody } from "./schema";
 
-type CustomerUpdate = v.InferOutput<typeof customerUpdateBody>;
+type CustomerUpdate = v.InferOutput<typeof updateBody>;
 
 /**
  * The status after `active` (api-contract.md §7): `true` approves a pending customer and
@@ -95,7 +95,7 @@ export const updateCustomer = defineRoute({
   area: "customers",
   summary: "Update a customer; `active` approves, unlocks or locks it",
   params: idParams,
-  body: customerUpdateBody,
+  body: updateBody,
   response: customerOut,
   errors: ["nothing_to_update", "email_taken"],
   async handler(c, { params, body }) {
