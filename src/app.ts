@@ -157,6 +157,25 @@ function withHeadLength(c: AppContext, response: Response): Response | Promise<R
     });
 }
 
+/** The last step for a path no route took: 404 naming it. */
+export const refuseNoEndpoint: MiddlewareHandler<AppEnv> = (c) => {
+  throw noEndpoint(c.req.path);
+};
+
+/** A public GET path's other methods: ordinary requests through `checks`, then 405. */
+export function refuseOtherMethods(
+  app: Hono<AppEnv>,
+  path: string,
+  checks: MiddlewareHandler<AppEnv>[],
+): void {
+  app.all(
+    path,
+    chain(...checks, () => {
+      throw methodNotAllowed(["GET"]);
+    }),
+  );
+}
+
 /** The last step of a chain: its answer becomes the response (the steps before return nothing). */
 export const answer =
   (respond: (c: AppContext) => Response | Promise<Response>): MiddlewareHandler<AppEnv> =>
@@ -327,14 +346,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
     ),
   );
   // Only GET of the service paths is public; another method is an ordinary request (§2 step 10).
-  for (const { path } of publicRoutes) {
-    app.all(
-      path,
-      chain(...checks, () => {
-        throw methodNotAllowed(["GET"]);
-      }),
-    );
-  }
+  for (const { path } of publicRoutes) refuseOtherMethods(app, path, checks);
   mountRoutes(app, API_PREFIX, routes, checks, checkScope);
   // The store admin's screen is its own app of HTML pages (src/admin/, management-api.md §3).
   const admin = adminApp(deps);
@@ -346,15 +358,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   app.all("/api/admin", toAdmin);
   app.all("/api/admin/*", toAdmin);
   // Any other path: the checks answer it (outside /api/v1 a 404 before any key).
-  app.all(
-    "*",
-    chain(
-      ...checks,
-      answer((c) => {
-        throw noEndpoint(c.req.path);
-      }),
-    ),
-  );
+  app.all("*", chain(...checks, refuseNoEndpoint));
   return app;
 }
 

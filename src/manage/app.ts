@@ -1,5 +1,5 @@
 import type { Hono, MiddlewareHandler } from "hono";
-import { type AppDeps, answer, mountRoutes } from "../app";
+import { type AppDeps, answer, mountRoutes, refuseNoEndpoint, refuseOtherMethods } from "../app";
 import type { Platform } from "../db/platform";
 import { chain } from "../http/chain";
 import type { AppContext, AppEnv } from "../http/context";
@@ -9,7 +9,7 @@ import { rateLimit } from "../http/middleware/rate-limit";
 import { transport } from "../http/middleware/transport";
 import type { RateLimiter } from "../http/rate-limit";
 import { jsonAnswer } from "../http/respond";
-import { methodNotAllowed, noEndpoint, RouteTable } from "../http/route-table";
+import { noEndpoint, RouteTable } from "../http/route-table";
 import { MANAGE_PREFIX, type ManageRoute } from "./define";
 import type { HostKey, HostKeyCache } from "./host-keys";
 import { manageDocsHtml, manageOpenApiText } from "./openapi";
@@ -79,21 +79,8 @@ export function mountManage(
   ];
   for (const [path, respond] of PUBLIC_GETS) {
     app.get(path, chain(...front, answer(respond)));
-    app.all(
-      path,
-      chain(...checks, () => {
-        throw methodNotAllowed(["GET"]);
-      }),
-    );
+    refuseOtherMethods(app, path, checks);
   }
   mountRoutes(app, MANAGE_PREFIX, routes, checks, () => {});
-  app.all(
-    MANAGE_PREFIX,
-    chain(
-      ...checks,
-      answer((c) => {
-        throw noEndpoint(c.req.path);
-      }),
-    ),
-  );
+  app.all(MANAGE_PREFIX, chain(...checks, refuseNoEndpoint));
 }
