@@ -164,6 +164,36 @@ function reportOthersFiles(paths: string[], logger: Logger): void {
   );
 }
 
+/** Finishes, every 2 s, a load killed part-way beside this server (a failure logged once until it works). */
+function settleLoadsBeside(
+  location: FileLocation,
+  platform: Platform,
+  logger: Logger,
+  reportError: ReportError,
+): () => void {
+  let failing = false;
+  return settleCrashedLoadsEvery(location.dataDir, platform.db, 2000, (settled, error) => {
+    if (error && !failing)
+      reportError(
+        "could not finish a load that stopped part-way (logged again only after it works)",
+        error,
+      );
+    else if (settled) logger.warn("finished a load that stopped part-way beside this server");
+    failing = error !== undefined;
+  });
+}
+
+/** `--metrics-listen`: Prometheus metrics on their own address. */
+function listenForMetrics(
+  metrics: Metrics,
+  { hostname, port }: { hostname: string; port: number },
+  registry: StoreRegistry,
+): HttpServer {
+  return listenOn("--metrics-listen", hostname, port, () =>
+    serveMetrics(metrics, (domain) => registry.resolveHost(domain) !== undefined, hostname, port),
+  );
+}
+
 export async function startServer(
   config: ServeConfig,
   logger = new Logger(config.logLevel, runtime().logOutput()),
@@ -222,18 +252,9 @@ async function serveFrom(
     ),
   );
   fileWatch.start();
-  let settleFailing = false; // logged once, not every 2 s, until it works
   const stopSettlingLoads =
     location instanceof FileLocation
-      ? settleCrashedLoadsEvery(location.dataDir, platform.db, 2000, (settled, error) => {
-          if (error && !settleFailing)
-            reportError(
-              "could not finish a load that stopped part-way (logged again only after it works)",
-              error,
-            );
-          else if (settled) logger.warn("finished a load that stopped part-way beside this server");
-          settleFailing = error !== undefined;
-        })
+      ? settleLoadsBeside(location, platform, logger, reportError)
       : () => {};
   const mail = new MailWorker({
     pool,
@@ -312,16 +333,8 @@ async function serveFrom(
   );
   let metricsServer: HttpServer | null = null;
   if (metrics && config.metrics) {
-    const { hostname, port } = config.metrics;
     try {
-      metricsServer = listenOn("--metrics-listen", hostname, port, () =>
-        serveMetrics(
-          metrics,
-          (domain) => registry.resolveHost(domain) !== undefined,
-          hostname,
-          port,
-        ),
-      );
+      metricsServer = listenForMetrics(metrics, config.metrics, registry);
     } catch (error) {
       await server.stop(true);
       throw error;
