@@ -208,9 +208,9 @@ export function openReader(path: string): Connection {
 }
 
 /**
- * How long one try for another process's lock blocks the thread (SQLite's busy handler
- * sleeps synchronously): a write waits for the lock in such tries, the event loop free
- * between them, up to `BUSY_TIMEOUT_MS` in all (see `NativeDb.lockForWrite`).
+ * How long one try for another process's write lock blocks the thread (SQLite's busy
+ * handler sleeps synchronously): a write waits for the lock in such tries, the event loop
+ * free between them, up to `BUSY_TIMEOUT_MS` in all (see `NativeDb.lockForWrite`).
  */
 const LOCK_TRY_MS = 20;
 /** The pause between two tries for the write lock. */
@@ -230,7 +230,7 @@ const outsideTransactions = (sql: string, statement: Prepared) =>
 
 function openConnection(path: string): Connection {
   const raw = new Database(path);
-  raw.exec(`PRAGMA busy_timeout = ${LOCK_TRY_MS}`);
+  raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   raw.exec("PRAGMA journal_mode = WAL");
   raw.exec("PRAGMA synchronous = NORMAL");
   raw.exec("PRAGMA foreign_keys = ON");
@@ -316,19 +316,26 @@ export class NativeDb implements Db {
    */
   private async lockForWrite(): Promise<void> {
     const giveUpAt = performance.now() + BUSY_TIMEOUT_MS;
-    for (;;) {
-      try {
-        this.main.exec("BEGIN IMMEDIATE");
-        return;
-      } catch (error) {
-        if (!isLocked(error)) throw error;
-        if (performance.now() >= giveUpAt)
-          throw new DatabaseUnavailable(
-            `${this.path} is locked by another process (waited ${BUSY_TIMEOUT_MS / 1000} s)`,
-            { cause: error },
-          );
+    // Reads keep the whole busy timeout: in WAL they wait only on a rare recovery, and one
+    // refused would stay in progress, its snapshot kept for every later read.
+    this.main.exec(`PRAGMA busy_timeout = ${LOCK_TRY_MS}`);
+    try {
+      for (;;) {
+        try {
+          this.main.exec("BEGIN IMMEDIATE");
+          return;
+        } catch (error) {
+          if (!isLocked(error)) throw error;
+          if (performance.now() >= giveUpAt)
+            throw new DatabaseUnavailable(
+              `${this.path} is locked by another process (waited ${BUSY_TIMEOUT_MS / 1000} s)`,
+              { cause: error },
+            );
+        }
+        await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
       }
-      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+    } finally {
+      this.main.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
   }
 
@@ -396,14 +403,7 @@ export class NativeDb implements Db {
   /** A script (migrations, pragmas): it may wait the whole `BUSY_TIMEOUT_MS` at once, as it runs only at open. */
   async exec(sql: string): Promise<void> {
     this.noteWrite();
-    await this.writes.run(async () => {
-      this.main.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-      try {
-        this.main.exec(sql);
-      } finally {
-        this.main.exec(`PRAGMA busy_timeout = ${LOCK_TRY_MS}`);
-      }
-    });
+    await this.writes.run(async () => this.main.exec(sql));
   }
 
   async checkpoint(): Promise<void> {
