@@ -1,3 +1,4 @@
+import { Database as SqliteDatabase } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { connect } from "node:net";
@@ -453,6 +454,52 @@ describe("DELETE /manage/v1/stores/{slug}", () => {
     );
     expect([resumed.status, (await resumed.json()).error.code]).toEqual([400, "invalid_parameter"]);
   });
+
+  // A reader in this process holds its snapshot across the delete; files only.
+  test.skipIf(TEST_LIBSQL)(
+    "a store another process is reading while it is deleted is archived with every acknowledged write",
+    async () => {
+      await call("POST", "/stores", storeBody("sigma"));
+      const key = (
+        await call("POST", "/stores/sigma/keys", { name: "k", permissions: { products: "write" } })
+      ).json.data.key;
+      const reader = new SqliteDatabase(join(data, "stores", "sigma.db"));
+      reader.run("BEGIN");
+      reader.query("SELECT count(*) FROM products").get();
+      try {
+        for (const name of ["a", "b", "c"]) {
+          const made = await fetch(`${server.url}/api/v1/products`, {
+            method: "POST",
+            headers: {
+              Host: "sigma.example.com",
+              Authorization: `Bearer ${key}`,
+              "Content-Type": "application/json",
+            },
+            body: JSON.stringify({ name, price: 1 }),
+          });
+          expect(made.status).toBe(201);
+        }
+        // SQLite checkpoints only up to the reader's snapshot: the writes stay in the WAL.
+        expect((await call("DELETE", "/stores/sigma")).status).toBe(200);
+      } finally {
+        reader.run("COMMIT");
+        reader.close();
+      }
+      const [archived] = readdirSync(join(data, "deleted")).filter(
+        (f) => f.startsWith("sigma-") && f.endsWith(".db"),
+      );
+      const archive = new SqliteDatabase(join(data, "deleted", archived as string));
+      try {
+        expect(archive.query("SELECT name FROM products ORDER BY id").all()).toEqual([
+          { name: "a" },
+          { name: "b" },
+          { name: "c" },
+        ]);
+      } finally {
+        archive.close();
+      }
+    },
+  );
 
   test.skipIf(TEST_LIBSQL)(
     "a store of the same slug deleted again within the second keeps both archives",

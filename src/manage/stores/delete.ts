@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { FileLocation, storeDbPath } from "../../db/location";
 import type { AppContext } from "../../http/context";
@@ -7,6 +7,8 @@ import { changeStores, manageDeps, reloadRegistry, storeOr404 } from "../context
 import { defineManageRoute } from "../define";
 import { storeJsonEvenUnusable, unlessUnusable } from "./json";
 import { slugParams, storeOut } from "./schema";
+
+const fileSize = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
 
 /** `20991231T235959Z`: when the store was deleted, in its archived file's name. */
 export const archiveStamp = (now: number) =>
@@ -17,20 +19,22 @@ export const archiveStamp = (now: number) =>
 
 /**
  * Stops serving the store at once (unregistered, registry reloaded), then moves its
- * checkpointed database to DIR/deleted/{slug}-{stamp}.db with no -wal or -shm beside it;
- * a database that could not be checkpointed (missing, damaged) keeps its WAL beside it.
+ * checkpointed database to DIR/deleted/{slug}-{stamp}.db with no -wal or -shm beside it.
+ * A WAL that still holds anything once the store is closed goes beside the archive: the
+ * database could not be checkpointed (missing, damaged), another process was reading it
+ * (SQLite checkpoints only up to the oldest reader, and reports that in a row, not an
+ * error), or a request held through the delete wrote after the checkpoint.
  * On a libSQL server its namespace stays as it is, unregistered: the archive, until a
  * store with the same slug is created over it.
  */
 async function archive(c: AppContext, slug: string): Promise<void> {
   const { pool, now } = c.get("deps");
   const { location } = pool;
-  const checkpointed =
-    location instanceof FileLocation &&
-    (await unlessUnusable(
-      pool.use(slug, (db) => db.truncateWal()).then(() => true),
-      () => false,
-    ));
+  if (location instanceof FileLocation)
+    await unlessUnusable(
+      pool.use(slug, (db) => db.truncateWal()),
+      () => {},
+    );
   await manageDeps(c).platform.removeStore(slug);
   await reloadRegistry(c);
   await pool.closeStore(slug);
@@ -40,7 +44,7 @@ async function archive(c: AppContext, slug: string): Promise<void> {
   mkdirSync(deletedDir, { recursive: true });
   const archived = archivePath(deletedDir, slug, archiveStamp(now()));
   if (existsSync(path)) renameSync(path, archived);
-  if (!checkpointed && existsSync(`${path}-wal`)) renameSync(`${path}-wal`, `${archived}-wal`);
+  if (fileSize(`${path}-wal`) > 0) renameSync(`${path}-wal`, `${archived}-wal`);
   for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
 }
 
