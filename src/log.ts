@@ -1,4 +1,4 @@
-import { damageNamed, isStorageFailure } from "./db/driver";
+import { fileNamed, isStorageFailure } from "./db/driver";
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -142,7 +142,7 @@ export function requestFailureLog(
   const windows = new Map<string, { lastAt: number; leftOut: number }>();
   return (requestId: string, failure: unknown, store: string | null = null): void => {
     // Damage a statement met after the open: SQLite's words do not say which file.
-    const error = store ? damageNamed(storeName(store), failure) : failure;
+    const error = store ? fileNamed(storeName(store), failure) : failure;
     if (!isStorageFailure(error)) {
       logger.error("request failed", { requestId, ...errorFields(error) });
       return;

@@ -20,6 +20,7 @@ import {
   InaccessibleDatabase,
   isDamaged,
   isDiskFull,
+  isLocked,
   SchemaTooNewError,
 } from "./db/driver";
 import { LibsqlAdminError } from "./db/location";
@@ -152,6 +153,8 @@ function failure(error: unknown): [status: number, line: string] {
   if (isDiskFull(error)) return [1, "the disk is full; free some space and run the command again"];
   if (isDamaged(error))
     return [1, `a database is damaged (${(error as Error).message}); restore it from a backup`];
+  if (isLocked(error))
+    return [1, "a database is locked by another process; run the command again once it lets go"];
   return [
     1,
     fileSystemErrorLine(error) ?? `unexpected failure: ${(error as Error).message ?? error}`,

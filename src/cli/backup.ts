@@ -10,7 +10,7 @@ import {
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { copyRows } from "../db/copy";
 import { UNFINISHED_BACKUP, UNFINISHED_BACKUP_TEXT } from "../db/data-dir";
-import { DatabaseUnavailable, type Db, damageNamed } from "../db/driver";
+import { DatabaseUnavailable, type Db, fileNamed } from "../db/driver";
 import { FileLocation, type Location, storeDbPath } from "../db/location";
 import { latestVersion, type Migration, schemaVersion } from "../db/migrate";
 import { platformMigrations, storeMigrations } from "../db/migrations";
@@ -146,7 +146,7 @@ async function withStore<T>(
   try {
     return await use(db);
   } catch (error) {
-    throw damageNamed(location.storeName(slug), error);
+    throw fileNamed(location.storeName(slug), error);
   } finally {
     await db.close();
   }
@@ -179,7 +179,7 @@ export async function backup(
     writeFileSync(join(dest, UNFINISHED_BACKUP), UNFINISHED_BACKUP_TEXT);
     const platformCopy = join(dest, "platform.db");
     let bytes = await copy(platform.db, platformCopy, platformMigrations).catch((error) => {
-      throw damageNamed(location.platformName, error);
+      throw fileNamed(location.platformName, error);
     });
     // The stores of the copied registry; one created after that copy is not in this backup.
     const slugs = await slugsIn(platformCopy);

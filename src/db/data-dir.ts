@@ -135,15 +135,18 @@ export function makeDataDirPrivate(dataDir: string): string[] {
 /**
  * `chmod`; false for another user's file. A file gone since the directory was read
  * is skipped: a command beside the starting server removes a store's `-wal` and `-shm`
- * as it closes the store.
+ * as it closes the store. One of ours that cannot be changed (immutable, or on a
+ * read-only mount) is left as it is: that store answers 503 when written, naming its
+ * file, while the others are served.
  */
 function chmodIfOurs(path: string, mode: number): boolean {
   try {
     chmodSync(path, mode);
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
-    if (code === "EPERM") return false;
-    if (code !== "ENOENT") throw error;
+    if (code === "EPERM")
+      return statSync(path, { throwIfNoEntry: false })?.uid === process.getuid?.();
+    if (code !== "ENOENT" && code !== "EROFS") throw error;
   }
   return true;
 }

@@ -82,6 +82,11 @@ export const databaseClosed = (cause?: unknown) =>
  * reach, its disk full (SQLite has rolled the transaction back), its file damaged or
  * not to be opened. Answered 503 `store_unavailable`.
  */
+/** SQLite's "database is locked" (SQLITE_BUSY, and its extended codes): another connection's lock. */
+export const isLocked = (error: unknown) =>
+  String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_BUSY") ||
+  /database is locked/.test((error as Error | null)?.message ?? "");
+
 /** A registered store has no database: its file or namespace is missing. */
 export class StoreDatabaseMissing extends DatabaseUnavailable {}
 
@@ -144,13 +149,15 @@ export const isDamaged = (error: unknown): boolean =>
   sqliteCode(error) === "SQLITE_NOTADB" || sqliteCode(error).startsWith("SQLITE_CORRUPT");
 
 /**
- * `error` as a `DamagedDatabase` naming `name`, when it is damage SQLite met in a database
- * already open (its own words do not say which file); any other error as it is.
+ * `error` as a `DamagedDatabase` or `InaccessibleDatabase` naming `name`, when SQLite met
+ * damage in a database already open, or could not write it (its own words do not say
+ * which file); any other error as it is.
  */
-export const damageNamed = (name: string, error: unknown): unknown =>
-  isDamaged(error) && !(error instanceof DamagedDatabase)
-    ? new DamagedDatabase(name, error)
-    : error;
+export const fileNamed = (name: string, error: unknown): unknown => {
+  if (error instanceof DamagedDatabase || error instanceof InaccessibleDatabase) return error;
+  if (isDamaged(error)) return new DamagedDatabase(name, error);
+  return isInaccessible(error) ? new InaccessibleDatabase(name, error) : error;
+};
 
 /**
  * The database file cannot be opened, or written, or read back by this process: another

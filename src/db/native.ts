@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import Database from "libsql";
 import { fileIdOf } from "../file-system";
 import type { Args, Db, Queryable, Row, RunResult, SqlValue, Statement } from "./driver";
-import { BUSY_TIMEOUT_MS, DatabaseUnavailable, databaseClosed, Mutex } from "./driver";
+import { BUSY_TIMEOUT_MS, DatabaseUnavailable, databaseClosed, isLocked, Mutex } from "./driver";
 
 interface Prepared {
   run(...args: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
@@ -212,14 +212,11 @@ export function openReader(path: string): Connection {
  * handler sleeps synchronously): a write waits for the lock in such tries, the event loop
  * free between them, up to `BUSY_TIMEOUT_MS` in all (see `NativeDb.lockForWrite`).
  */
-const LOCK_TRY_MS = 20;
+export const LOCK_TRY_MS = 20;
 /** The pause between two tries for the write lock. */
-const LOCK_RETRY_MS = 25;
-
-/** SQLite's "database is locked" (SQLITE_BUSY, and its extended codes). */
-const isLocked = (error: unknown) =>
-  String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_BUSY") ||
-  /database is locked/.test((error as Error | null)?.message ?? "");
+export const LOCK_RETRY_MS = 25;
+/** When a write arriving now gives up waiting for another process's lock. */
+const lockDeadline = () => performance.now() + BUSY_TIMEOUT_MS;
 
 /**
  * Statements SQLite runs only outside a transaction (`VACUUM INTO`, a checkpoint's
@@ -230,14 +227,22 @@ const outsideTransactions = (sql: string, statement: Prepared) =>
 
 function openConnection(path: string): Connection {
   const raw = new Database(path);
-  raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  raw.exec("PRAGMA journal_mode = WAL");
-  raw.exec("PRAGMA synchronous = NORMAL");
-  raw.exec("PRAGMA foreign_keys = ON");
-  // Checkpoints run from the pool's timer on a worker thread, off the request path.
-  raw.exec("PRAGMA wal_autocheckpoint = 0");
-  // After a checkpoint lets the WAL restart, a WAL file grown past 64 MiB is cut back.
-  raw.exec("PRAGMA journal_size_limit = 67108864");
+  try {
+    // A short wait while it opens: a file another process holds in exclusive locking mode
+    // is refused at once, and `openDb` tries again with the event loop free.
+    raw.exec(`PRAGMA busy_timeout = ${LOCK_TRY_MS}`);
+    raw.exec("PRAGMA journal_mode = WAL");
+    raw.exec("PRAGMA synchronous = NORMAL");
+    raw.exec("PRAGMA foreign_keys = ON");
+    // Checkpoints run from the pool's timer on a worker thread, off the request path.
+    raw.exec("PRAGMA wal_autocheckpoint = 0");
+    // After a checkpoint lets the WAL restart, a WAL file grown past 64 MiB is cut back.
+    raw.exec("PRAGMA journal_size_limit = 67108864");
+    raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  } catch (error) {
+    raw.close();
+    throw error;
+  }
   return new Connection(raw);
 }
 
@@ -299,41 +304,49 @@ export class NativeDb implements Db {
   /** One statement, in a transaction of its own (see `lockForWrite`). */
   run(sql: string, args?: Args) {
     this.noteWrite();
+    const giveUpAt = lockDeadline();
     return this.writes.run(async () => {
       if (outsideTransactions(sql, this.main.prepare(sql))) return this.main.runNow(sql, args);
-      await this.lockForWrite();
+      await this.lockForWrite(giveUpAt);
       return this.commitNow(() => this.main.runNow(sql, args));
     });
   }
 
   /**
    * Takes the write lock (`BEGIN IMMEDIATE`), waiting for another process's transaction
-   * without blocking the event loop: tries of `LOCK_TRY_MS`, a pause between them, for up to
-   * `BUSY_TIMEOUT_MS`; then the database is unavailable (503). Through `exec`, which
+   * without blocking the event loop: tries of `LOCK_TRY_MS`, a pause between them, until
+   * `giveUpAt` (`BUSY_TIMEOUT_MS` after the write arrived, however long it queued behind
+   * this process's other writes); then the database is unavailable (503). Through `exec`, which
    * finalizes what it runs: a prepared statement refused for the lock stays in progress
    * (the binding never resets it), and every later write on the connection would join a
    * transaction that never commits.
    */
-  private async lockForWrite(): Promise<void> {
-    const giveUpAt = performance.now() + BUSY_TIMEOUT_MS;
-    // Reads keep the whole busy timeout: in WAL they wait only on a rare recovery, and one
-    // refused would stay in progress, its snapshot kept for every later read.
+  private async lockForWrite(giveUpAt: number): Promise<void> {
+    for (;;) {
+      try {
+        this.beginImmediate();
+        return;
+      } catch (error) {
+        if (!isLocked(error)) throw error;
+        if (performance.now() >= giveUpAt)
+          throw new DatabaseUnavailable(
+            `${this.path} is locked by another process (waited ${BUSY_TIMEOUT_MS / 1000} s)`,
+            { cause: error },
+          );
+      }
+      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+    }
+  }
+
+  /**
+   * One try for the write lock, of `LOCK_TRY_MS`. Reads keep the whole busy timeout: in WAL
+   * they wait only on a rare recovery, and one refused would stay in progress, its snapshot
+   * kept for every later read.
+   */
+  private beginImmediate(): void {
     this.main.exec(`PRAGMA busy_timeout = ${LOCK_TRY_MS}`);
     try {
-      for (;;) {
-        try {
-          this.main.exec("BEGIN IMMEDIATE");
-          return;
-        } catch (error) {
-          if (!isLocked(error)) throw error;
-          if (performance.now() >= giveUpAt)
-            throw new DatabaseUnavailable(
-              `${this.path} is locked by another process (waited ${BUSY_TIMEOUT_MS / 1000} s)`,
-              { cause: error },
-            );
-        }
-        await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
-      }
+      this.main.exec("BEGIN IMMEDIATE");
     } finally {
       this.main.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
@@ -372,8 +385,9 @@ export class NativeDb implements Db {
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const giveUpAt = lockDeadline();
     return this.writes.run(async () => {
-      await this.lockForWrite();
+      await this.lockForWrite(giveUpAt);
       this.inTransaction = true;
       try {
         const result = await fn(this.main);
@@ -390,8 +404,9 @@ export class NativeDb implements Db {
   }
 
   batch(statements: Statement[]): Promise<RunResult[]> {
+    const giveUpAt = lockDeadline();
     return this.writes.run(async () => {
-      await this.lockForWrite();
+      await this.lockForWrite(giveUpAt);
       const results = this.commitNow(() =>
         statements.map(({ sql, args }) => this.main.runNow(sql, args)),
       );

@@ -2,15 +2,18 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ClientDb } from "./client";
 import {
+  BUSY_TIMEOUT_MS,
   DamagedDatabase,
+  DatabaseUnavailable,
   type Db,
   InaccessibleDatabase,
   isDamaged,
   isInaccessible,
+  isLocked,
   SchemaTooNewError,
 } from "./driver";
 import { type Migration, migrate } from "./migrate";
-import { NativeDb } from "./native";
+import { LOCK_RETRY_MS, NativeDb } from "./native";
 
 export type DriverName = "native" | "client";
 
@@ -19,12 +22,30 @@ export function driverFromEnv(): DriverName {
   return process.env.STOREAPI_DRIVER === "client" ? "client" : "native";
 }
 
-/** Opens a database by libSQL URL and brings its schema up to date. */
+/**
+ * Opens a database by libSQL URL and brings its schema up to date. A file another process
+ * holds locked is tried again, the event loop free between tries, for up to
+ * `BUSY_TIMEOUT_MS`.
+ */
 export async function openDb(
   url: string,
   migrations: Migration[],
   driver = driverFromEnv(),
 ): Promise<Db> {
+  const giveUpAt = performance.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return await openOnce(url, migrations, driver);
+    } catch (error) {
+      if (!url.startsWith("file:")) throw error;
+      if (!isLocked(error) || performance.now() >= giveUpAt)
+        throw named(url.slice("file:".length), error);
+    }
+    await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+  }
+}
+
+async function openOnce(url: string, migrations: Migration[], driver: DriverName): Promise<Db> {
   let db: Db | undefined;
   try {
     db = await connect(url, driver);
@@ -32,12 +53,17 @@ export async function openDb(
     return db;
   } catch (error) {
     await db?.close().catch(() => {});
-    if (!url.startsWith("file:")) throw error;
-    const path = url.slice("file:".length);
-    if (error instanceof SchemaTooNewError) error.message = `${path}: ${error.message}`;
-    if (isDamaged(error)) throw new DamagedDatabase(path, error);
-    throw isInaccessible(error) ? new InaccessibleDatabase(path, error) : error;
+    throw error;
   }
+}
+
+/** What opening the file `path` failed with, naming it. */
+function named(path: string, error: unknown): unknown {
+  if (error instanceof SchemaTooNewError) error.message = `${path}: ${error.message}`;
+  if (isDamaged(error)) return new DamagedDatabase(path, error);
+  if (isLocked(error))
+    return new DatabaseUnavailable(`${path} is locked by another process`, { cause: error });
+  return isInaccessible(error) ? new InaccessibleDatabase(path, error) : error;
 }
 
 async function connect(url: string, driver: DriverName): Promise<Db> {

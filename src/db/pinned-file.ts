@@ -3,6 +3,7 @@ import {
   type Args,
   DatabaseUnavailable,
   type Db,
+  fileNamed,
   type Queryable,
   type Row,
   type Statement,
@@ -43,31 +44,41 @@ export class PinnedFileDb implements Db {
   }
 
   all<T = Row>(sql: string, args?: Args) {
-    return this.inner.all<T>(sql, args);
+    return this.named(this.inner.all<T>(sql, args));
   }
   get<T = Row>(sql: string, args?: Args) {
-    return this.inner.get<T>(sql, args);
+    return this.named(this.inner.get<T>(sql, args));
   }
   async run(sql: string, args?: Args) {
     this.requireSameFile();
-    return this.inner.run(sql, args);
+    return this.named(this.inner.run(sql, args));
   }
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     this.requireSameFile();
-    return this.inner.transaction(async (tx) => {
-      const result = await fn(tx);
-      this.requireSameFile(); // just before the commit: a throw here rolls it back
-      return result;
-    });
+    return this.named(
+      this.inner.transaction(async (tx) => {
+        const result = await fn(tx);
+        this.requireSameFile(); // just before the commit: a throw here rolls it back
+        return result;
+      }),
+    );
   }
   async batch(statements: Statement[]) {
     this.requireSameFile();
-    return this.inner.batch(statements);
+    return this.named(this.inner.batch(statements));
   }
   async exec(sql: string) {
     this.requireSameFile();
-    return this.inner.exec(sql);
+    return this.named(this.inner.exec(sql));
   }
+
+  /** Damage found after the file opened, named as at open: commands print the file to restore. */
+  private named<T>(work: Promise<T>): Promise<T> {
+    return work.catch((error) => {
+      throw fileNamed(this.path, error);
+    });
+  }
+
   checkpoint() {
     return this.inner.checkpoint();
   }

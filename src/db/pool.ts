@@ -2,7 +2,7 @@ import { ClientClosed } from "../errors";
 import type { ReportError } from "../log";
 import { runtime } from "../runtime/runtime";
 import { CheckpointSchedule } from "./checkpoint-schedule";
-import { type Db, damageNamed, StoreDatabaseMissing } from "./driver";
+import { type Db, fileNamed, StoreDatabaseMissing } from "./driver";
 import { DESCRIPTORS_PER_STORE, FileLocation, type Location } from "./location";
 import { storeMigrations } from "./migrations";
 import { DESCRIPTORS_PER_CONNECTION, unreleasedConnections, youngCollected } from "./native";
@@ -280,7 +280,7 @@ export class StorePool {
     try {
       return await fn(lease.db);
     } catch (error) {
-      throw damageNamed(this.location.storeName(slug), error);
+      throw fileNamed(this.location.storeName(slug), error);
     } finally {
       lease.release();
       if (use.background && !wasOpen && this.entries.get(slug)?.leases === 0)

@@ -236,6 +236,29 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
     ]);
   });
 
+  // Damage met after the file opened: SQLite's words name no file (the fixture's own dir).
+  test("platform.db damaged in its pages (its header whole): commands name it too", async () => {
+    const copy = join(dir, "pages-damaged");
+    const fixture = join(dir, "pages-fixture.json");
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+    expect((await runCli(["load", fixture, "--data", copy])).code).toBe(0);
+    const platform = join(copy, "platform.db");
+    scrambleTable(platform, "stores");
+    for (const command of [
+      ["stores", "list"],
+      ["keys", "list", "shop1"],
+    ]) {
+      const ran = await runCli([...command, "--data", copy]);
+      expect([command.join(" "), ran.code, ran.stderr]).toEqual([
+        command.join(" "),
+        1,
+        expect.stringMatching(
+          new RegExp(`^storeapi: ${platform} is damaged \\(.+\\); restore it from a backup\n$`),
+        ),
+      ]);
+    }
+  });
+
   test("a damaged platform.db: serve and commands refuse in one line naming it, exit 1; backup leaves its destination empty", async () => {
     expect(await server?.signal("SIGTERM")).toBe(0);
     server = undefined;

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KEYS, send, tempDir, testStore } from "../helpers";
+import { KEYS, otherStore, send, tempDir, testStore } from "../helpers";
 import { manage, newHostKey } from "../manage-support";
 import { runCli, type ServerProcess, spawnServer } from "../process";
 import { TEST_LIBSQL } from "../sqld";
@@ -24,7 +24,7 @@ let hostKey: string;
 beforeAll(async () => {
   if (SKIPPED) return;
   const fixture = join(dir, "fixture.json");
-  writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+  writeFileSync(fixture, JSON.stringify({ stores: [testStore(), otherStore()] }));
   expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
   hostKey = await newHostKey(data);
   server = await spawnServer(data);
@@ -107,6 +107,41 @@ describe.skipIf(SKIPPED)("a database another process holds locked", () => {
       expect(check("After")).toEqual({ name: "After" });
     });
   }
+
+  test("writes queued behind one another each give up 5 s after they arrived, not one after another", async () => {
+    const release = holdWriteLock(join(data, "stores", "shop1.db"));
+    // Let go after 9 s: a write still waiting then (the second and third, when each waited
+    // its 5 s only once the one before it gave up) would be done instead of refused.
+    const releasing = Bun.sleep(9_000).then(release);
+    const answers = await Promise.all(["q1", "q2", "q3"].map((name) => addProduct(name)));
+    expect(answers.map((a) => a.status)).toEqual([503, 503, 503]);
+    await releasing;
+  });
+
+  test("a store whose file another process holds in exclusive locking mode is 503 at its open, not 500", async () => {
+    const holder = new Database(join(data, "stores", "shop2.db"));
+    holder.run("PRAGMA locking_mode = EXCLUSIVE");
+    holder.run("BEGIN EXCLUSIVE");
+    holder.run("COMMIT"); // the lock stays until the connection closes
+    try {
+      const opening = send(server.url, "/api/v1/products", { host: "shop2.test", key: KEYS.other });
+      // The open is tried again with the event loop free, not waited for in SQLite's busy handler.
+      const first = await Promise.race([
+        send(server.url, "/healthz").then((answer) => `healthz ${answer.status}`),
+        opening.then(() => "store"),
+      ]);
+      expect(first).toBe("healthz 200");
+      const answer = await opening;
+      expect([answer.status, answer.json.error.code]).toEqual([503, "store_unavailable"]);
+    } finally {
+      holder.close();
+    }
+    const again = await send(server.url, "/api/v1/products", {
+      host: "shop2.test",
+      key: KEYS.other,
+    });
+    expect(again.status).toBe(200);
+  });
 
   test("reads go on while the store's file is locked", async () => {
     const release = holdWriteLock(join(data, "stores", "shop1.db"));
