@@ -167,6 +167,9 @@ export function parseServeConfig(
   const str = (flag: string) => {
     const value = pick(flags, flag, env);
     if (value === "") problems.push(`${source(flag)} is empty; give a value or leave it unset`);
+    // As for a flag (src/cli/args.ts): bytes that are not UTF-8 would reach emails as U+FFFD.
+    if (typeof value === "string" && value.includes("\uFFFD"))
+      problems.push(`${source(flag)} is not UTF-8 text (it holds bytes that are not, or U+FFFD)`);
     return typeof value === "string" && value !== "" ? value : undefined;
   };
   // A switch from the environment: a value that is neither on nor off is a mistake, not off.

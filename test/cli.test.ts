@@ -474,6 +474,13 @@ describe("command line", () => {
       2,
       "storeapi: STOREAPI_MAIL_DIR is empty; give a value or leave it unset\n",
     ]);
+    const notText = await runCli(["serve", "--data", data], {
+      env: { STOREAPI_MAIL_FROM: "Sh\uFFFDop <a@b.org>" },
+    });
+    expect([notText.code, notText.stderr]).toEqual([
+      2,
+      "storeapi: STOREAPI_MAIL_FROM is not UTF-8 text (it holds bytes that are not, or U+FFFD)\n",
+    ]);
     const variable = await runCli(["stores", "list"], { env: { STOREAPI_DATA: "" } });
     expect([variable.code, variable.stderr]).toEqual([
       2,
