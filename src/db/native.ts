@@ -215,6 +215,9 @@ export function openReader(path: string): Connection {
 export const LOCK_TRY_MS = 20;
 /** The pause between two tries for the write lock. */
 export const LOCK_RETRY_MS = 25;
+/** How long a statement waits for another connection's lock: while trying for it, and otherwise. */
+const TRY_FOR_LOCK = `PRAGMA busy_timeout = ${LOCK_TRY_MS}`;
+const WAIT_FOR_LOCK = `PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`;
 /** When a write arriving now gives up waiting for another process's lock. */
 const lockDeadline = () => performance.now() + BUSY_TIMEOUT_MS;
 
@@ -316,10 +319,10 @@ export class NativeDb implements Db {
    * Takes the write lock (`BEGIN IMMEDIATE`), waiting for another process's transaction
    * without blocking the event loop: tries of `LOCK_TRY_MS`, a pause between them, until
    * `giveUpAt` (`BUSY_TIMEOUT_MS` after the write arrived, however long it queued behind
-   * this process's other writes); then the database is unavailable (503). Through `exec`, which
-   * finalizes what it runs: a prepared statement refused for the lock stays in progress
-   * (the binding never resets it), and every later write on the connection would join a
-   * transaction that never commits.
+   * this process's other writes); then the database is unavailable (503). Taken before any
+   * statement that writes: one refused for the lock stays in progress (the binding never
+   * resets it), and every later write on the connection would join a transaction that never
+   * commits. A refused `BEGIN` holds nothing (tried: the next statements commit).
    */
   private async lockForWrite(giveUpAt: number): Promise<void> {
     for (;;) {
@@ -344,11 +347,11 @@ export class NativeDb implements Db {
    * kept for every later read.
    */
   private beginImmediate(): void {
-    this.main.exec(`PRAGMA busy_timeout = ${LOCK_TRY_MS}`);
+    this.main.exec(TRY_FOR_LOCK);
     try {
-      this.main.exec("BEGIN IMMEDIATE");
+      this.main.runNow("BEGIN IMMEDIATE");
     } finally {
-      this.main.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      this.main.exec(WAIT_FOR_LOCK);
     }
   }
 
@@ -359,10 +362,10 @@ export class NativeDb implements Db {
   private commitNow<T>(write: () => T): T {
     try {
       const result = write();
-      this.main.exec("COMMIT");
+      this.main.runNow("COMMIT");
       return result;
     } catch (error) {
-      if (this.main.raw.inTransaction) this.main.exec("ROLLBACK");
+      if (this.main.raw.inTransaction) this.main.runNow("ROLLBACK");
       throw error;
     }
   }
@@ -391,11 +394,11 @@ export class NativeDb implements Db {
       this.inTransaction = true;
       try {
         const result = await fn(this.main);
-        this.main.exec("COMMIT");
+        this.main.runNow("COMMIT");
         this.noteWrite();
         return result;
       } catch (error) {
-        if (this.main.raw.inTransaction) this.main.exec("ROLLBACK");
+        if (this.main.raw.inTransaction) this.main.runNow("ROLLBACK");
         throw error;
       } finally {
         this.inTransaction = false;
