@@ -72,7 +72,7 @@ export class PinnedFileDb implements Db {
     return this.named(this.inner.exec(sql));
   }
 
-  /** Damage found after the file opened, named as at open: commands print the file to restore. */
+  /** Damage, or a refused write, met after the file opened, named as at open: commands print the file. */
   private named<T>(work: Promise<T>): Promise<T> {
     return work.catch((error) => {
       throw fileNamed(this.path, error);
