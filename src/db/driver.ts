@@ -50,8 +50,12 @@ export interface Db extends Queryable {
   checkpoint(): Promise<void>;
   /** Bytes in the WAL file now (0 for a database that is not a local file). */
   walSize(): number;
-  /** Moves the whole WAL into the database file and empties it, briefly holding writers. */
-  truncateWal(): Promise<void>;
+  /**
+   * Moves the whole WAL into the database file and empties it, briefly holding writers;
+   * another connection's reader or writer is waited for up to `waitMs` (a local file: in
+   * short tries, the event loop free between them), then the WAL keeps what they need.
+   */
+  truncateWal(waitMs?: number): Promise<void>;
   /**
    * Closes, first moving the WAL into the database file unless `checkpoint` is false (the
    * pool's evictions: the WAL stays valid and is folded in later).

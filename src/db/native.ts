@@ -320,9 +320,10 @@ export class NativeDb implements Db {
    * without blocking the event loop: tries of `LOCK_TRY_MS`, a pause between them, until
    * `giveUpAt` (`BUSY_TIMEOUT_MS` after the write arrived, however long it queued behind
    * this process's other writes); then the database is unavailable (503). Taken before any
-   * statement that writes: one refused for the lock stays in progress (the binding never
-   * resets it), and every later write on the connection would join a transaction that never
-   * commits. A refused `BEGIN` holds nothing (tried: the next statements commit).
+   * statement that writes, and through `exec`, which finalizes what it runs: a prepared
+   * statement refused for the lock stays in progress (the binding never resets it; a `BEGIN`
+   * too, until it is collected), and every later write on the connection would join a
+   * transaction that never commits, or fail to commit.
    */
   private async lockForWrite(giveUpAt: number): Promise<void> {
     for (;;) {
@@ -349,7 +350,7 @@ export class NativeDb implements Db {
   private beginImmediate(): void {
     this.main.exec(TRY_FOR_LOCK);
     try {
-      this.main.runNow("BEGIN IMMEDIATE");
+      this.main.exec("BEGIN IMMEDIATE");
     } finally {
       this.main.exec(WAIT_FOR_LOCK);
     }
@@ -440,13 +441,28 @@ export class NativeDb implements Db {
   }
 
   /**
-   * Moves the whole WAL into the database file and empties it. Holds this process's
-   * writers while it runs and waits (busy timeout) for other connections' transactions.
+   * Moves the whole WAL into the database file and empties it, holding this process's
+   * writers. Another connection's transaction is waited for in tries of `LOCK_TRY_MS`, the
+   * event loop free between them, for up to `waitMs`; then the WAL keeps what it needs.
    */
-  async truncateWal(): Promise<void> {
+  async truncateWal(waitMs = 0): Promise<void> {
+    const giveUpAt = performance.now() + waitMs;
     await this.writes.run(async () => {
-      this.main.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      while (!(await this.truncateOnce()) && performance.now() < giveUpAt)
+        await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
     });
+  }
+
+  /** One try of `truncateWal`: whether it emptied the WAL (SQLite says so in a row, not an error). */
+  private async truncateOnce(): Promise<boolean> {
+    this.main.exec(TRY_FOR_LOCK);
+    let done: Promise<{ busy: number } | undefined>;
+    try {
+      done = this.main.get<{ busy: number }>("PRAGMA wal_checkpoint(TRUNCATE)");
+    } finally {
+      this.main.exec(WAIT_FOR_LOCK);
+    }
+    return (await done)?.busy === 0;
   }
 
   /**
@@ -458,9 +474,10 @@ export class NativeDb implements Db {
     await this.writes.run(async () => {
       if (checkpoint) {
         try {
-          this.main.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+          // One short try: a reader elsewhere holds the WAL, which stays valid and is folded in later.
+          await this.truncateOnce();
         } catch {
-          // a reader elsewhere holds the WAL; it stays valid and is folded in later
+          // the same, refused outright
         }
       }
       this.main.close();

@@ -85,8 +85,8 @@ export class PinnedFileDb implements Db {
   walSize() {
     return this.inner.walSize();
   }
-  truncateWal() {
-    return this.inner.truncateWal();
+  truncateWal(waitMs?: number) {
+    return this.inner.truncateWal(waitMs);
   }
   close(checkpoint?: boolean) {
     return this.inner.close(checkpoint);

@@ -143,6 +143,23 @@ describe.skipIf(SKIPPED)("a database another process holds locked", () => {
     expect(again.status).toBe(200);
   });
 
+  test("a store whose write was refused for the lock is deleted once the lock goes (200, not 500)", async () => {
+    const release = holdWriteLock(join(data, "stores", "shop2.db"));
+    try {
+      const refused = await send(server.url, "/api/v1/products", {
+        method: "POST",
+        host: "shop2.test",
+        key: KEYS.other,
+        body: { name: "refused", price: 1 },
+      });
+      expect(refused.status).toBe(503);
+    } finally {
+      release();
+    }
+    const deleted = await manage(server.url, "DELETE", "/stores/shop2", { key: hostKey });
+    expect(deleted.status).toBe(200);
+  });
+
   test("reads go on while the store's file is locked", async () => {
     const release = holdWriteLock(join(data, "stores", "shop1.db"));
     try {

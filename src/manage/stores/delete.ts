@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { BUSY_TIMEOUT_MS } from "../../db/driver";
 import { FileLocation, storeDbPath } from "../../db/location";
 import type { AppContext } from "../../http/context";
 import { ok } from "../../http/respond";
@@ -32,7 +33,7 @@ async function archive(c: AppContext, slug: string): Promise<void> {
   const { location } = pool;
   if (location instanceof FileLocation)
     await unlessUnusable(
-      pool.use(slug, (db) => db.truncateWal()),
+      pool.use(slug, (db) => db.truncateWal(BUSY_TIMEOUT_MS)),
       () => {},
     );
   await manageDeps(c).platform.removeStore(slug);
