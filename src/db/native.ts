@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import Database from "libsql";
 import { fileIdOf } from "../file-system";
+import { runtime } from "../runtime/runtime";
 import type { Args, Db, Queryable, Row, RunResult, SqlValue, Statement } from "./driver";
 import { BUSY_TIMEOUT_MS, DatabaseUnavailable, databaseClosed, isLocked, Mutex } from "./driver";
 
@@ -338,7 +339,7 @@ export class NativeDb implements Db {
             { cause: error },
           );
       }
-      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+      await runtime().sleep(LOCK_RETRY_MS);
     }
   }
 
@@ -449,7 +450,7 @@ export class NativeDb implements Db {
     const giveUpAt = performance.now() + waitMs;
     await this.writes.run(async () => {
       while (!(await this.truncateOnce()) && performance.now() < giveUpAt)
-        await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+        await runtime().sleep(LOCK_RETRY_MS);
     });
   }
 

@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
 import {
   BUSY_TIMEOUT_MS,
@@ -41,7 +42,7 @@ export async function openDb(
       if (!isLocked(error) || performance.now() >= giveUpAt)
         throw named(url.slice("file:".length), error);
     }
-    await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+    await runtime().sleep(LOCK_RETRY_MS);
   }
 }
 
