@@ -5,6 +5,7 @@ import type { StorePool } from "./db/pool";
 import type { Logger } from "./log";
 import { errorFields } from "./log";
 import type { StoreRegistry } from "./registry";
+import { runtime } from "./runtime/runtime";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /**
@@ -79,7 +80,7 @@ async function deleteAll(
     const deleted = await deleteBatch(db, table, where, args, batch);
     total += deleted;
     if (deleted < batch) return total;
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await runtime().sleep(0);
   }
 }
 
@@ -220,7 +221,7 @@ export class Housekeeper {
           ...errorFields(error),
         });
       }
-      await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_STORES_MS));
+      await runtime().sleep(PAUSE_BETWEEN_STORES_MS);
     }
     await this.deps.platform.setPurgeDue(nextDue);
     if (total.sentMail + total.idempotency + total.endedKeys > 0)

@@ -11,6 +11,7 @@ import {
 import { dirname, join, resolve } from "node:path";
 import Database from "libsql";
 import { holdsData } from "../file-system";
+import { runtime } from "../runtime/runtime";
 import { InaccessibleDatabase, isInaccessible } from "./driver";
 
 /** The data directory cannot be used as asked (missing, or held by another server): exit 1. */
@@ -197,7 +198,7 @@ export class DataDirLock {
     for (;;) {
       const lock = DataDirLock.tryAcquire(dataDir, name);
       if (lock || Date.now() >= until) return lock;
-      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+      await runtime().sleep(LOCK_POLL_MS);
     }
   }
 
