@@ -501,6 +501,35 @@ describe("mail worker, a store deleted meanwhile", () => {
   });
 });
 
+describe("mail worker, a store out of reach", () => {
+  test("its outbox is tried again and again but logged once, and once more when it works again", async () => {
+    const h = await harness();
+    await h.queue("shop1", approved("Dana"));
+    const use = h.pool.use.bind(h.pool);
+    let tries = 0;
+    let reachable = false;
+    h.pool.use = ((slug: string, work: never) => {
+      if (slug !== "shop1" || reachable) return use(slug, work);
+      tries++;
+      throw new Error("stores/shop1.db was replaced under the server");
+    }) as typeof h.pool.use;
+    const outboxLines = () =>
+      h.logger.lines
+        .filter((line) => String(line.msg).includes("outbox"))
+        .map((line) => `${line.level} ${line.msg} ${line.store}`);
+    h.worker.start();
+    h.worker.notify("shop1");
+    await eventually(() => (tries >= 5 ? tries : undefined));
+    expect(outboxLines()).toEqual(["error mail: cannot process a store's outbox shop1"]);
+    reachable = true;
+    expect((await eventually(() => allSent(h))).length).toBe(1);
+    expect(outboxLines()).toEqual([
+      "error mail: cannot process a store's outbox shop1",
+      "info mail: a store's outbox works again shop1",
+    ]);
+  });
+});
+
 describe("mail worker, other transports", () => {
   test("--mail-dir writes one .eml file per outbox row, replaced (not added) on a repeat", async () => {
     const home = tempDir("storeapi-maildir-");

@@ -102,6 +102,8 @@ export class MailWorker {
   private readonly schedule = new DueStores();
   /** Stores whose platform.db marker is known set (see `markQueued`). */
   private readonly marked = new Set<string>();
+  /** Stores whose outbox failed and was logged: not logged again until it works. */
+  private readonly outOfReach = new Set<string>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private draining: Promise<void> | null = null;
   private scanning: Promise<void> = Promise.resolve();
@@ -282,6 +284,8 @@ export class MailWorker {
       if (this.halted) return outcome; // past the stop grace: the databases are closing
       const next = await this.options.pool.use(slug, nextDueAt);
       this.schedule.deliveryEnded(slug, next);
+      if (this.outOfReach.delete(slug))
+        this.options.logger.info("mail: a store's outbox works again", { store: slug });
     } catch (error) {
       this.outboxFailed(slug, "mail: cannot process a store's outbox", error);
     }
@@ -289,16 +293,21 @@ export class MailWorker {
   }
 
   /**
-   * A store's outbox could not be read or written: try it again later, not in a loop. A
-   * store deleted meanwhile (its database archived, its mail left there unsent) is dropped
+   * A store's outbox could not be read or written: try it again later, not in a loop, and
+   * say so once until it works (a store retired until a restart fails every try). A store
+   * deleted meanwhile (its database archived, its mail left there unsent) is dropped
    * without a word: its file is missing on purpose.
    */
   private outboxFailed(slug: string, message: string, error: unknown): void {
     if (!this.options.registry.get(slug)) {
       this.schedule.forget(slug);
+      this.outOfReach.delete(slug);
       return;
     }
-    this.options.logger.error(message, { store: slug, ...errorFields(error) });
+    if (!this.outOfReach.has(slug)) {
+      this.outOfReach.add(slug);
+      this.options.logger.error(message, { store: slug, ...errorFields(error) });
+    }
     this.schedule.retryAt(slug, this.now() + this.policy.baseDelayMs);
   }
 
