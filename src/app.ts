@@ -66,8 +66,13 @@ export interface AppDeps {
   onMailQueued: (slug: string) => void;
   /** Call inside the transaction, before queuing mail: marks the store for the next start. */
   beforeMailQueued: (slug: string) => Promise<void>;
-  /** After the server itself changed a store's keys (the admin screen): reload them, deliver the notice. */
-  keysChanged: (slug: string) => Promise<void>;
+  /**
+   * Makes a change of a store's keys between two bumps of its key version: the first finds
+   * platform.db writable (held by another process, it answers 503 before anything changed),
+   * the second has this server reload the store's keys at once, and other processes on
+   * their poll, and deliver the owner's notice.
+   */
+  changeKeys: <T>(slug: string, change: () => Promise<T>) => Promise<T>;
   now: () => number;
   /** The host's management API (/manage/v1); absent, it is not served (404 like any other path). */
   manage?: ManageDeps;

@@ -296,10 +296,12 @@ async function serveFrom(
     logError: requestFailureLog(logger, Date.now, (slug) => location.storeName(slug)),
     onMailQueued: (slug) => mail.notify(slug),
     beforeMailQueued: (slug) => mail.markQueued(slug),
-    // The bump reaches this server's registry at once (a reload), other processes by their poll.
-    keysChanged: async (slug) => {
+    changeKeys: async (slug, change) => {
+      await platform.bumpKeysAndMail(slug);
+      const changed = await change();
       await platform.bumpKeysAndMail(slug);
       await registry.load();
+      return changed;
     },
     now: Date.now,
     manage: {

@@ -99,7 +99,7 @@ export async function startInProcess(
     logError: () => {},
     onMailQueued: () => {},
     beforeMailQueued: async () => {},
-    keysChanged: async () => {},
+    changeKeys: (_slug, change) => change(),
     now: () => clock.now,
   });
   const app = createApp(deps, options.routes ?? syntheticRoutes);

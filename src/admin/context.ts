@@ -15,8 +15,8 @@ export interface AdminDeps {
   usage: KeyUsage;
   allowHttp: boolean;
   trustProxy: CidrList | null;
-  /** After a key changes: the running server reloads the store's keys (and delivers the owner's notice). */
-  keysChanged: (slug: string) => Promise<void>;
+  /** Makes a change of a store's keys: see `AppDeps.changeKeys`. */
+  changeKeys: <T>(slug: string, change: () => Promise<T>) => Promise<T>;
   onMailQueued: (slug: string) => void;
   logError: (requestId: string, error: unknown, store: string | null) => void;
   now: () => number;

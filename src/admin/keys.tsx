@@ -93,8 +93,9 @@ export const createKeyFromForm =
     try {
       const input = prepareKey(values, now, { requireAccess: true });
       if (!state.keyCreates.take(store.slug, now)) return tooManyCreates(state, c, values, now);
-      const created = await createKey(c.get("db"), store, input, BY_SCREEN, now);
-      await deps.keysChanged(store.slug);
+      const created = await deps.changeKeys(store.slug, () =>
+        createKey(c.get("db"), store, input, BY_SCREEN, now),
+      );
       state.flashes.put(
         c.get("session").id,
         { kind: "created", secret: created.secret, name: input.name },
@@ -161,12 +162,11 @@ export const deleteKeyFromForm =
   async (c) => {
     const store = c.get("store");
     const { id: keyId } = await activeKeyOf(c);
-    const deleted = await deleteKey(c.get("db"), store, keyId, BY_SCREEN, deps.now()).catch(
-      (error) => {
+    const deleted = await deps
+      .changeKeys(store.slug, () => deleteKey(c.get("db"), store, keyId, BY_SCREEN, deps.now()))
+      .catch((error) => {
         throw error instanceof KeyNotFoundError ? noSuchKey() : error;
-      },
-    );
-    await deps.keysChanged(store.slug);
+      });
     flashes.put(
       c.get("session").id,
       { kind: "deleted", name: deleted.name, hint: deleted.hint },

@@ -160,6 +160,38 @@ describe.skipIf(SKIPPED)("a database another process holds locked", () => {
     expect(deleted.status).toBe(200);
   });
 
+  test("a key created or deleted while platform.db is locked is 503 with nothing changed, and works once it goes", async () => {
+    const keys = (method: string, path = "", body?: unknown) =>
+      manage(server.url, method, `/stores/shop1/keys${path}`, { key: hostKey, body });
+    const keyNames = async () =>
+      ((await keys("GET")).json.data as Array<{ name: string; status: string }>).map(
+        (key) => `${key.name} ${key.status}`,
+      );
+    const made = await keys("POST", "", { name: "ERP", permissions: { orders: "read" } });
+    expect(made.status).toBe(201);
+    const { id, key } = made.json.data as { id: number; key: string };
+    const readOrders = async () => (await send(server.url, "/api/v1/orders", { key })).status;
+    const before = await keyNames();
+
+    const release = holdWriteLock(join(data, "platform.db"));
+    try {
+      const [created, deleted] = await Promise.all([
+        keys("POST", "", { name: "Lost", permissions: { orders: "read" } }),
+        keys("DELETE", `/${id}`),
+      ]);
+      expect([created.status, created.json.error.code]).toEqual([503, "store_unavailable"]);
+      expect([deleted.status, deleted.json.error.code]).toEqual([503, "store_unavailable"]);
+    } finally {
+      release();
+    }
+    // Before, both were made in the store's file before platform.db refused the news: a key
+    // nobody was given, and a deleted key this server went on accepting.
+    expect(await keyNames()).toEqual(before);
+    expect(await readOrders()).toBe(200);
+    expect((await keys("DELETE", `/${id}`)).status).toBe(200);
+    expect(await readOrders()).toBe(401);
+  });
+
   test("reads go on while the store's file is locked", async () => {
     const release = holdWriteLock(join(data, "stores", "shop1.db"));
     try {

@@ -5,7 +5,7 @@ import { createKey, expiryAt, KeyLimitError, listKeys } from "../../keys/reposit
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";
-import { byHost, keysChanged } from "./changed";
+import { byHost, changeKeys } from "./changed";
 import { createdKeyOut, createKeyBody, toKeyJson } from "./schema";
 
 /** A replayed create shows `key: null`: the secret is never stored, not even in an idempotency record. */
@@ -34,13 +34,12 @@ async function create(c: AppContext, slug: string, body: v.InferOutput<typeof cr
     permissions: body.permissions,
     expiresAt: expiryAt(body.expires, at),
   };
-  const created = await pool
-    .use(store.slug, (db) => createKey(db, store, input, byHost(c), at))
-    .catch((error) => {
-      if (error instanceof KeyLimitError) throw new ApiError("plan_limit", error.message);
-      throw error;
-    });
-  await keysChanged(c, store.slug);
+  const created = await changeKeys(c, store.slug, (db) =>
+    createKey(db, store, input, byHost(c), at),
+  ).catch((error) => {
+    if (error instanceof KeyLimitError) throw new ApiError("plan_limit", error.message);
+    throw error;
+  });
   const key = (await pool.use(store.slug, listKeys)).find((k) => k.id === created.id);
   if (!key) throw new Error(`key ${created.id} vanished right after it was created`);
   return { status: 201 as const, data: { ...toKeyJson(key, at), key: created.secret } };

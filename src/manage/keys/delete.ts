@@ -4,7 +4,7 @@ import { deleteKey, KeyNotFoundError } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugIdParams } from "../stores/schema";
-import { byHost, keysChanged } from "./changed";
+import { byHost, changeKeys } from "./changed";
 import { keyOut, toKeyJson } from "./schema";
 
 export const deleteStoreKey = defineManageRoute({
@@ -15,16 +15,15 @@ export const deleteStoreKey = defineManageRoute({
   response: keyOut,
   handler: async (c, { params }) => {
     const store = storeOr404(c, params.slug);
-    const { pool, now } = c.get("deps");
+    const { now } = c.get("deps");
     const at = now();
-    const key = await pool
-      .use(store.slug, (db) => deleteKey(db, store, params.id, byHost(c), at))
-      .catch((error) => {
-        if (error instanceof KeyNotFoundError)
-          throw notFound(`API key ${params.id} of store "${store.slug}"`);
-        throw error;
-      });
-    await keysChanged(c, store.slug);
+    const key = await changeKeys(c, store.slug, (db) =>
+      deleteKey(db, store, params.id, byHost(c), at),
+    ).catch((error) => {
+      if (error instanceof KeyNotFoundError)
+        throw notFound(`API key ${params.id} of store "${store.slug}"`);
+      throw error;
+    });
     return ok(c, toKeyJson({ ...key, deletedAt: at }, at));
   },
 });

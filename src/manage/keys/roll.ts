@@ -11,7 +11,7 @@ import {
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugIdParams } from "../stores/schema";
-import { byHost, keysChanged } from "./changed";
+import { byHost, changeKeys } from "./changed";
 import { GRACE_MS, rolledKeyOut, rollKeyBody, toKeyJson } from "./schema";
 
 export const rollStoreKey = defineManageRoute({
@@ -28,26 +28,23 @@ export const rollStoreKey = defineManageRoute({
     const store = storeOr404(c, params.slug);
     const { pool, now } = c.get("deps");
     const at = now();
-    const rolled = await pool
-      .use(store.slug, (db) =>
-        rollKey(
-          db,
-          store,
-          params.id,
-          GRACE_MS[body.grace],
-          expiryAt(body.expires, at),
-          byHost(c),
-          at,
-        ),
-      )
-      .catch((error) => {
-        if (error instanceof KeyNotFoundError)
-          throw notFound(`API key ${params.id} of store "${store.slug}"`);
-        if (error instanceof KeyInactiveError) throw new ApiError("key_inactive", error.message);
-        if (error instanceof KeyLimitError) throw new ApiError("plan_limit", error.message);
-        throw error;
-      });
-    await keysChanged(c, store.slug);
+    const rolled = await changeKeys(c, store.slug, (db) =>
+      rollKey(
+        db,
+        store,
+        params.id,
+        GRACE_MS[body.grace],
+        expiryAt(body.expires, at),
+        byHost(c),
+        at,
+      ),
+    ).catch((error) => {
+      if (error instanceof KeyNotFoundError)
+        throw notFound(`API key ${params.id} of store "${store.slug}"`);
+      if (error instanceof KeyInactiveError) throw new ApiError("key_inactive", error.message);
+      if (error instanceof KeyLimitError) throw new ApiError("plan_limit", error.message);
+      throw error;
+    });
     const key = (await pool.use(store.slug, listKeys)).find((k) => k.id === rolled.created.id);
     if (!key) throw new Error(`key ${rolled.created.id} vanished right after it was created`);
     return ok(c, { ...toKeyJson(key, at), key: rolled.created.secret }, 201);
