@@ -41,6 +41,13 @@ const orders = IDS.map((id) => ({
 const newestFirst = (ids: number[]) =>
   [...ids].sort((a, b) => createdAt(b) - createdAt(a) || b - a);
 
+/**
+ * Store "large": orders 1..7 by their count of items (~250 bytes each as stored): one of
+ * ~2.3 MB, three small, two of ~1.2 MB, and one of ~100 KB (a list leaves out the items of
+ * an order over 64 KiB and reads them for it alone).
+ */
+const LARGE_ITEMS = [9_000, 1, 2, 3, 4_800, 4_800, 400];
+
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({
@@ -52,6 +59,24 @@ beforeAll(async () => {
         domain: "busy.test",
         ownerEmail: "o@busy.test",
         orders: orders.slice(0, 30),
+      }),
+      testStore({
+        slug: "large",
+        domain: "large.test",
+        ownerEmail: "o@large.test",
+        orders: LARGE_ITEMS.map((items, i) => ({
+          id: i + 1,
+          number: 7001 + i,
+          status: 1,
+          total: 1,
+          items: Array.from({ length: items }, (_, n) => ({
+            name: `${n}`.padEnd(100, "x"),
+            productId: 1,
+            quantity: 1,
+            price: 1,
+          })),
+          createdAt: new Date(BASE + i * HOUR).toISOString(),
+        })),
       }),
     ],
   });
@@ -147,6 +172,31 @@ describe("GET /orders order and pages", () => {
         field: name,
       });
     }
+  });
+});
+
+describe("GET /orders with large orders", () => {
+  test("a page ends once its orders pass 2 MiB (hasMore says more follow), and each order is whole", async () => {
+    const pages: string[] = [];
+    let cursor = "";
+    for (let page = 0; page < 5; page++) {
+      const answer = await list(`?limit=100${cursor}`, "large.test");
+      expect(answer.status).toBe(200);
+      const data = answer.json.data as Array<{ id: number; items: Array<{ name: string }> }>;
+      const shown = data.map(
+        (o) => `${o.id}:${o.items.length}:${o.items.at(-1)?.name.slice(0, 4)}`,
+      );
+      pages.push(`${shown.join(" ")} ${answer.json.hasMore}`);
+      if (!answer.json.hasMore) break;
+      cursor = `&cursor=${encodeURIComponent(answer.json.nextCursor)}`;
+    }
+    // 7 and 6 take ~1.3 MB; 5 would make it ~2.5 MB, so it opens the next page. Order 1,
+    // over 2 MiB on its own, is a page alone.
+    expect(pages).toEqual([
+      "7:400:399x 6:4800:4799 true",
+      "5:4800:4799 4:3:2xxx 3:2:1xxx 2:1:0xxx true",
+      "1:9000:8999 false",
+    ]);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { SqlValue } from "../db/driver";
+import type { Queryable, SqlValue } from "../db/driver";
 import { storeIncarnation } from "../db/platform";
 import type { AppContext } from "./context";
 import { type CursorScope, decodeCursor, encodeCursor } from "./cursor";
@@ -12,10 +12,16 @@ export interface ListFilter {
 }
 
 /**
+ * A page of rows whose size has no bound (an order's items) ends once its rows pass this
+ * many bytes, though `limit` asks for more: `hasMore` and `nextCursor` say where it goes on.
+ */
+export const PAGE_BYTES = 2 * 1024 * 1024;
+
+/**
  * A list endpoint, declared: its table and sort order (newest first by `sortColumn` then
  * `id`), the parameter that bounds the sort column from below, and its equality filters.
  */
-export interface ListSource {
+export interface ListSource<Row = unknown> {
   /** Name the cursor is bound to, e.g. "orders". */
   list: string;
   table: string;
@@ -27,6 +33,14 @@ export interface ListSource {
   since: string;
   /** Equality filters by query parameter. */
   filters?: Record<string, ListFilter>;
+  /**
+   * For rows of any size: a row's bytes (a page stops past `PAGE_BYTES`), and what reads
+   * the parts the list's columns leave out of large rows, for the rows the page keeps.
+   */
+  sized?: {
+    bytes: (row: Row) => number;
+    complete: (db: Queryable, rows: Row[]) => Promise<void>;
+  };
 }
 
 /** A list's validated query: page size, cursor, and the source's own parameters. */
@@ -40,7 +54,7 @@ const columnValue = (filter: ListFilter, given: unknown): SqlValue =>
       : (given as SqlValue);
 
 /** The WHERE conditions the parameters ask for, and what the cursor is bound to. */
-function filtersOf(source: ListSource, params: ListParams) {
+function filtersOf<Row>(source: ListSource<Row>, params: ListParams) {
   const conditions: string[] = [];
   const args: SqlValue[] = [];
   const bound: Record<string, unknown> = { [source.since]: params[source.since] };
@@ -75,7 +89,7 @@ function filterKey(filters: Record<string, unknown>): string {
  */
 export async function listPage<Row extends { id: number }>(
   c: AppContext,
-  source: ListSource,
+  source: ListSource<Row>,
   query: ListParams,
 ): Promise<Page<Row>> {
   const { conditions, args, bound } = filtersOf(source, query);
@@ -94,9 +108,18 @@ export async function listPage<Row extends { id: number }>(
   const sql =
     `SELECT ${source.columns} FROM ${source.table} ${where} ` +
     `ORDER BY ${source.sortColumn} DESC, id DESC LIMIT ${query.limit + 1}`;
-  const rows = await c.get("db").all<Row & Record<string, number>>(sql, args);
-  const hasMore = rows.length > query.limit;
+  const db = c.get("db");
+  const rows = await db.all<Row & Record<string, number>>(sql, args);
+  let hasMore = rows.length > query.limit;
   if (hasMore) rows.pop();
+  if (source.sized) {
+    const kept = rowsWithin(rows, source.sized.bytes);
+    if (kept < rows.length) {
+      rows.length = kept;
+      hasMore = true;
+    }
+    await source.sized.complete(db, rows);
+  }
   const last = rows[rows.length - 1];
   const nextCursor =
     hasMore && last
@@ -105,10 +128,20 @@ export async function listPage<Row extends { id: number }>(
   return { data: rows, hasMore, nextCursor };
 }
 
+/** How many of `rows`, from the first, fit in `PAGE_BYTES`: at least one. */
+function rowsWithin<Row>(rows: Row[], bytes: (row: Row) => number): number {
+  let total = 0;
+  for (let i = 0; i < rows.length; i++) {
+    total += bytes(rows[i] as Row);
+    if (total > PAGE_BYTES && i > 0) return i;
+  }
+  return rows.length;
+}
+
 /** The list answer: one page of `source`, each row shown as `toItem` makes it. */
 export async function listAnswer<Row extends { id: number }>(
   c: AppContext,
-  source: ListSource,
+  source: ListSource<Row>,
   query: ListParams,
   toItem: (row: Row) => unknown,
 ): Promise<Response> {

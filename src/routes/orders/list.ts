@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
-import { ORDER_COLUMNS, type OrderRow, toOrder } from "./row";
+import { type ListedOrderRow, ORDER_LIST_COLUMNS, readLeftOut, toOrder } from "./row";
 import { listQuery, orderOut } from "./schema";
 
 /**
@@ -9,13 +9,15 @@ import { listQuery, orderOut } from "./schema";
  * (created_at, id): orders_created, orders_status_created, orders_paid_created,
  * orders_status_paid_created.
  */
-export const orderListSource: ListSource = {
+export const orderListSource: ListSource<ListedOrderRow> = {
   list: "orders",
   table: "orders",
   sortColumn: "created_at",
-  columns: ORDER_COLUMNS,
+  columns: ORDER_LIST_COLUMNS,
   since: "created_since",
   filters: { status: { column: "status_id" }, paid: { column: "paid" } },
+  // An order holds any number of items: ~1 KB besides them (its notes aside).
+  sized: { bytes: (row) => row.unbounded_bytes + 1024, complete: readLeftOut },
 };
 
 /**
@@ -31,5 +33,5 @@ export const listOrders = defineRoute({
   query: listQuery,
   response: v.array(orderOut),
   list: true,
-  handler: (c, { query }) => listAnswer<OrderRow>(c, orderListSource, query, toOrder),
+  handler: (c, { query }) => listAnswer(c, orderListSource, query, toOrder),
 });

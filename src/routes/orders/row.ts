@@ -39,12 +39,52 @@ export interface OrderRow {
   updated_at: number | null;
 }
 
-/** Every column of an order, with its status name (a primary-key lookup per row). */
-export const ORDER_COLUMNS =
+/** Every column of an order but the nested parts with no bound on their count, with its status name (a primary-key lookup per row). */
+const BOUNDED_COLUMNS =
   "id, number, status_id, (SELECT name FROM order_statuses WHERE order_statuses.id = orders.status_id) AS status_name, " +
   "paid, total, vat, pay_type, payments, paypal_fee, tracking_number, admin_notes, customer_notes, newsletter, " +
   "customer_id, customer_name, customer_email, customer_phone, customer_address, delivery_name, delivery_price, " +
-  "coupon, fields, invoice, items, promotions, created_at, updated_at";
+  "coupon, invoice, created_at, updated_at";
+const UNBOUNDED = ["fields", "items", "promotions"] as const;
+
+/** Every column of an order. */
+export const ORDER_COLUMNS = `${BOUNDED_COLUMNS}, ${UNBOUNDED.join(", ")}`;
+
+/** The bytes of an order's items, fields and promotions as stored (read without reading them). */
+const UNBOUNDED_BYTES = UNBOUNDED.map((column) => `octet_length(${column})`).join(" + ");
+
+/**
+ * An order whose items, fields and promotions pass this many bytes is listed without them
+ * (`ORDER_LIST_COLUMNS`) and they are read for it alone, if its page keeps it: a page of
+ * 101 such orders read whole took over a second.
+ */
+const LISTED_WHOLE_BYTES = 64 * 1024;
+
+/** An order row as a list reads it: `fields`, `items` and `promotions` are null when they take more than `LISTED_WHOLE_BYTES`. */
+export type ListedOrderRow = OrderRow & { unbounded_bytes: number };
+
+export const ORDER_LIST_COLUMNS = [
+  BOUNDED_COLUMNS,
+  `${UNBOUNDED_BYTES} AS unbounded_bytes`,
+  ...UNBOUNDED.map(
+    (column) =>
+      `CASE WHEN ${UNBOUNDED_BYTES} <= ${LISTED_WHOLE_BYTES} THEN ${column} END AS ${column}`,
+  ),
+].join(", ");
+
+/** Reads the parts a list left out of its large orders. */
+export async function readLeftOut(db: Queryable, rows: ListedOrderRow[]): Promise<void> {
+  for (const row of rows) {
+    if (row.unbounded_bytes <= LISTED_WHOLE_BYTES) continue;
+    const parts = await db.get<Pick<OrderRow, (typeof UNBOUNDED)[number]>>(
+      `SELECT ${UNBOUNDED.join(", ")} FROM orders WHERE id = ?`,
+      [row.id],
+    );
+    // Orders are never deleted one by one; the store's delete closes its database first.
+    if (!parts) throw new Error(`order ${row.id} vanished while its page was read`);
+    Object.assign(row, parts);
+  }
+}
 
 /** Nested parts as stored: the API's shapes with money in minor units. */
 export interface StoredOption {
