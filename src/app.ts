@@ -132,7 +132,7 @@ function routeHandler<R extends MountableRoute>(
     const rawBody =
       route.method === "GET" || route.method === "DELETE"
         ? undefined
-        : await (route.readBody ?? readJsonBody)(c);
+        : await (route.readBody?.(c) ?? readJsonBody(c, route.maxBodyBytes));
     const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
     const query = parseParams(route.query ?? noQuery, queryObject(c.req.url));
     if (route.idempotent) readIdempotencyKey(c, rawBody);

@@ -41,11 +41,11 @@ describe("a body nested deeper than 32 levels", () => {
     }
   }
 
-  test("half a million levels (1 MB) are the same 400", async () => {
-    const answer = await send(server.url, "/api/v1/customers", {
+  test("half a million levels (1 MB, to the batch, which takes 1 MiB) are the same 400", async () => {
+    const answer = await send(server.url, "/api/v1/products/batch", {
       method: "POST",
       raw: deep(500_000),
-      headers: { "Content-Type": "application/json", "Idempotency-Key": "deepest" },
+      headers: { "Content-Type": "application/json" },
     });
     expect(answer.json.error).toMatchObject({ code: "invalid_field", field: "body" });
   });
@@ -76,10 +76,10 @@ describe("a body nested deeper than 32 levels", () => {
 });
 
 describe("echoed input is cut to 100 characters", () => {
-  const longName = "n".repeat(1_000_000);
+  const longName = "n".repeat(120_000);
   const cut = `${"n".repeat(100)}…`;
 
-  test("an unknown 1 MB field name: the 400 quotes 100 characters of it", async () => {
+  test("an unknown 120 KB field name: the 400 quotes 100 characters of it", async () => {
     const answer = await send(server.url, "/api/v1/customers", {
       method: "POST",
       body: { email: "a@example.com", [longName]: 1 },
@@ -147,6 +147,55 @@ describe("echoed input is cut to 100 characters", () => {
       expect(sizeOfStore() - before).toBeLessThan(500_000);
     },
   );
+});
+
+describe("how large a body may be", () => {
+  const sized = (bytes: number) => {
+    const body = JSON.stringify({ name: "n", price: 1, description: "" });
+    return body.replace('""', `"${"d".repeat(bytes - body.length)}"`);
+  };
+  const post = (path: string, raw: string) =>
+    send(server.url, path, {
+      method: "POST",
+      raw,
+      headers: { "Content-Type": "application/json" },
+    });
+
+  test("one record's body takes 128 KiB; one byte more is 413 naming the limit", async () => {
+    // 128 KiB is past the longest valid product: its description is then too long.
+    const atLimit = await post("/api/v1/products", sized(131_072));
+    expect([atLimit.status, atLimit.json.error.field]).toEqual([400, "description"]);
+    const over = await post("/api/v1/products", sized(131_073));
+    expect([over.status, over.json.error]).toEqual([
+      413,
+      {
+        code: "payload_too_large",
+        message: "The body is larger than 131072 bytes; send less per request.",
+      },
+    ]);
+  });
+
+  test("the longest valid customer, every character an escaped emoji, fits", async () => {
+    const emoji = (n: number) => "\\ud83d\\ude00".repeat(n);
+    const raw = `{"email":"longest@example.com","firstName":"${emoji(100)}","lastName":"${emoji(100)}","notes":"${emoji(5000)}"}`;
+    expect(raw.length).toBeGreaterThan(62_000);
+    expect((await post("/api/v1/customers", raw)).status).toBe(201);
+  });
+
+  test("a batch's body takes 1 MiB", async () => {
+    const item = { id: 1, name: "n".repeat(100), description: "d".repeat(300) };
+    const items = Array.from({ length: 500 }, () => item);
+    const body = JSON.stringify({ items });
+    expect(body.length).toBeGreaterThan(131_072);
+    expect((await post("/api/v1/products/batch", body)).status).toBe(200);
+    const over = await post(
+      "/api/v1/products/batch",
+      `${body}${" ".repeat(1_048_577 - body.length)}`,
+    );
+    expect(over.json.error.message).toBe(
+      "The body is larger than 1048576 bytes; send less per request.",
+    );
+  });
 });
 
 describe("a missing required field", () => {

@@ -64,7 +64,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     rateHeaders: "always",
   },
   payload_too_large: {
-    when: "The body is larger than 1 MiB.",
+    when: "The body is larger than the operation takes: 128 KiB for one record, 1 MiB for a batch of products (and on the management API).",
     example: "The body is larger than 1048576 bytes; send less per request.",
     rateHeaders: "always",
   },

@@ -3,6 +3,7 @@ import type { Queryable } from "../db/driver";
 import type { ErrorCode } from "../errors";
 import type { AppContext } from "../http/context";
 import { type Created, idempotentCreate } from "../http/idempotency";
+import { RECORD_BODY_BYTES } from "../http/json-body";
 import type { Area } from "../keys/permissions";
 
 /** Where every route of the API is mounted. */
@@ -42,6 +43,8 @@ export interface RouteDef<P = Schema, Q = Schema, B = Schema> {
   idempotent?: boolean;
   /** Error codes this endpoint can answer beyond the common ones (documentation). */
   errors?: ErrorCode[];
+  /** The largest body it reads (413 past it): `RECORD_BODY_BYTES` unless it says more. */
+  maxBodyBytes?: number;
   handler: (c: AppContext, input: RouteInput<P, Q, B>) => Promise<Response>;
 }
 
@@ -63,8 +66,9 @@ type RouteSpec<P, Q, B> = Omit<RouteDef<P, Q, B>, "handler" | "idempotent"> &
 export function defineRoute<P = undefined, Q = undefined, B = undefined>(
   spec: RouteSpec<P, Q, B>,
 ): RouteDef {
-  if (!spec.create) return spec as unknown as RouteDef;
-  const { create, ...route } = spec;
+  const sized = { maxBodyBytes: RECORD_BODY_BYTES, ...spec };
+  if (!sized.create) return sized as unknown as RouteDef;
+  const { create, ...route } = sized;
   const handler: RouteDef<P, Q, B>["handler"] = (c, input) =>
     idempotentCreate(c, (tx) => create(c, input, tx));
   return { ...route, idempotent: true, handler } as unknown as RouteDef;

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
 import { ApiError, type ErrorCode, invalidField, notFound } from "../../errors";
+import { MAX_BODY_BYTES } from "../../http/json-body";
 import { ok } from "../../http/respond";
 import { documentedAs, idOut, positiveInteger, text } from "../../http/schemas";
 import { parseBody } from "../../http/validate";
@@ -235,6 +236,7 @@ export const batchUpdateProducts = defineRoute({
   summary: `Update up to ${MAX_BATCH_ITEMS} products in one transaction; each item succeeds or fails on its own.`,
   body: batchBody,
   response: batchResult,
+  maxBodyBytes: MAX_BODY_BYTES,
   async handler(c, { body }) {
     const parsed = body.items.map(parseItem);
     const valid = parsed.filter((p): p is ParsedItem => "by" in p);
