@@ -5,6 +5,7 @@
  */
 import Database from "libsql";
 import { fileIdOf } from "../file-system";
+import { isLocked } from "./driver";
 
 declare const self: Worker;
 
@@ -59,6 +60,9 @@ self.onmessage = (event: MessageEvent<CheckpointMessage>) => {
         // PASSIVE: copies what no reader still needs, never waits for readers or writers.
         connection(file)?.exec("PRAGMA wal_checkpoint(PASSIVE)");
       } catch (error) {
+        // Busy: another connection is checkpointing it, most often the server's own closing
+        // it after an eviction (its last connection folds the WAL in). The next one will do.
+        if (isLocked(error)) continue;
         postMessage({ type: "error", path: file.path, message: (error as Error).message });
       }
     }
