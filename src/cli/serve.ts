@@ -54,17 +54,24 @@ export function refuseUnusableReplicas(config: ServeConfig): void {
   if (unreachable) throw new UsageError(unreachable);
 }
 
-/** Stops gracefully on SIGTERM/SIGINT and exits 0. */
+/**
+ * Stops gracefully on SIGTERM/SIGINT and exits 0. A signal repeated meanwhile is ignored:
+ * `timeout`, a shell's Ctrl-C or a supervisor may send it to the process and its group,
+ * and a second one killed the process before its writes and mail were done with.
+ */
 export function stopOnSignals(server: RunningServer): void {
+  let stopping = false;
   const stop = () => {
+    if (stopping) return;
+    stopping = true;
     server.logger.info("stopping");
     server.stop().then(
       () => process.exit(0),
       () => process.exit(1),
     );
   };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
 }
 
 export const serveCommand = command(

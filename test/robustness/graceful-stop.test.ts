@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { connect } from "node:net";
 import { loadFixture } from "../../src/load/load";
-import { send, tempDir, testStore } from "../helpers";
+import { KEYS, send, tempDir, testStore } from "../helpers";
 import { spawnServer } from "../process";
 import { testLocation } from "../sqld";
 
@@ -59,4 +60,32 @@ describe("graceful stop", () => {
     }
     expect(await restarted.signal("SIGTERM")).toBe(0);
   }, 60_000);
+
+  test("a second SIGTERM while it stops is ignored: the request in flight is answered, exit 0", async () => {
+    const server = await spawnServer(dataDir);
+    const { hostname, port } = new URL(server.url);
+    const body = JSON.stringify({ name: "Sent slowly", price: 1 });
+    const answer = Promise.withResolvers<string>();
+    let received = "";
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(
+        `POST /api/v1/products HTTP/1.1\r\nHost: shop1.test\r\nAuthorization: Bearer ${KEYS.all}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` +
+          body.slice(0, 10),
+      );
+    });
+    socket.on("data", (chunk) => {
+      received += chunk.toString();
+    });
+    socket.on("close", () => answer.resolve(received));
+    await Bun.sleep(300); // the request is in flight, waiting for the rest of its body
+    server.proc.kill("SIGTERM");
+    await Bun.sleep(300); // stopping: it waits for the request
+    server.proc.kill("SIGTERM");
+    await Bun.sleep(300);
+    socket.write(body.slice(10));
+    expect((await answer.promise).split("\r\n")[0]).toBe("HTTP/1.1 201 Created");
+    expect(await server.proc.exited).toBe(0);
+    expect(server.stdout().match(/"msg":"stopping"/g)).toEqual(['"msg":"stopping"']);
+  }, 30_000);
 });
