@@ -296,13 +296,6 @@ async function serveFrom(
     logError: requestFailureLog(logger, Date.now, (slug) => location.storeName(slug)),
     onMailQueued: (slug) => mail.notify(slug),
     beforeMailQueued: (slug) => mail.markQueued(slug),
-    changeKeys: async (slug, change) => {
-      await platform.bumpKeysAndMail(slug);
-      const changed = await change();
-      await platform.bumpKeysAndMail(slug);
-      await registry.load();
-      return changed;
-    },
     now: Date.now,
     manage: {
       platform,

@@ -99,7 +99,6 @@ export async function startInProcess(
     logError: () => {},
     onMailQueued: () => {},
     beforeMailQueued: async () => {},
-    changeKeys: (_slug, change) => change(),
     now: () => clock.now,
   });
   const app = createApp(deps, options.routes ?? syntheticRoutes);

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import type { AppDeps } from "../app";
 import type { StorePool } from "../db/pool";
 import type { CidrList } from "../http/cidr";
 import type { Bindings, Variables } from "../http/context";
@@ -15,8 +16,7 @@ export interface AdminDeps {
   usage: KeyUsage;
   allowHttp: boolean;
   trustProxy: CidrList | null;
-  /** Makes a change of a store's keys: see `AppDeps.changeKeys`. */
-  changeKeys: <T>(slug: string, change: () => Promise<T>) => Promise<T>;
+  changeKeys: AppDeps["changeKeys"];
   onMailQueued: (slug: string) => void;
   logError: (requestId: string, error: unknown, store: string | null) => void;
   now: () => number;

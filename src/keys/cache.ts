@@ -17,6 +17,8 @@ interface StoreKeys {
 export class KeyCache {
   private stores = new Map<string, StoreKeys>();
   private loading = new Map<string, Promise<StoreKeys>>();
+  /** How many times each store's keys were forgotten: a load begun before that is not kept. */
+  private forgotten = new Map<string, number>();
 
   constructor(private readonly pool: StorePool) {}
 
@@ -29,8 +31,15 @@ export class KeyCache {
     return keys.byDigest.get(digest);
   }
 
+  /** Drops a store's keys, and what a load under way brings: the next request reads them. */
+  forget(slug: string): void {
+    this.stores.delete(slug);
+    this.forgotten.set(slug, (this.forgotten.get(slug) ?? 0) + 1);
+  }
+
   private load(store: Store): Promise<StoreKeys> {
-    const key = `${store.slug}@${store.keysVersion}`;
+    const generation = this.forgotten.get(store.slug) ?? 0;
+    const key = `${store.slug}@${store.keysVersion}#${generation}`;
     let pending = this.loading.get(key);
     if (!pending) {
       pending = this.pool
@@ -42,7 +51,9 @@ export class KeyCache {
           };
           // A slower load of an older version must not replace a newer one.
           const current = this.stores.get(store.slug);
-          if (!current || current.version <= entry.version) this.stores.set(store.slug, entry);
+          const forgotten = generation !== (this.forgotten.get(store.slug) ?? 0);
+          if (!forgotten && (!current || current.version <= entry.version))
+            this.stores.set(store.slug, entry);
           return entry;
         })
         .finally(() => this.loading.delete(key));

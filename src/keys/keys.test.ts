@@ -210,6 +210,29 @@ describe("KeyCache", () => {
   });
 });
 
+describe("KeyCache.forget", () => {
+  test("the store's keys are read again at the same version, and a load begun before is not kept", async () => {
+    const a = generateSecret();
+    let rows = [keyRow(1, a)];
+    const { pool, calls } = fakePool(() => rows);
+    const cache = new KeyCache(pool);
+    const v0 = store();
+    expect((await cache.find(v0, a))?.id).toBe(1);
+    rows = []; // key 1 deleted, and the key version not moved (platform.db refused the bump)
+    cache.forget("shop1");
+    expect(await cache.find(v0, a)).toBeUndefined();
+    expect(calls.length).toBe(2);
+    // A load under way when the keys are forgotten answers its request but is not kept.
+    rows = [keyRow(1, a)];
+    const stale = cache.find(store({ keysVersion: 1 }), a);
+    cache.forget("shop1");
+    rows = [];
+    expect((await stale)?.id).toBe(1);
+    expect(await cache.find(store({ keysVersion: 1 }), a)).toBeUndefined();
+    expect(calls.length).toBe(4);
+  });
+});
+
 describe("KeyUsage", () => {
   const minute = 60_000 * 1000;
 

@@ -5,7 +5,7 @@ import { createKey, expiryAt, KeyLimitError, listKeys } from "../../keys/reposit
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";
-import { byHost, changeKeys } from "./changed";
+import { byHost, changeKeys } from "./change";
 import { createdKeyOut, createKeyBody, toKeyJson } from "./schema";
 
 /** A replayed create shows `key: null`: the secret is never stored, not even in an idempotency record. */

@@ -4,7 +4,7 @@ import { deleteKey, KeyNotFoundError } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugIdParams } from "../stores/schema";
-import { byHost, changeKeys } from "./changed";
+import { byHost, changeKeys } from "./change";
 import { keyOut, toKeyJson } from "./schema";
 
 export const deleteStoreKey = defineManageRoute({

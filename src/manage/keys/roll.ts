@@ -11,7 +11,7 @@ import {
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugIdParams } from "../stores/schema";
-import { byHost, changeKeys } from "./changed";
+import { byHost, changeKeys } from "./change";
 import { GRACE_MS, rolledKeyOut, rollKeyBody, toKeyJson } from "./schema";
 
 export const rollStoreKey = defineManageRoute({

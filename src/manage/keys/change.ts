@@ -7,6 +7,6 @@ export const byHost = (c: AppContext) =>
 
 /** Runs `change` on the store's database as a change of its keys (see `AppDeps.changeKeys`). */
 export function changeKeys<T>(c: AppContext, slug: string, change: (db: Db) => Promise<T>) {
-  const { pool, changeKeys } = c.get("deps");
-  return changeKeys(slug, () => pool.use(slug, change));
+  const deps = c.get("deps");
+  return deps.changeKeys(slug, () => deps.pool.use(slug, change));
 }
