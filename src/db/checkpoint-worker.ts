@@ -45,8 +45,14 @@ function connection({ path, fileId }: CheckpointFile): InstanceType<typeof Datab
   // open another moved over it (it would take the old file's WAL, which keeps the name).
   if (fileId === null || fileIdOf(path) !== fileId) return undefined;
   const db = new Database(path);
-  db.exec("PRAGMA synchronous = NORMAL");
-  db.exec("PRAGMA wal_autocheckpoint = 0");
+  try {
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("PRAGMA wal_autocheckpoint = 0");
+  } catch (error) {
+    // Left open, it would keep the server's close from being the last and folding the WAL in.
+    db.close();
+    throw error;
+  }
   connections.set(path, db);
   if (connections.size > MAX_OPEN) close(connections.keys().next().value as string);
   return db;

@@ -267,7 +267,7 @@ export class MailWorker {
   private async deliverStore(slug: string): Promise<StoreOutcome> {
     const store = this.options.registry.get(slug);
     if (!store) {
-      this.schedule.forget(slug);
+      this.forget(slug);
       return "done";
     }
     this.schedule.deliveryStarts(slug);
@@ -300,8 +300,7 @@ export class MailWorker {
    */
   private outboxFailed(slug: string, message: string, error: unknown): void {
     if (!this.options.registry.get(slug)) {
-      this.schedule.forget(slug);
-      this.outOfReach.delete(slug);
+      this.forget(slug);
       return;
     }
     if (!this.outOfReach.has(slug)) {
@@ -309,6 +308,12 @@ export class MailWorker {
       this.options.logger.error(message, { store: slug, ...errorFields(error) });
     }
     this.schedule.retryAt(slug, this.now() + this.policy.baseDelayMs);
+  }
+
+  /** A store deleted: its mail stays unsent in the archived file. */
+  private forget(slug: string): void {
+    this.schedule.forget(slug);
+    this.outOfReach.delete(slug);
   }
 
   private async deliverRow(db: Db, store: Store, row: OutboxRow): Promise<StoreOutcome> {
