@@ -118,8 +118,8 @@ const noQuery = v.strictObject({});
 /** What mountRoutes needs of a route (the store API's and the management API's alike). */
 export type MountableRoute = Omit<RouteDef, "method" | "area"> & {
   method: string;
-  /** How the body is read when not the usual JSON object (GET and DELETE read none). */
-  readBody?: (c: AppContext) => Promise<unknown>;
+  /** How the body is read when not the usual JSON object (GET and DELETE read none), at most `limit` bytes. */
+  readBody?: (c: AppContext, limit?: number) => Promise<unknown>;
 };
 
 /** One route's own work: scope, JSON body, then params → query → Idempotency-Key → body validation, then the handler. */
@@ -132,7 +132,7 @@ function routeHandler<R extends MountableRoute>(
     const rawBody =
       route.method === "GET" || route.method === "DELETE"
         ? undefined
-        : await (route.readBody?.(c) ?? readJsonBody(c, route.maxBodyBytes));
+        : await (route.readBody ?? readJsonBody)(c, route.maxBodyBytes);
     const params = route.params ? parseParams(route.params, c.req.param()) : undefined;
     const query = parseParams(route.query ?? noQuery, queryObject(c.req.url));
     if (route.idempotent) readIdempotencyKey(c, rawBody);

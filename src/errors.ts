@@ -84,6 +84,10 @@ export const FIXED_MESSAGES = {
   server_error: "Something went wrong on our side; try again later.",
 } satisfies Partial<Record<ErrorCode, string>>;
 
+/** A body past the operation's limit (`payload_too_large`): the answer and the document's example. */
+export const tooLargeMessage = (limit: number) =>
+  `The body is larger than ${limit} bytes; send less per request.`;
+
 /** An error whose message is its code's fixed one. */
 export const fixedError = (
   code: keyof typeof FIXED_MESSAGES,

@@ -320,7 +320,7 @@ async function serveFrom(
         hostname: config.hostname,
         port: config.port,
         tls,
-        // The app answers bodies over 1 MiB with a 413 envelope as it reads them; this is only a backstop.
+        // The app answers bodies over its limits (1 MiB at most) with a 413 envelope as it reads them; this is only a backstop.
         maxRequestBodySize: 64 * 1024 * 1024,
         fetch: inFlight.track(app.fetch),
       }),

@@ -1,4 +1,4 @@
-import { ApiError, ClientClosed, echo, fixedError, invalidField } from "../errors";
+import { ApiError, ClientClosed, echo, fixedError, invalidField, tooLargeMessage } from "../errors";
 import { STRICT_UTF8 } from "../format/text";
 import type { AppContext } from "./context";
 
@@ -41,8 +41,8 @@ export async function readJsonBody(
 }
 
 /** A body that is a JSON array (a set replaced whole), with the same rules otherwise. */
-export async function readJsonArrayBody(c: AppContext): Promise<unknown[]> {
-  const body = await readJson(c, MAX_BODY_BYTES);
+export async function readJsonArrayBody(c: AppContext, limit = MAX_BODY_BYTES): Promise<unknown[]> {
+  const body = await readJson(c, limit);
   if (!Array.isArray(body)) throw invalidField("body", "The body must be a JSON array.");
   return body;
 }
@@ -150,8 +150,4 @@ export async function readLimited(
   return bytes;
 }
 
-const tooLarge = (limit: number) =>
-  new ApiError(
-    "payload_too_large",
-    `The body is larger than ${limit} bytes; send less per request.`,
-  );
+const tooLarge = (limit: number) => new ApiError("payload_too_large", tooLargeMessage(limit));

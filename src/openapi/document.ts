@@ -1,6 +1,7 @@
 import type { JsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import type { ErrorCode } from "../errors";
+import { type ErrorCode, tooLargeMessage } from "../errors";
+import { MAX_BODY_BYTES } from "../http/json-body";
 import { API_PREFIX, accessFor, type Method, type RouteDef } from "../routes/define";
 import { SchemaConverter } from "./convert";
 import { AUTHENTICATED, byStatus, ERROR_CATALOG, routeErrorCodes } from "./error-catalog";
@@ -168,12 +169,15 @@ function successResponse(route: DocumentedRoute, ctx: Context, where: string): J
   };
 }
 
+interface ErrorOptions {
+  authenticated: boolean;
+  idempotent?: boolean;
+  /** The operation's body limit (`payload_too_large`'s example names it). */
+  maxBodyBytes?: number;
+}
+
 /** One response per error status: the codes it can carry, their causes, headers and examples. */
-function errorResponse(
-  status: number,
-  codes: ErrorCode[],
-  options: { authenticated: boolean; idempotent?: boolean },
-): Json {
+function errorResponse(status: number, codes: ErrorCode[], options: ErrorOptions): Json {
   const headers: Json = { "X-Request-Id": header("X-Request-Id", true) };
   const rate = codes.map((code) => ERROR_CATALOG[code].rateHeaders);
   if (options.authenticated && rate.some((r) => r !== "never")) {
@@ -191,14 +195,18 @@ function errorResponse(
   return {
     description: codes.map((code) => `- \`${code}\`: ${ERROR_CATALOG[code].when}`).join("\n"),
     headers,
-    content: { "application/json": { schema: errorSchema(codes), examples: errorExamples(codes) } },
+    content: {
+      "application/json": {
+        schema: errorSchema(codes),
+        examples: errorExamples(codes, {
+          payload_too_large: tooLargeMessage(options.maxBodyBytes ?? MAX_BODY_BYTES),
+        }),
+      },
+    },
   };
 }
 
-function errorResponses(
-  codes: ErrorCode[],
-  options: { authenticated: boolean; idempotent?: boolean },
-): Json {
+function errorResponses(codes: ErrorCode[], options: ErrorOptions): Json {
   return Object.fromEntries(
     byStatus(codes).map(([status, group]) => [
       String(status),
@@ -234,7 +242,11 @@ function routeOperation(route: DocumentedRoute, ctx: Context): Operation {
   }
   operation.responses = {
     [String(successStatus(route))]: successResponse(route, ctx, where),
-    ...errorResponses(codes, { authenticated: true, idempotent: route.idempotent }),
+    ...errorResponses(codes, {
+      authenticated: true,
+      idempotent: route.idempotent,
+      maxBodyBytes: route.maxBodyBytes,
+    }),
   };
   return operation;
 }

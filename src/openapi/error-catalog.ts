@@ -1,4 +1,5 @@
-import { ERROR_STATUS, type ErrorCode, FIXED_MESSAGES } from "../errors";
+import { ERROR_STATUS, type ErrorCode, FIXED_MESSAGES, tooLargeMessage } from "../errors";
+import { MAX_BODY_BYTES } from "../http/json-body";
 import type { DocumentedRoute } from "./document";
 
 interface ErrorInfo {
@@ -64,8 +65,8 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     rateHeaders: "always",
   },
   payload_too_large: {
-    when: "The body is larger than the operation takes: 128 KiB for one record, 1 MiB for a batch of products (and on the management API).",
-    example: "The body is larger than 1048576 bytes; send less per request.",
+    when: "The body is larger than the operation takes (its example names the limit).",
+    example: tooLargeMessage(MAX_BODY_BYTES),
     rateHeaders: "always",
   },
   invalid_json: {

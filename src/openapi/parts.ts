@@ -133,13 +133,20 @@ export const errorSchema = (codes: ErrorCode[]): JsonSchema => ({
   ],
 });
 
-export const errorExamples = (codes: ErrorCode[]) =>
+/** An example answer per code; `messages` gives an operation's own where they differ (its body limit). */
+export const errorExamples = (
+  codes: ErrorCode[],
+  messages: Partial<Record<ErrorCode, string>> = {},
+) =>
   Object.fromEntries(
     codes.map((code) => [
       code,
       {
         summary: code,
-        value: { ok: false, error: { code, message: ERROR_CATALOG[code].example } },
+        value: {
+          ok: false,
+          error: { code, message: messages[code] ?? ERROR_CATALOG[code].example },
+        },
       },
     ]),
   );
