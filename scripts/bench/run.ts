@@ -29,7 +29,7 @@ import { parseArgs } from "node:util";
 import Database from "libsql";
 import { storeDbPath } from "../../src/db/pool";
 import { encodeCursor } from "../../src/http/cursor";
-import { ORDER_COLUMNS } from "../../src/routes/orders/row";
+import { ORDER_LIST_COLUMNS } from "../../src/routes/orders/row";
 import {
   type BenchData,
   BIG,
@@ -232,7 +232,7 @@ function deepCursor(data: BenchData): { cursor: string; afterId: number } {
 }
 
 /** The statement src/http/pagination.ts builds for GET /orders?limit=50&cursor=… (no filters). */
-const LIST_QUERY_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51`;
+const LIST_QUERY_SQL = `SELECT ${ORDER_LIST_COLUMNS} FROM orders WHERE (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51`;
 
 function queryPlan(data: BenchData): string[] {
   const db = new Database(storeDbPath(data.dir, BIG.slug), { readonly: true });

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { type ListSource, listAnswer } from "../../http/pagination";
 import { defineRoute } from "../define";
-import { type ListedOrderRow, ORDER_LIST_COLUMNS, readLeftOut, toOrder } from "./row";
+import { type ListedOrderRow, listedBytes, ORDER_LIST_COLUMNS, readLeftOut, toOrder } from "./row";
 import { listQuery, orderOut } from "./schema";
 
 /**
@@ -16,8 +16,7 @@ export const orderListSource: ListSource<ListedOrderRow> = {
   columns: ORDER_LIST_COLUMNS,
   since: "created_since",
   filters: { status: { column: "status_id" }, paid: { column: "paid" } },
-  // An order holds any number of items: ~1 KB besides them (its notes aside).
-  sized: { bytes: (row) => row.unbounded_bytes + 1024, complete: readLeftOut },
+  sized: { bytes: listedBytes, complete: readLeftOut },
 };
 
 /**

@@ -72,6 +72,10 @@ export const ORDER_LIST_COLUMNS = [
   ),
 ].join(", ");
 
+/** An order's size in a list's page: its items, fields and promotions, its notes, ~1 KB besides. */
+export const listedBytes = (row: ListedOrderRow) =>
+  row.unbounded_bytes + (row.admin_notes?.length ?? 0) + row.customer_notes.length + 1024;
+
 /** Reads the parts a list left out of its large orders. */
 export async function readLeftOut(db: Queryable, rows: ListedOrderRow[]): Promise<void> {
   for (const row of rows) {
