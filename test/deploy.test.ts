@@ -160,14 +160,25 @@ test.skipIf(!caddy || TEST_LIBSQL)(
           .filter((line) => /"level":"(warn|error)"/.test(line) && !line.includes("OCSP"));
         return [`${answer.status} ${answer.body}${answer.error}`, ...complaints].join("\n");
       };
+      // A name's first request has its certificate made then. Caddy's own CA dates it from
+      // the current whole second, and curl's clock may still be a few ms before it: "certificate
+      // is not yet valid" (about 1 in 160 new names). A CA on the internet backdates its certificates.
+      const firstProduct = async (host: string, key: string) => {
+        let answer = productOne(host, key);
+        for (let i = 0; i < 10 && answer.includes("certificate is not yet valid"); i++) {
+          await Bun.sleep(200);
+          answer = productOne(host, key);
+        }
+        return answer;
+      };
       let first = "";
       for (let i = 0; i < 100 && !first.startsWith("200 "); i++) {
         await Bun.sleep(200);
         if (existsSync(rootCa)) first = productOne("shop1.test", KEYS.all);
       }
       expect(first).toBe("200 Shop one's");
-      expect(productOne("shop2.test", KEYS.other)).toBe("200 Shop two's");
-      expect(productOne("shop2.platform.test", KEYS.other)).toBe("200 Shop two's");
+      expect(await firstProduct("shop2.test", KEYS.other)).toBe("200 Shop two's");
+      expect(await firstProduct("shop2.platform.test", KEYS.other)).toBe("200 Shop two's");
       // A name no store has gets no certificate (storeapi's /tls-allowed says no): no answer.
       expect(through("junk.platform.test", "/api/v1/products/1", KEYS.other).status).toBe(0);
 
