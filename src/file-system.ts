@@ -1,4 +1,4 @@
-import { rmSync, statSync } from "node:fs";
+import { closeSync, openSync, rmSync, statSync } from "node:fs";
 
 /** Why the file system refused, by errno code, in a few words. */
 export const FILE_SYSTEM_REASONS: Record<string, string> = {
@@ -12,11 +12,24 @@ export const FILE_SYSTEM_REASONS: Record<string, string> = {
   ENOTEMPTY: "the directory is not empty",
   ENOSPC: "the disk is full",
   EDQUOT: "the disk quota is used up",
-  EMFILE: "too many open files",
+  EMFILE:
+    "this process has no file descriptors left (too many connections and open stores for its open-files limit, ulimit -n)",
+  ENFILE: "the system has no file descriptors left",
   ENAMETOOLONG: "the name is too long",
   ELOOP: "too many symbolic links",
   EIO: "an I/O error",
 };
+
+/** Whether this process can open a file now: "EMFILE" or "ENFILE" when it is out of descriptors, else null. */
+export function outOfDescriptors(): "EMFILE" | "ENFILE" | null {
+  try {
+    closeSync(openSync("/", "r"));
+    return null;
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    return code === "EMFILE" || code === "ENFILE" ? code : null;
+  }
+}
 
 /** Whether a file holds anything; one that cannot be looked at counts, for its open to say why. */
 export function holdsData(path: string): boolean {

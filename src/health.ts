@@ -4,6 +4,7 @@ import Database from "libsql";
 import type { Db } from "./db/driver";
 import { PinnedFileDb } from "./db/pinned-file";
 import { ApiError } from "./errors";
+import { FILE_SYSTEM_REASONS, outOfDescriptors } from "./file-system";
 import type { ReportError } from "./log";
 
 /**
@@ -55,6 +56,9 @@ export class HealthProbe {
           cause ??= error;
         }
       }
+      // Out of descriptors, every check fails for that one reason: name it, not the files.
+      const exhausted = problems.length ? outOfDescriptors() : null;
+      if (exhausted) problems.splice(0, problems.length, FILE_SYSTEM_REASONS[exhausted] as string);
       const message = problems.length ? `Unhealthy: ${problems.join("; ")}.` : null;
       // Logged once when it starts (or changes), with the cause; the answer itself names no path or errno.
       if (message && message !== this.finding?.message)

@@ -10,7 +10,13 @@ import {
 } from "./db/data-dir";
 import { FileLocation, LibsqlLocation, type Location, storeNamespace } from "./db/location";
 import { Platform } from "./db/platform";
-import { defaultMaxOpenStores, maxOpenStoresFitting, StorePool, storeDbPath } from "./db/pool";
+import {
+  defaultMaxOpenStores,
+  FEWEST_OPEN_STORES,
+  maxOpenStoresFitting,
+  StorePool,
+  storeDbPath,
+} from "./db/pool";
 import { settleCrashedLoadsEvery } from "./db/staging";
 import { StoreFileWatch } from "./db/store-file-watch";
 import { buildDeps } from "./deps";
@@ -225,10 +231,16 @@ async function serveFrom(
   if (config.libsqlReplicas && location instanceof LibsqlLocation)
     location.keepReplicasIn(join(config.dataDir, "replicas"));
   const openFiles = await runtime().raiseOpenFilesLimit();
-  if (config.maxOpenStores !== null && openFiles) {
+  if (openFiles) {
     const fitting = maxOpenStoresFitting(openFiles.soft, location.descriptorsPerStore);
-    if (config.maxOpenStores > fitting)
-      throw new TooManyOpenStores(config.maxOpenStores, openFiles.soft, fitting);
+    const allowed = Math.max(fitting, FEWEST_OPEN_STORES);
+    if (config.maxOpenStores !== null && config.maxOpenStores > allowed)
+      throw new TooManyOpenStores(config.maxOpenStores, openFiles.soft, allowed);
+    if (fitting < FEWEST_OPEN_STORES)
+      logger.warn(
+        "the open-files limit leaves little room for stores beside the 1,024 descriptors kept for connections: raise it (ulimit -n, LimitNOFILE in the unit)",
+        { openFilesLimit: openFiles.soft, maxOpenStores: config.maxOpenStores ?? "default" },
+      );
   }
   const platform = await Platform.open(location);
   const reportError: ReportError = (message, error) => logger.error(message, errorFields(error));

@@ -1,7 +1,9 @@
 import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadFixture } from "../src/load/load";
 import { type RlimitCalls, raiseOpenFilesLimitWith } from "../src/runtime/open-files";
-import { tempDir } from "./helpers";
+import { tempDir, testStore } from "./helpers";
 import { serveCommand } from "./process";
 
 /** libc as a fake: a limit in memory; `setrlimit` fails when `refuse` is set. */
@@ -110,5 +112,107 @@ test.skipIf(process.platform !== "linux" || hard === null || hard < 2048)(
       1,
       "storeapi: --max-open-stores 147 needs more open files than this process may have (2048, ulimit -n): give at most 146, or raise the limit\n",
     ]);
+  },
+);
+
+test.skipIf(process.platform !== "linux" || hard === null || hard < 1024)(
+  "under a limit too low for any store beside the connections' share, serve takes up to 16 (the default's least) and says to raise it",
+  async () => {
+    const limits = "ulimit -Sn 1024 && ulimit -Hn 1024";
+    const refused = Bun.spawnSync(serveUnder(limits, "--max-open-stores", "17"), {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 60_000,
+    });
+    // Before, any value was refused with "give at most 0", though the default ran 16.
+    expect([refused.exitCode, refused.stderr.toString()]).toEqual([
+      1,
+      "storeapi: --max-open-stores 17 needs more open files than this process may have (1024, ulimit -n): give at most 16, or raise the limit\n",
+    ]);
+    const proc = Bun.spawn(serveUnder(limits, "--max-open-stores", "4"), {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 60_000,
+    });
+    let output = "";
+    const decoder = new TextDecoder();
+    const reader = proc.stdout.getReader();
+    while (!output.includes('"listening"')) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      output += decoder.decode(chunk.value);
+    }
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const lines = output
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    const warning = lines.find((l) => l.msg.startsWith("the open-files limit"));
+    expect(warning).toMatchObject({
+      level: "warn",
+      msg: "the open-files limit leaves little room for stores beside the 1,024 descriptors kept for connections: raise it (ulimit -n, LimitNOFILE in the unit)",
+      openFilesLimit: 1024,
+      maxOpenStores: 4,
+    });
+    expect(lines.find((l) => l.msg === "listening")?.maxOpenStores).toBe(4);
+  },
+);
+
+/**
+ * Run by a process with 64 descriptors at most: the health probe and a store that cannot
+ * be opened before and after it has used up all of them, as JSON.
+ */
+const OUT_OF_DESCRIPTORS_SCRIPT = `
+import { openSync } from "node:fs";
+import { InaccessibleDatabase } from "${join(import.meta.dir, "../src/db/driver")}";
+import { FileLocation } from "${join(import.meta.dir, "../src/db/location")}";
+import { Platform } from "${join(import.meta.dir, "../src/db/platform")}";
+import { HealthProbe } from "${join(import.meta.dir, "../src/health")}";
+import { bunRuntime } from "${join(import.meta.dir, "../src/runtime/bun")}";
+import { useRuntime } from "${join(import.meta.dir, "../src/runtime/runtime")}";
+useRuntime(bunRuntime);
+const dir = process.argv[2];
+const platform = await Platform.open(new FileLocation(dir));
+const logged = [];
+const health = new HealthProbe(dir, (message) => logged.push(message), platform.db);
+await health.probe();
+const before = health.problem?.message ?? null;
+const held = [];
+for (;;) {
+  try { held.push(openSync("/dev/null", "r")); } catch { break; }
+}
+await health.probe();
+const store = new InaccessibleDatabase(dir + "/stores/shop1.db", null).message.slice(dir.length);
+console.log(JSON.stringify({ before, after: health.problem?.message, logged, store }));
+`;
+
+test.skipIf(process.platform !== "linux")(
+  "a process out of file descriptors says so, not that its files are damaged or unwritable",
+  async () => {
+    const dir = join(dataDir, "descriptors");
+    await loadFixture(dir, { stores: [testStore()] });
+    const script = join(dataDir, "out-of-descriptors.ts");
+    writeFileSync(script, OUT_OF_DESCRIPTORS_SCRIPT);
+    const run = Bun.spawnSync(
+      ["sh", "-c", 'ulimit -n 64 && exec "$@"', "sh", process.execPath, script, dir],
+      {
+        stdout: "pipe",
+        stderr: "pipe",
+        timeout: 60_000,
+      },
+    );
+    const why =
+      "this process has no file descriptors left (too many connections and open stores for its open-files limit, ulimit -n)";
+    // Before: "the platform database cannot be read; the data directory is not writable",
+    // and "SQLite could not open it".
+    expect(JSON.parse(run.stdout.toString() || run.stderr.toString())).toEqual({
+      before: null,
+      after: `Unhealthy: ${why}.`,
+      logged: [`health check failed: ${why}`],
+      store: `/stores/shop1.db cannot be opened: ${why}`,
+    });
   },
 );

@@ -6,7 +6,7 @@
 
 import { accessSync, constants, existsSync, statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { FILE_SYSTEM_REASONS } from "../file-system";
+import { FILE_SYSTEM_REASONS, outOfDescriptors } from "../file-system";
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type Args = SqlValue[];
@@ -185,6 +185,8 @@ export class InaccessibleDatabase extends Error {
 function whyNotOpened(path: string): string {
   const directory = dirname(path);
   let checking = directory;
+  const exhausted = outOfDescriptors();
+  if (exhausted) return FILE_SYSTEM_REASONS[exhausted] as string;
   try {
     // Opening makes the -wal and -shm files beside it, which a full disk refuses.
     if (statfsSync(directory).bavail === 0) return "the disk is full";

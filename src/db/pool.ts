@@ -46,6 +46,11 @@ const RESERVED_DESCRIPTORS = 1024;
  */
 const MAX_DEFAULT_OPEN_STORES = 2_048;
 /**
+ * Stores a pool may always hold, whatever the open-files limit: below 1,024 + 2 × 4 × 16
+ * descriptors a server is short of them anyway, and `serve` says so at start.
+ */
+export const FEWEST_OPEN_STORES = 16;
+/**
  * Closed connections left to the collector at most (memory, like descriptors, is invisible
  * to it; never more than the pool's size), and of those, the ones that cached no statement
  * (src/db/native.ts). A young collection (~4 ms) frees these and finalises their closes in
@@ -67,7 +72,7 @@ export function defaultMaxOpenStores(
 ): number {
   const budget = Math.max(openFilesLimit - RESERVED_DESCRIPTORS, 0) / 2;
   const fits = Math.floor(budget / descriptorsPerStore);
-  return Math.min(Math.max(fits, 16), MAX_DEFAULT_OPEN_STORES);
+  return Math.min(Math.max(fits, FEWEST_OPEN_STORES), MAX_DEFAULT_OPEN_STORES);
 }
 
 /**
