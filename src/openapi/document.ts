@@ -289,7 +289,7 @@ function serviceOperations(): Record<string, Operation> {
     "/healthz": serviceOperation(
       "getHealthz",
       "Health check",
-      "Any host, no key, plain HTTP allowed; never blocked. 503 when the platform database cannot be read or was replaced under the server, or the data directory is not writable (probed in the background every second).",
+      "Any host, no key, plain HTTP allowed; never blocked. 503 when the platform database cannot be read or was replaced under the server, the data directory is not writable, or the process is out of file descriptors (probed in the background every second).",
       { "application/json": { schema: health } },
       ["key_in_url", "service_unavailable"],
     ),
