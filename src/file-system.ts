@@ -20,14 +20,20 @@ export const FILE_SYSTEM_REASONS: Record<string, string> = {
   EIO: "an I/O error",
 };
 
-/** Whether this process can open a file now: "EMFILE" or "ENFILE" when it is out of descriptors, else null. */
+/**
+ * Whether this process can open a database now (its file, WAL, shared memory and a spare):
+ * "EMFILE" or "ENFILE" when it has not that many descriptors left, else null.
+ */
 export function outOfDescriptors(): "EMFILE" | "ENFILE" | null {
+  const opened: number[] = [];
   try {
-    closeSync(openSync("/", "r"));
+    for (let i = 0; i < 4; i++) opened.push(openSync("/", "r"));
     return null;
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     return code === "EMFILE" || code === "ENFILE" ? code : null;
+  } finally {
+    for (const fd of opened) closeSync(fd);
   }
 }
 

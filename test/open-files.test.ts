@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { loadFixture } from "../src/load/load";
 import { type RlimitCalls, raiseOpenFilesLimitWith } from "../src/runtime/open-files";
@@ -215,4 +216,49 @@ test.skipIf(process.platform !== "linux")(
       store: `/stores/shop1.db cannot be opened: ${why}`,
     });
   },
+);
+
+// Under Bun and under Deno (STOREAPI_BIN=scripts/storeapi-deno), whose server stopped for
+// good, its process with it, when it could not accept a connection.
+test.skipIf(process.platform !== "linux" || hard === null || hard < 256)(
+  "idle connections past the open-files limit: the server lives, and answers once they close",
+  async () => {
+    const proc = Bun.spawn(serveUnder("ulimit -Sn 256 && ulimit -Hn 256"), {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 120_000,
+    });
+    let output = "";
+    const decoder = new TextDecoder();
+    const reader = proc.stdout.getReader();
+    while (!output.includes('"listening"')) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      output += decoder.decode(chunk.value);
+    }
+    (async () => {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {}
+    })().catch(() => {});
+    const url = new URL(
+      JSON.parse(output.split("\n").find((l) => l.includes('"listening"')) ?? "{}").url,
+    );
+    const sockets: Socket[] = [];
+    for (let i = 0; i < 300; i++)
+      sockets.push(connect(Number(url.port), url.hostname).on("error", () => {}));
+    await Bun.sleep(2_000); // the server has accepted what it could, and failed on the rest
+    for (const socket of sockets) socket.destroy();
+    let status = 0;
+    for (let i = 0; i < 60 && status !== 200; i++) {
+      await Bun.sleep(500);
+      status = await fetch(`${url.origin}/healthz`).then(
+        (answer) => answer.status,
+        () => 0,
+      );
+    }
+    expect([status, proc.exitCode]).toEqual([200, null]);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  },
+  120_000,
 );

@@ -7,12 +7,19 @@ declare const Deno: {
   version: { deno: string };
   stdout: { write(bytes: Uint8Array): Promise<number> };
   serve(
-    options: { hostname: string; port: number; cert?: string; key?: string; onListen(): void },
+    options: {
+      hostname: string;
+      port: number;
+      cert?: string;
+      key?: string;
+      onListen(): void;
+      onError(error: unknown): Response;
+    },
     handler: (
       request: Request,
       info: { remoteAddr: { hostname: string } },
     ) => Response | Promise<Response>,
-  ): { addr: { port: number }; shutdown(): Promise<void> };
+  ): { addr: { port: number }; finished: Promise<void>; shutdown(): Promise<void> };
   dlopen(
     path: string,
     symbols: Record<
@@ -61,6 +68,9 @@ class DenoStdout implements LogOutput {
   }
 }
 
+/** How long a server that could not accept a connection waits before it listens again. */
+const RELISTEN_PAUSE_MS = 500;
+
 /**
  * Deno (scripts/storeapi-deno runs the sources from node_modules). Deno.serve has no body
  * size backstop (the app's own limit applies); its Worker cannot be unreferenced (the
@@ -78,21 +88,45 @@ export const denoRuntime: Runtime = {
 
   serve({ hostname, port, tls, fetch }) {
     const secure = Boolean(tls);
-    const options = { hostname, port, ...tls, onListen() {}, onError: unexpectedError };
-    const server = Deno.serve(options, (request, info) =>
-      fetch(request, {
-        get peerIp() {
-          return info.remoteAddr.hostname;
-        },
-        tls: secure,
-      }),
-    );
+    const listen = (at: number) =>
+      Deno.serve(
+        { hostname, port: at, ...tls, onListen() {}, onError: unexpectedError },
+        (request, info) =>
+          fetch(request, {
+            get peerIp() {
+              return info.remoteAddr.hostname;
+            },
+            tls: secure,
+          }),
+      );
+    let server = listen(port);
+    const listening = server.addr.port;
+    let stopping = false;
+    // Deno's server stops for good when it cannot accept a connection (out of descriptors:
+    // EMFILE), and the rejection would end the process: a client's idle connections killed
+    // it. It listens again on the same address once it can, as Bun keeps accepting.
+    const relistenAfter = (failed: typeof server) =>
+      failed.finished.catch(async () => {
+        while (!stopping) {
+          await new Promise((resolve) => setTimeout(resolve, RELISTEN_PAUSE_MS));
+          if (stopping) return;
+          try {
+            server = listen(listening);
+            relistenAfter(server);
+            return;
+          } catch {
+            // still out of descriptors: try again after the pause
+          }
+        }
+      });
+    relistenAfter(server);
     let shutdown: Promise<void> | undefined;
     return {
-      port: server.addr.port,
+      port: listening,
       // Deno cannot close connections a shutdown is waiting for (aborting its `signal` then
       // throws inside Deno 2.9): a forced stop stops waiting, and the process exit closes them.
       stop: (closeActiveConnections) => {
+        stopping = true;
         if (closeActiveConnections) return Promise.resolve();
         shutdown ??= server.shutdown();
         return shutdown;
