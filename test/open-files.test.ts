@@ -77,28 +77,45 @@ const serveUnder = (limits: string, ...flags: string[]) => [
   ...flags,
 ];
 
+/**
+ * Starts `serve` under `limits` and reads its log until the `listening` line: the process,
+ * its lines so far (parsed), and the API's URL. The rest of its stdout is drained.
+ */
+async function startUnder(limits: string, ...flags: string[]) {
+  const proc = Bun.spawn(serveUnder(limits, ...flags), {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 120_000,
+  });
+  let output = "";
+  const decoder = new TextDecoder();
+  const reader = proc.stdout.getReader();
+  while (!output.includes('"listening"')) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    output += decoder.decode(chunk.value);
+  }
+  (async () => {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {}
+  })().catch(() => {});
+  const lines = output
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const listening = lines.find((line) => line.msg === "listening");
+  if (!listening) throw new Error(`serve did not start: ${output}`);
+  return { proc, lines, listening, url: new URL(listening.url as string) };
+}
+
 // Under Bun and under Deno (STOREAPI_BIN=scripts/storeapi-deno): each runtime's edge calls libc.
 test.skipIf(process.platform !== "linux" || hard === null || hard <= 512)(
   "serve raises a low soft open-files limit to the hard one and reports it",
   async () => {
-    const proc = Bun.spawn(serveUnder("ulimit -Sn 512"), {
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-      timeout: 60_000,
-    });
-    let output = "";
-    const decoder = new TextDecoder();
-    const reader = proc.stdout.getReader();
-    while (!output.includes('"listening"')) {
-      const chunk = await reader.read();
-      if (chunk.done) break;
-      output += decoder.decode(chunk.value);
-    }
+    const { proc, listening } = await startUnder("ulimit -Sn 512");
     proc.kill("SIGTERM");
     await proc.exited;
-    const line = output.split("\n").find((l) => l.includes('"listening"'));
-    expect(line ? JSON.parse(line).openFilesLimit : output).toBe(hard!);
+    expect(listening.openFilesLimit).toBe(hard!);
   },
 );
 
@@ -131,34 +148,17 @@ test.skipIf(process.platform !== "linux" || hard === null || hard < 1024)(
       1,
       "storeapi: --max-open-stores 17 needs more open files than this process may have (1024, ulimit -n): give at most 16, or raise the limit\n",
     ]);
-    const proc = Bun.spawn(serveUnder(limits, "--max-open-stores", "4"), {
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-      timeout: 60_000,
-    });
-    let output = "";
-    const decoder = new TextDecoder();
-    const reader = proc.stdout.getReader();
-    while (!output.includes('"listening"')) {
-      const chunk = await reader.read();
-      if (chunk.done) break;
-      output += decoder.decode(chunk.value);
-    }
+    const { proc, lines, listening } = await startUnder(limits, "--max-open-stores", "4");
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
-    const lines = output
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
-    const warning = lines.find((l) => l.msg.startsWith("the open-files limit"));
+    const warning = lines.find((l) => String(l.msg).startsWith("the open-files limit"));
     expect(warning).toMatchObject({
       level: "warn",
       msg: "the open-files limit leaves little room for stores beside the 1,024 descriptors kept for connections: raise it (ulimit -n, LimitNOFILE in the unit)",
       openFilesLimit: 1024,
       maxOpenStores: 4,
     });
-    expect(lines.find((l) => l.msg === "listening")?.maxOpenStores).toBe(4);
+    expect(listening.maxOpenStores).toBe(4);
   },
 );
 
@@ -223,26 +223,7 @@ test.skipIf(process.platform !== "linux")(
 test.skipIf(process.platform !== "linux" || hard === null || hard < 256)(
   "idle connections past the open-files limit: the server lives, and answers once they close",
   async () => {
-    const proc = Bun.spawn(serveUnder("ulimit -Sn 256 && ulimit -Hn 256"), {
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-      timeout: 120_000,
-    });
-    let output = "";
-    const decoder = new TextDecoder();
-    const reader = proc.stdout.getReader();
-    while (!output.includes('"listening"')) {
-      const chunk = await reader.read();
-      if (chunk.done) break;
-      output += decoder.decode(chunk.value);
-    }
-    (async () => {
-      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {}
-    })().catch(() => {});
-    const url = new URL(
-      JSON.parse(output.split("\n").find((l) => l.includes('"listening"')) ?? "{}").url,
-    );
+    const { proc, url } = await startUnder("ulimit -Sn 256 && ulimit -Hn 256");
     const sockets: Socket[] = [];
     for (let i = 0; i < 300; i++)
       sockets.push(connect(Number(url.port), url.hostname).on("error", () => {}));
