@@ -656,10 +656,22 @@ describe("the key-create limit", () => {
         const admin = new AdminClient(fresh.url);
         expect((await admin.signIn(await signInToken(fresh.dataDir, "shop1"))).status).toBe(303);
         const statuses: number[] = [];
-        for (let i = 0; i < 20; i++)
+        const create = async () =>
           statuses.push((await admin.post("/api/admin/keys", ORDERS_WRITE)).status);
-        // Five keys made, then the sixth active key refused: every try counts.
-        expect(statuses).toEqual([...Array(5).fill(303), ...Array(15).fill(409)]);
+        const deleteAll = async () => {
+          const screen = (await admin.get("/api/admin/")).text;
+          for (const [, id] of screen.matchAll(/action="\/api\/admin\/keys\/(\d+)\/delete"/g))
+            expect((await admin.post(`/api/admin/keys/${id}/delete`)).status).toBe(303);
+        };
+        // Five keys made, then the sixth active key refused: a refused try does not count.
+        for (let i = 0; i < 8; i++) await create();
+        expect(statuses).toEqual([...Array(5).fill(303), ...Array(3).fill(409)]);
+        for (let round = 0; round < 3; round++) {
+          await deleteAll();
+          for (let i = 0; i < 5; i++) await create();
+        }
+        expect(statuses.slice(8)).toEqual(Array(15).fill(303)); // 20 keys made in all
+        await deleteAll();
         const stopped = await admin.post("/api/admin/keys", ORDERS_WRITE);
         expect(stopped.status).toBe(429);
         expect(Number(stopped.headers.get("retry-after"))).toBeWithin(3000, 3601);

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -106,23 +106,53 @@ describe("same-origin rule", () => {
 });
 
 describe("WindowLimit", () => {
+  /** A limit on a clock the test sets. */
+  const limitAt = (limit: number, windowMs: number, maxKeys?: number) => {
+    const clock = { now: 0 };
+    return { clock, limit: new WindowLimit(limit, windowMs, () => clock.now, maxKeys) };
+  };
+
   test("limit events per sliding window per key; refusals are not counted", () => {
-    const limit = new WindowLimit(2, 1000);
-    expect([
-      limit.take("a", 0),
-      limit.take("a", 100),
-      limit.take("a", 200),
-      limit.take("b", 200),
-    ]).toEqual([true, true, false, true]);
-    expect(limit.retryAfter("a", 200)).toBe(1);
-    expect(limit.take("a", 999)).toBe(false);
-    expect(limit.take("a", 1000)).toBe(true); // the event at 0 left the window
-    expect(limit.take("a", 1050)).toBe(false);
+    const { clock, limit } = limitAt(2, 1000);
+    const takeAt = (key: string, now: number) => {
+      clock.now = now;
+      return limit.take(key);
+    };
+    expect([takeAt("a", 0), takeAt("a", 100), takeAt("a", 200), takeAt("b", 200)]).toEqual([
+      true,
+      true,
+      false,
+      true,
+    ]);
+    expect(limit.retryAfter("a")).toBe(1);
+    expect(takeAt("a", 999)).toBe(false);
+    expect(takeAt("a", 1000)).toBe(true); // the event at 0 left the window
+    expect(takeAt("a", 1050)).toBe(false);
+  });
+
+  test("an event given back no longer counts; giving back what was not taken changes nothing", () => {
+    const { limit } = limitAt(2, 1000);
+    expect([limit.take("a"), limit.take("a")]).toEqual([true, true]);
+    limit.giveBack("a");
+    limit.giveBack("b");
+    expect([limit.take("a"), limit.take("a")]).toEqual([true, false]);
+  });
+
+  test("a wall clock stepped back an hour does not stretch a window", () => {
+    const wallClock = spyOn(Date, "now").mockReturnValue(1_800_000_000_000);
+    try {
+      const limit = new WindowLimit(1, 60_000);
+      expect(limit.take("a")).toBe(true);
+      wallClock.mockReturnValue(1_800_000_000_000 - 3_600_000);
+      expect(limit.retryAfter("a")).toBeWithin(59, 61);
+    } finally {
+      wallClock.mockRestore();
+    }
   });
 
   test("memory stays bounded however many keys arrive", () => {
-    const limit = new WindowLimit(5, 1000, 100);
-    for (let i = 0; i < 10_000; i++) limit.take(`ip${i}`, 0);
+    const { limit } = limitAt(5, 1000, 100);
+    for (let i = 0; i < 10_000; i++) limit.take(`ip${i}`);
     expect(limit.size).toBeLessThanOrEqual(100);
   });
 });

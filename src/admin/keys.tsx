@@ -68,9 +68,9 @@ export const showKeys =
   };
 
 /** The screen again, 429: this store's keys were created too often of late. */
-function tooManyCreates(state: AdminState, c: AdminContext, values: CreateFormValues, now: number) {
+function tooManyCreates(state: AdminState, c: AdminContext, values: CreateFormValues) {
   const { keyCreates } = state;
-  const seconds = keyCreates.retryAfter(c.get("store").slug, now);
+  const seconds = keyCreates.retryAfter(c.get("store").slug);
   const minutes = Math.ceil(seconds / 60);
   c.header("Retry-After", String(seconds));
   const error = `${keyCreates.limit} keys were created for this store in the last hour; try again in ${minutes} ${minutes === 1 ? "minute" : "minutes"}.`;
@@ -92,10 +92,13 @@ export const createKeyFromForm =
     const store = c.get("store");
     try {
       const input = prepareKey(values, now, { requireAccess: true });
-      if (!state.keyCreates.take(store.slug, now)) return tooManyCreates(state, c, values, now);
-      const created = await deps.changeKeys(store.slug, () =>
-        createKey(c.get("db"), store, input, BY_SCREEN, now),
-      );
+      if (!state.keyCreates.take(store.slug)) return tooManyCreates(state, c, values);
+      const created = await deps
+        .changeKeys(store.slug, () => createKey(c.get("db"), store, input, BY_SCREEN, now))
+        .catch((error) => {
+          state.keyCreates.giveBack(store.slug); // only keys made count against the limit
+          throw error;
+        });
       state.flashes.put(
         c.get("session").id,
         { kind: "created", secret: created.secret, name: input.name },

@@ -2,7 +2,8 @@
  * "At most `limit` events per `windowMs` per key", over a sliding window: each key keeps
  * the times of its last `limit` events. Keys whose events are all older than the window
  * are swept once the map grows past `maxKeys`, and if that frees nothing the oldest half
- * goes, so memory stays bounded whatever the traffic.
+ * goes, so memory stays bounded whatever the traffic. Times come from a monotonic clock:
+ * a wall clock stepped back would stretch every window by the step.
  */
 export class WindowLimit {
   private events = new Map<string, number[]>();
@@ -10,11 +11,13 @@ export class WindowLimit {
   constructor(
     readonly limit: number,
     readonly windowMs: number,
+    private readonly clock: () => number = () => performance.now(),
     private readonly maxKeys = 100_000,
   ) {}
 
   /** Counts an event for `key`; false (and nothing counted) when the key is over its limit. */
-  take(key: string, now: number): boolean {
+  take(key: string): boolean {
+    const now = this.clock();
     const recent = (this.events.get(key) ?? []).filter((t) => t > now - this.windowMs);
     if (recent.length >= this.limit) {
       this.events.set(key, recent);
@@ -27,8 +30,14 @@ export class WindowLimit {
     return true;
   }
 
+  /** Takes back the latest event counted for `key`, for an action that then failed. */
+  giveBack(key: string): void {
+    this.events.get(key)?.pop();
+  }
+
   /** Seconds until `key` may act again (at least 1). */
-  retryAfter(key: string, now: number): number {
+  retryAfter(key: string): number {
+    const now = this.clock();
     const oldest = (this.events.get(key) ?? [])[0] ?? now;
     return Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000));
   }

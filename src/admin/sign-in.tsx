@@ -63,8 +63,8 @@ export const sendSignInLink =
       [perIp, ip],
       [perStore, store.slug],
     ] as const) {
-      if (!limit.take(key, now)) {
-        c.header("Retry-After", String(limit.retryAfter(key, now)));
+      if (!limit.take(key)) {
+        c.header("Retry-After", String(limit.retryAfter(key)));
         const message = "Too many sign-in requests; wait a few minutes and try again.";
         return page(
           c,
