@@ -258,7 +258,7 @@ describe("pages without a session", () => {
         method: "OPTIONS",
         headers: { Host: host },
       });
-      expect([answer.status, answer.headers.get("allow")]).toEqual([405, "GET, HEAD, POST"]);
+      expect([answer.status, answer.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
     }
     // api-contract.md §2 step 4: "(404 if no such path)".
     const nowhere = await fetch(`${server.url}/api/admin/nope`, {
@@ -270,7 +270,38 @@ describe("pages without a session", () => {
       method: "OPTIONS",
       headers: { Host: "shop1.test" },
     });
-    expect(asset.status).toBe(405);
+    expect([asset.status, asset.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
+  });
+
+  test("a 405 names the methods that path answers", async () => {
+    const admin = await signedIn();
+    const allowOf = async (method: string, path: string) => {
+      const answer = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { Host: "shop1.test", Cookie: admin.cookie ?? "" },
+        redirect: "manual",
+      });
+      return [method, path, answer.status, answer.headers.get("allow")];
+    };
+    expect(
+      await Promise.all([
+        allowOf("PUT", "/api/admin/"),
+        allowOf("GET", "/api/admin/sign-out"),
+        allowOf("DELETE", "/api/admin/keys/new"),
+        allowOf("PUT", "/api/admin/keys"),
+        allowOf("PATCH", "/api/admin/keys/1/delete"),
+        allowOf("PUT", "/api/admin/sign-in"),
+        allowOf("POST", "/api/admin/assets/admin.js"),
+      ]),
+    ).toEqual([
+      ["PUT", "/api/admin/", 405, "GET, HEAD"],
+      ["GET", "/api/admin/sign-out", 405, "POST"],
+      ["DELETE", "/api/admin/keys/new", 405, "GET, HEAD"],
+      ["PUT", "/api/admin/keys", 405, "GET, HEAD, POST"],
+      ["PATCH", "/api/admin/keys/1/delete", 405, "GET, HEAD, POST"],
+      ["PUT", "/api/admin/sign-in", 405, "GET, HEAD, POST"],
+      ["POST", "/api/admin/assets/admin.js", 405, "GET, HEAD"],
+    ]);
   });
 
   test("an unknown host is 404; /api/admin is a redirect to /api/admin/", async () => {

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { ApiError } from "../errors";
 import { requestId } from "../http/middleware/request-id";
 import { storeByHost } from "../http/middleware/store-by-host";
 import { transport } from "../http/middleware/transport";
@@ -9,13 +8,13 @@ import type { AdminDeps, AdminEnv, AdminState } from "./context";
 import { FlashStore } from "./flash";
 import {
   guardedPost,
-  pageMethodNotAllowed,
   redirect,
   refuseKeyInUrl,
   refuseOptions,
   renderAdminError,
   securityHeaders,
   signedIn,
+  wrongMethodOrNoPage,
 } from "./http";
 import {
   confirmDelete,
@@ -37,17 +36,20 @@ const ONE_HOUR = 60 * 60_000;
  */
 const KEY_CREATES_PER_HOUR = 20;
 
-/** The screen's pages; any other path under /api/admin/ is 405 when listed here, else 404. */
-const KNOWN_PATHS = [
-  SIGN_IN_PATH,
-  "/api/admin/sign-out",
-  ADMIN_PATH,
-  "/api/admin/keys",
-  CREATED_PATH,
-  /^\/api\/admin\/keys\/[^/]+\/delete$/,
+/** The screen's paths and the methods each answers; any other path under /api/admin/ is 404. */
+const PAGES: [path: string | RegExp, methods: string[]][] = [
+  [SIGN_IN_PATH, ["GET", "POST"]],
+  ["/api/admin/sign-out", ["POST"]],
+  [ADMIN_PATH, ["GET"]],
+  ["/api/admin", ["GET"]],
+  ["/api/admin/keys", ["GET", "POST"]],
+  [CREATED_PATH, ["GET"]],
+  [/^\/api\/admin\/keys\/[^/]+\/delete$/, ["GET", "POST"]],
 ];
-const isKnownPath = (path: string) =>
-  path in ASSETS || KNOWN_PATHS.some((p) => (typeof p === "string" ? p === path : p.test(path)));
+const methodsOf = (path: string): string[] | undefined =>
+  path in ASSETS
+    ? ["GET"]
+    : PAGES.find(([page]) => (typeof page === "string" ? page === path : page.test(path)))?.[1];
 
 /** The store admin's "API and keys" screen under /api/admin/ (management-api.md §3). */
 export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
@@ -67,7 +69,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     securityHeaders,
     refuseKeyInUrl,
     transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
-    refuseOptions(isKnownPath),
+    refuseOptions(methodsOf),
   );
   for (const [path, asset] of Object.entries(ASSETS))
     app.get(path, (c) =>
@@ -94,8 +96,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
 
   // Anything else: sign in first, then 405 on a known path or 404.
   app.all("*", session, (c) => {
-    if (isKnownPath(c.req.path)) throw pageMethodNotAllowed();
-    throw new ApiError("not_found", "There is no such page.");
+    throw wrongMethodOrNoPage(methodsOf(c.req.path));
   });
   return app;
 }

@@ -85,16 +85,16 @@ export const refuseKeyInUrl: MiddlewareHandler<AdminEnv> = (c, next) => {
   return next();
 };
 
-/** OPTIONS on a page of the screen is 405 with `Allow`; on any other path, 404 (api-contract.md §2 step 4). */
-/** A 405 on one of the screen's pages: each answers GET (and so HEAD) and POST. */
-export const pageMethodNotAllowed = () => methodNotAllowed(["GET", "POST"]);
+/** A 405 naming the methods a page answers, or a 404 for a path that is no page (`methods` undefined). */
+export const wrongMethodOrNoPage = (methods: string[] | undefined) =>
+  methods ? methodNotAllowed(methods) : new ApiError("not_found", "There is no such page.");
 
+/** OPTIONS on a page of the screen is 405 with `Allow`; on any other path, 404 (api-contract.md §2 step 4). */
 export const refuseOptions =
-  (isKnownPath: (path: string) => boolean): MiddlewareHandler<AdminEnv> =>
+  (methodsOf: (path: string) => string[] | undefined): MiddlewareHandler<AdminEnv> =>
   (c, next) => {
     if (c.req.method !== "OPTIONS") return next();
-    if (!isKnownPath(c.req.path)) throw new ApiError("not_found", "There is no such page.");
-    throw pageMethodNotAllowed();
+    throw wrongMethodOrNoPage(methodsOf(c.req.path));
   };
 
 /** `https://shop.example` for the request: the scheme it arrived on and its Host (default port dropped). */
