@@ -970,15 +970,29 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)(
       expect(created.status).toBe(201);
       const path = `/api/v1/products/${created.json.data.id}`;
       expect((await send(replicaNode.url, path)).json.data.name).toBe("Lamp");
+      // The first read made shop1's replica in the background; reads come from it once made.
+      const replicas = join(dir, "o1", "replicas");
+      expect(
+        await until(() => existsSync(replicas) && readdirSync(replicas).includes("store-shop1.db")),
+      ).toBe(true);
+      await Bun.sleep(500);
+      expect((await send(replicaNode.url, path)).json.data.name).toBe("Lamp");
 
       outage.signal("SIGSTOP");
       await Bun.sleep(1100); // the replica's last sync is now too old to read from
-      let pending = 4;
-      const counted = <T>(answer: Promise<T>) => answer.finally(() => pending--);
+      let pending = 5;
+      const sentAt = performance.now();
+      const waited: number[] = [];
+      const counted = <T>(answer: Promise<T>) =>
+        answer.finally(() => {
+          pending--;
+          waited.push(performance.now() - sentAt);
+        });
       // A scrape reads the open stores' outboxes: it fails in one plain line, not a 500 page.
       const scrape = fetch(metricsUrl).then(async (r) => [r.status, await r.text()]);
       const answers = Promise.all([
         counted(send(replicaNode.url, path)),
+        counted(send(replicaNode.url, path, { method: "PATCH", body: { name: "Floor lamp" } })),
         // shop2 has no replica yet: making one waits on the server, on the replicas' thread
         counted(send(replicaNode.url, "/api/v1/products", other)),
         counted(send(plainNode.url, path)),
@@ -987,11 +1001,14 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)(
       await Bun.sleep(500);
       // The node keeps answering what needs no database meanwhile.
       expect((await send(replicaNode.url, "/api/v1/openapi.json", { key: null })).status).toBe(200);
-      expect(pending).toBe(4);
+      expect(pending).toBe(5);
       for (const answer of await answers) {
         expect(answer.status).toBe(503);
         expect(answer.json).toEqual(unavailable);
       }
+      // One deadline (8 s) each, not a replica's sync and then the server's read (16 s,
+      // past Bun's 10 s cut of a waiting connection: the client got no answer at all).
+      for (const ms of waited) expect(ms).toBeLessThan(12_000);
       expect(await scrape).toEqual([
         503,
         "metrics unavailable: a store's database cannot be read now\n",

@@ -56,7 +56,7 @@ class ReplicaThread {
         ? undefined
         : setTimeout(() => {
             this.waiting.delete(id);
-            failed(`no answer from the libSQL server within ${REMOTE_DEADLINE_MS / 1000} s`);
+            reject(new ReplicaUnanswered(request));
           }, REMOTE_DEADLINE_MS);
       this.waiting.set(id, (error) => {
         clearTimeout(timer);
@@ -65,6 +65,15 @@ class ReplicaThread {
       });
       this.worker.postMessage({ ...request, id } satisfies ReplicaRequest);
     });
+  }
+}
+
+/** A call to the replicas' thread that the libSQL server left unanswered past the deadline. */
+class ReplicaUnanswered extends DatabaseUnavailable {
+  constructor(request: ReplicaCall) {
+    super(
+      `the replica at ${request.path} could not ${request.type}: no answer from the libSQL server within ${REMOTE_DEADLINE_MS / 1000} s`,
+    );
   }
 }
 
@@ -191,12 +200,18 @@ export class ReplicaDb implements Db {
     }
   }
 
+  /**
+   * The replica brought up to date, or the server while the replica cannot be synced. A
+   * sync the server left unanswered fails the read: asking the same server again would
+   * double the wait, past the deadline a client's connection is kept open for.
+   */
   private async upToDate(reader: Connection): Promise<Queryable> {
     if (performance.now() - this.syncFailedAt < SYNC_RETRY_MS) return this.primary;
     try {
       return await this.catchUp(reader);
-    } catch {
+    } catch (error) {
       this.syncFailedAt = performance.now();
+      if (error instanceof ReplicaUnanswered) throw error;
       return this.primary;
     }
   }
