@@ -20,8 +20,10 @@ import {
   InaccessibleDatabase,
   isDamaged,
   isDiskFull,
+  isInaccessible,
   isLocked,
   SchemaTooNewError,
+  sqliteWords,
 } from "./db/driver";
 import { LibsqlAdminError } from "./db/location";
 
@@ -155,6 +157,11 @@ function failure(error: unknown): [status: number, line: string] {
     return [1, `a database is damaged (${(error as Error).message}); restore it from a backup`];
   if (isLocked(error))
     return [1, "a database is locked by another process; run the command again once it lets go"];
+  if (isInaccessible(error))
+    return [
+      1,
+      `a database could not be used: SQLite says "${sqliteWords(error)}"; check that its disk has room and is writable (with --libsql-url, the libSQL server's disk)`,
+    ];
   return [
     1,
     fileSystemErrorLine(error) ?? `unexpected failure: ${(error as Error).message ?? error}`,

@@ -6,7 +6,7 @@ import { createClient } from "@libsql/client";
 import { LibsqlLocation, namespaceFetch } from "../src/db/location";
 import { KEYS, otherStore, send, tempDir, testStore, until } from "./helpers";
 import { manage, storeBody } from "./manage-support";
-import { runCli, type ServerProcess, spawnServer } from "./process";
+import { runCli, type ServerProcess, serverRunsOnDeno, spawnServer } from "./process";
 import { type Sqld, startSqld, TEST_LIBSQL } from "./sqld";
 
 let sqld: Sqld;
@@ -28,7 +28,7 @@ async function namespaceExists(namespace: string): Promise<boolean> {
 }
 
 /** The server under test is the Deno launcher: it refuses --libsql-url (see src/runtime/runtime.ts fetchSetsHost). */
-const UNDER_DENO = (process.env.STOREAPI_BIN ?? "").endsWith("storeapi-deno");
+const UNDER_DENO = serverRunsOnDeno();
 
 describe.if(UNDER_DENO)("libSQL under Deno", () => {
   test("serve --libsql-url refuses with one line: Deno's fetch cannot choose sqld's namespace", async () => {
@@ -588,6 +588,22 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
         2,
         `storeapi: ${flag} must not carry a user, password or token (messages would show it); give the secret with ${instead} or its environment variable\n`,
       ]);
+    }
+    // What the libSQL client refuses is bad usage, said before anything is opened.
+    const refusedUrls = [
+      ["http://127.0.0.1:1/#SECRET", "--libsql-url must not end in a #fragment"],
+      [
+        "http://127.0.0.1:1/?foo=1",
+        '--libsql-url takes no query parameter but tls=0 or tls=1, not "foo=1"',
+      ],
+      [
+        "libsql://127.0.0.1:1?tls=2",
+        '--libsql-url takes no query parameter but tls=0 or tls=1, not "tls=2"',
+      ],
+    ];
+    for (const [url, line] of refusedUrls) {
+      const refused = await runCli(["stores", "list", "--libsql-url", url]);
+      expect([refused.code, refused.stderr]).toEqual([2, `storeapi: ${line}\n`]);
     }
   });
 

@@ -58,15 +58,17 @@ const PORT_TRIES = 5;
  * Starts one sqld with namespaces on free loopback ports in a temp directory, and waits
  * (30 s at most) until both its APIs answer. `stop()` kills it by pid and removes its data.
  * With `replicas` its URL names it `localhost` (a replica reaches store-{slug}.localhost)
- * and `serveFlags` add `--libsql-replicas`; `args` are more of sqld's own flags.
+ * and `serveFlags` add `--libsql-replicas`; `args` are more of sqld's own flags; `dbPath`
+ * is where it keeps its databases (default: in its temp directory).
  */
 export async function startSqld({
   replicas = TEST_LIBSQL_REPLICAS,
   args = [] as string[],
+  dbPath = undefined as string | undefined,
 } = {}): Promise<Sqld> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await launchSqld(replicas, args);
+      return await launchSqld(replicas, args, dbPath);
     } catch (error) {
       const portTaken = String(error).includes("Address already in use");
       if (!portTaken || attempt === PORT_TRIES) throw error;
@@ -74,7 +76,11 @@ export async function startSqld({
   }
 }
 
-async function launchSqld(replicas: boolean, args: string[]): Promise<Sqld> {
+async function launchSqld(
+  replicas: boolean,
+  args: string[],
+  dbPath: string | undefined,
+): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "storeapi-sqld-"));
   const [http, admin] = freePorts(2);
   const log = join(dir, "sqld.log");
@@ -85,7 +91,7 @@ async function launchSqld(replicas: boolean, args: string[]): Promise<Sqld> {
       WATCHDOG,
       SQLD_BIN,
       "--db-path",
-      join(dir, "data.sqld"),
+      dbPath ?? join(dir, "data.sqld"),
       "--http-listen-addr",
       `127.0.0.1:${http}`,
       "--admin-listen-addr",

@@ -227,6 +227,13 @@ function serverUrl(value: string, label: string): string {
       `${label} must not carry a user, password or token (messages would show it); give the secret with ${flag} or its environment variable`,
     );
   }
+  // What the libSQL client would refuse later, as an "unexpected failure".
+  if (url.hash) throw new UsageError(`${label} must not end in a #fragment`);
+  for (const [name, setting] of url.searchParams)
+    if (name !== "tls" || !["0", "1"].includes(setting))
+      throw new UsageError(
+        `${label} takes no query parameter but tls=0 or tls=1, not ${JSON.stringify(echo(`${name}=${setting}`))}`,
+      );
   return value;
 }
 

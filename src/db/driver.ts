@@ -174,12 +174,30 @@ export const isInaccessible = (error: unknown): boolean =>
   // The `libsql` binding's failed open carries no code, only SQLite's number (14: CANTOPEN).
   /^ConnectionFailed\(.*: 14"\)$/s.test(String((error as Error | null)?.message));
 
-/** A database file that could not be opened, named by its path, with what is wrong with it. */
+/** How messages name a database on a libSQL server: `namespace store-shop1 on http://…`. */
+export const namespaceName = (namespace: string, server: string) =>
+  `namespace ${namespace} on ${server}`;
+const isNamespaceName = (name: string) => /^namespace \S+ on (https?|libsql):\/\//.test(name);
+
+/**
+ * A database that could not be opened, written or read, named by its path with what is
+ * wrong with the file; or by its namespace with what the libSQL server said (its disk, not
+ * this machine's, is the one to look at).
+ */
 export class InaccessibleDatabase extends Error {
-  constructor(path: string, cause: unknown) {
-    super(`${path} cannot be opened: ${whyNotOpened(path)}`, { cause });
+  constructor(name: string, cause: unknown) {
+    super(
+      isNamespaceName(name)
+        ? `${name} cannot be used: the libSQL server says "${sqliteWords(cause)}" (is its disk full or read-only?)`
+        : `${name} cannot be opened: ${whyNotOpened(name)}`,
+      { cause },
+    );
   }
 }
+
+/** SQLite's own words in an error, without the codes the drivers put before them. */
+export const sqliteWords = (error: unknown) =>
+  String((error as Error | null)?.message ?? error).replace(/^SQLITE_\w+: (SQLite error: )?/, "");
 
 /** What the file system says about a file SQLite could not open (or create). */
 function whyNotOpened(path: string): string {
@@ -221,9 +239,7 @@ export class DamagedDatabase extends Error {
   readonly code: string;
 
   constructor(path: string, cause: unknown) {
-    // SQLite's words, without the code @libsql/client puts before them.
-    const why = String((cause as Error).message).replace(/^SQLITE_\w+: /, "");
-    super(`${path} is damaged (${why}); restore it from a backup`, { cause });
+    super(`${path} is damaged (${sqliteWords(cause)}); restore it from a backup`, { cause });
     this.code = sqliteCode(cause);
   }
 }

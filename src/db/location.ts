@@ -5,7 +5,13 @@ import { fileIdOf, holdsData, removeDatabase } from "../file-system";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
 import { refuseLostRegistry, refuseUnfinishedBackup, withStoresLock } from "./data-dir";
-import { DatabaseUnavailable, type Db, REMOTE_DEADLINE_MS, StoreDatabaseMissing } from "./driver";
+import {
+  DatabaseUnavailable,
+  type Db,
+  namespaceName,
+  REMOTE_DEADLINE_MS,
+  StoreDatabaseMissing,
+} from "./driver";
 import { type Migration, migrate } from "./migrate";
 import { platformMigrations, storeMigrations } from "./migrations";
 import { openDb } from "./open";
@@ -291,10 +297,10 @@ export class LibsqlLocation implements Location {
     return missing;
   }
   storeName(slug: string) {
-    return `namespace ${storeNamespace(slug)} on ${this.describe}`;
+    return namespaceName(storeNamespace(slug), this.describe);
   }
   get platformName() {
-    return `namespace ${PLATFORM_NAMESPACE} on ${this.describe}`;
+    return namespaceName(PLATFORM_NAMESPACE, this.describe);
   }
   storeMissing(slug: string) {
     return new StoreDatabaseMissing(

@@ -15,8 +15,8 @@ import { join } from "node:path";
 import { AdminClient, ORDERS_WRITE, signInToken } from "../admin-support";
 import { send, tempDir, testStore, until } from "../helpers";
 import { manage, newHostKey, storeBody } from "../manage-support";
-import { runCli, type ServerProcess, spawnServer } from "../process";
-import { TEST_LIBSQL } from "../sqld";
+import { runCli, type ServerProcess, serverRunsOnDeno, spawnServer } from "../process";
+import { type Sqld, startSqld, TEST_LIBSQL } from "../sqld";
 
 /**
  * A full disk under a live server: writes answer 503 `store_unavailable` (not 500), reads
@@ -33,8 +33,9 @@ async function run(command: string[]): Promise<boolean> {
   return (await proc.exited) === 0;
 }
 
-const mountTmpfs = () => run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mountPoint]);
-const unmount = () => run(["umount", "--lazy", mountPoint]);
+const mountTmpfs = (at = mountPoint, size = "4m") =>
+  run(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", at]);
+const unmount = (at = mountPoint) => run(["umount", "--lazy", at]);
 
 // Whether this machine lets the test mount (root): tried and undone at once, so that a run
 // that filters the test out leaves nothing mounted.
@@ -193,6 +194,65 @@ describe.skipIf(!canMount)("a full disk", () => {
     } finally {
       rmSync(filler);
     }
+  });
+});
+
+// Under Deno `serve` refuses a libSQL server (see the README).
+describe.skipIf(!canMount || serverRunsOnDeno())("a full disk under the libSQL server", () => {
+  const sqldDisk = tempDir("storeapi-sqld-disk-");
+  const beside = tempDir("storeapi-sqld-disk-beside-");
+  let sqld: Sqld | undefined;
+  let node: ServerProcess | undefined;
+
+  afterAll(async () => {
+    await node?.signal("SIGTERM");
+    await sqld?.stop();
+    await unmount(sqldDisk);
+    rmSync(sqldDisk, { recursive: true, force: true });
+    rmSync(beside, { recursive: true, force: true });
+  });
+
+  test("commands and the log name the server's disk in one line, not a file on this machine or an unexpected failure", async () => {
+    expect(await mountTmpfs(sqldDisk, "24m")).toBe(true);
+    sqld = await startSqld({ replicas: false, dbPath: join(sqldDisk, "data.sqld") });
+    const fixture = join(beside, "fixture.json");
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+    const loaded = await runCli(["load", fixture, ...sqld.flags]);
+    expect([loaded.code, loaded.stderr]).toEqual([0, ""]);
+    node = await spawnServer(join(beside, "node"), sqld.flags);
+    fillDisk(join(sqldDisk, "filler"), 0);
+
+    const keyCreate = await runCli([
+      "keys",
+      "create",
+      "shop1",
+      "--name",
+      "full",
+      "--orders",
+      "read",
+      ...sqld.flags,
+    ]);
+    const hostKey = await runCli(["host-keys", "create", "--name", "full", ...sqld.flags]);
+    for (const failed of [keyCreate, hostKey])
+      expect([failed.code, failed.stderr]).toEqual([
+        1,
+        'storeapi: a database could not be used: SQLite says "disk I/O error"; check that its disk has room and is writable (with --libsql-url, the libSQL server\'s disk)\n',
+      ]);
+
+    // A store's refused write is logged by its namespace, with what the server said.
+    const created = await send(node.url, "/api/v1/products", {
+      method: "POST",
+      body: { name: "Lamp", price: 30 },
+    });
+    expect([created.status, created.json.error.code]).toEqual([503, "store_unavailable"]);
+    const failure = node
+      .stdout()
+      .split("\n")
+      .map((line) => (line.startsWith("{") ? JSON.parse(line) : {}))
+      .find((line) => line.level === "error");
+    expect(failure?.error).toBe(
+      `namespace store-shop1 on ${sqld.url} cannot be used: the libSQL server says "disk I/O error" (is its disk full or read-only?)`,
+    );
   });
 });
 
