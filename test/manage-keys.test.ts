@@ -141,6 +141,7 @@ describe("a store's keys", () => {
       [{ name: "x", permissions: { stock: "read" } }, "permissions.stock"],
       [{ name: "x", permissions: { orders: "read" }, expires: "2d" }, "expires"],
       [{ permissions: { orders: "read" } }, "name"],
+      [{ name: "   ", permissions: { orders: "read" } }, "name"], // as the CLI and the screen refuse it
     ];
     for (const [body, field] of bad) {
       const answer = await call("POST", "/stores/k1/keys", body);

@@ -108,6 +108,8 @@ describe("POST /manage/v1/stores", () => {
     ],
     [{ ...storeBody("x"), extra: 1 }, "extra"],
     [{ slug: "x" }, "name"],
+    [{ ...storeBody("x"), name: " \t " }, "name"],
+    [{ ...storeBody("x"), orderStatuses: [{ id: 1, name: "  " }] }, "orderStatuses.0.name"],
   ])("bad body %j is 400 invalid_field naming %s", async (body, field) => {
     const answer = await call("POST", "/stores", body);
     expect(answer.status).toBe(400);

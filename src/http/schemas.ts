@@ -39,6 +39,14 @@ export const text = (max: number) =>
 
 export const nullableText = (max: number) => v.nullable(text(max));
 
+/** Text that must say something: a name of the platform's own (a store's, a key's, a status's), not only spaces. */
+export const nameText = (max: number) =>
+  v.pipe(
+    text(max),
+    v.minLength(1, "must not be empty."),
+    v.check((s) => s.trim() !== "", "must not be only spaces."),
+  );
+
 /**
  * An address a store can email: RFC 5322's `atext` in the local part (`o'brien@`,
  * `first+tag@`), then a domain of two or more labels, the last letters or an IDN's

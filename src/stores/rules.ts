@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { email, text } from "../http/schemas";
+import { email, nameText } from "../http/schemas";
 import { PLANS } from "../plans";
 
 /**
@@ -18,7 +18,7 @@ export const slugSchema = v.pipe(
   v.regex(SLUG_PATTERN, "must be lower-case letters, digits and inner hyphens."),
 );
 
-export const storeNameSchema = v.pipe(text(100), v.minLength(1, "must not be empty."));
+export const storeNameSchema = nameText(100);
 
 /**
  * One address, nothing else: valibot's email pattern has no room for spaces, commas,

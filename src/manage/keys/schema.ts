@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
-import { dateTimeOut, nullableDateTimeOut, positiveInteger, text } from "../../http/schemas";
+import { dateTimeOut, nameText, nullableDateTimeOut, positiveInteger } from "../../http/schemas";
 import { ACCESS_LEVELS, AREAS, type Area, normalizePermissions } from "../../keys/permissions";
 import { type ApiKey, EXPIRY_CHOICES, isActive } from "../../keys/repository";
 
@@ -27,7 +27,7 @@ export const permissionsSchema = v.pipe(
 );
 
 export const createKeyBody = v.strictObject({
-  name: v.pipe(text(100), v.minLength(1, "must not be empty.")),
+  name: nameText(100),
   permissions: permissionsSchema,
   expires: expiresSchema,
 });

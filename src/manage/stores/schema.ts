@@ -3,7 +3,7 @@ import type { Queryable } from "../../db/driver";
 import type { Platform, Store } from "../../db/platform";
 import { ApiError } from "../../errors";
 import { formatIsrael } from "../../format/time";
-import { bool, dateTimeOut, idOut, idParam, positiveInteger, text } from "../../http/schemas";
+import { bool, dateTimeOut, idOut, idParam, nameText, positiveInteger } from "../../http/schemas";
 import type { StoreRegistry } from "../../registry";
 import {
   DEFAULT_ORDER_STATUSES,
@@ -32,7 +32,7 @@ const statusIdsUnique = (statuses: Array<{ id: number; name: string }>) =>
 
 export const orderStatusesBody = v.pipe(
   v.array(
-    v.strictObject({ id: positiveInteger(), name: text(100) }),
+    v.strictObject({ id: positiveInteger(), name: nameText(100) }),
     "must be an array of { id, name }.",
   ),
   v.minLength(1, "must list at least one status."),
