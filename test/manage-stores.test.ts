@@ -341,6 +341,27 @@ describe("PUT /manage/v1/stores/{slug}/order-statuses", () => {
         { id: 9, name: "Late" },
       ],
     });
+    // PATCH takes any field but the slug (management-api.md), the statuses replaced as by PUT.
+    const patched = await call("PATCH", "/stores/zeta", {
+      name: "Zeta renamed",
+      orderStatuses: [{ id: 2, name: "Two" }],
+    });
+    expect([patched.status, patched.json.data.name, patched.json.data.orderStatuses]).toEqual([
+      200,
+      "Zeta renamed",
+      [{ id: 2, name: "Two" }],
+    ]);
+    const refused = await call("PATCH", "/stores/zeta-orders", {
+      name: "Not renamed",
+      orderStatuses: [{ id: 1, name: "New" }],
+    });
+    expect([refused.status, refused.json.error.code]).toEqual([409, "status_in_use"]);
+    const unchanged = (await call("GET", "/stores/zeta-orders")).json.data;
+    expect([unchanged.name, unchanged.orderStatuses]).toEqual([
+      storeBody("zeta-orders").name,
+      [{ id: 4, name: "S" }],
+    ]);
+
     expect((await call("PUT", "/stores/zeta/order-statuses", { id: 1 })).json.error).toMatchObject({
       code: "invalid_field",
       field: "body",

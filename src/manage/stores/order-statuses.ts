@@ -1,10 +1,17 @@
 import * as v from "valibot";
+import type { StorePool } from "../../db/pool";
 import { ApiError } from "../../errors";
 import { readJsonArrayBody } from "../../http/json-body";
 import { ok } from "../../http/respond";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
-import { orderStatusesBody, orderStatusOut, readOrderStatuses, slugParams } from "./schema";
+import {
+  type OrderStatus,
+  orderStatusesBody,
+  orderStatusOut,
+  readOrderStatuses,
+  slugParams,
+} from "./schema";
 
 export const replaceOrderStatuses = defineManageRoute({
   method: "PUT",
@@ -17,30 +24,36 @@ export const replaceOrderStatuses = defineManageRoute({
   errors: ["status_in_use"],
   handler: async (c, { params, body }) => {
     const store = storeOr404(c, params.slug);
-    const { pool } = c.get("deps");
-    const statuses = await pool.use(store.slug, (db) =>
-      db.transaction(async (tx) => {
-        const kept = body.map((s) => s.id);
-        const inUse = await tx.all<{ status_id: number }>(
-          `SELECT DISTINCT status_id FROM orders WHERE status_id NOT IN (${kept.map(() => "?").join(", ")}) ORDER BY status_id`,
-          kept,
-        );
-        if (inUse.length) {
-          const ids = inUse.map((r) => r.status_id);
-          throw new ApiError(
-            "status_in_use",
-            `Orders still use status ids ${ids.join(", ")}; keep them in the set.`,
-          );
-        }
-        await tx.run("DELETE FROM order_statuses");
-        for (const status of body)
-          await tx.run("INSERT INTO order_statuses (id, name) VALUES (?, ?)", [
-            status.id,
-            status.name,
-          ]);
-        return readOrderStatuses(tx);
-      }),
-    );
-    return ok(c, statuses);
+    return ok(c, await replaceStatuses(c.get("deps").pool, store.slug, body));
   },
 });
+
+/**
+ * Replaces a store's order statuses in one transaction and answers the new set; 409
+ * `status_in_use` (nothing changed) when orders still use an id the set leaves out.
+ */
+export function replaceStatuses(pool: StorePool, slug: string, statuses: OrderStatus[]) {
+  return pool.use(slug, (db) =>
+    db.transaction(async (tx) => {
+      const kept = statuses.map((s) => s.id);
+      const inUse = await tx.all<{ status_id: number }>(
+        `SELECT DISTINCT status_id FROM orders WHERE status_id NOT IN (${kept.map(() => "?").join(", ")}) ORDER BY status_id`,
+        kept,
+      );
+      if (inUse.length) {
+        const ids = inUse.map((r) => r.status_id);
+        throw new ApiError(
+          "status_in_use",
+          `Orders still use status ids ${ids.join(", ")}; keep them in the set.`,
+        );
+      }
+      await tx.run("DELETE FROM order_statuses");
+      for (const status of statuses)
+        await tx.run("INSERT INTO order_statuses (id, name) VALUES (?, ?)", [
+          status.id,
+          status.name,
+        ]);
+      return readOrderStatuses(tx);
+    }),
+  );
+}

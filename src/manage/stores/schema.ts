@@ -56,6 +56,7 @@ export const updateStoreBody = v.strictObject({
   plan: v.optional(planSchema),
   ownerEmail: v.optional(ownerEmailSchema),
   settings: v.optional(settingsBody),
+  orderStatuses: v.optional(orderStatusesBody),
 });
 
 /** An order status in answers. */

@@ -3,29 +3,37 @@ import { nothingToUpdate } from "../../http/validate";
 import { manageDeps, reloadRegistry, storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { storeJsonEvenUnusable } from "./json";
+import { replaceStatuses } from "./order-statuses";
 import { refuseTakenDomain, slugParams, storeOut, updateStoreBody } from "./schema";
 
 export const updateStore = defineManageRoute({
   method: "PATCH",
   path: "/stores/:slug",
-  summary: "Change a store's name, domain, plan, owner email or settings (settings merge).",
+  summary:
+    "Change a store's name, domain, plan, owner email, settings (settings merge) or order statuses (replaced, as by PUT …/order-statuses).",
   params: slugParams,
   body: updateStoreBody,
   response: storeOut,
-  errors: ["domain_taken"],
+  errors: ["domain_taken", "status_in_use"],
   handler: async (c, { params, body }) => {
-    const { settings, ...fields } = body;
+    const { settings, orderStatuses, ...fields } = body;
     // `{"settings": {}}` changes nothing either.
-    if (Object.keys(fields).length === 0 && Object.keys(settings ?? {}).length === 0)
+    if (
+      Object.keys(fields).length === 0 &&
+      Object.keys(settings ?? {}).length === 0 &&
+      orderStatuses === undefined
+    )
       throw nothingToUpdate();
     const store = storeOr404(c, params.slug);
-    const { registry } = c.get("deps");
+    const { registry, pool } = c.get("deps");
     const { platform } = manageDeps(c);
     const { domain } = body;
     const refuseTaken = async () => {
       if (domain !== undefined) await refuseTakenDomain(registry, platform, domain, store.slug);
     };
     await refuseTaken();
+    // In the store's own database, before the registry: a 409 there leaves everything as it was.
+    if (orderStatuses) await replaceStatuses(pool, store.slug, orderStatuses);
     await platform
       .updateStore(store.slug, {
         ...store,
