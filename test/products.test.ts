@@ -295,6 +295,9 @@ describe("PATCH /products/{id}", () => {
     const clash = await patch(created.id, { internalSku: "INT-1" });
     expect(clash.status).toBe(400);
     expect(clash.json.error).toMatchObject({ code: "invalid_field", field: "internalSku" });
+    // A field error answers before a missing product's 404 (contract check order).
+    const clashOnMissing = await patch(999, { internalSku: "INT-1" });
+    expect([clashOnMissing.status, clashOnMissing.json.error.field]).toEqual([400, "internalSku"]);
     expect((await patch(created.id, { internalSku: null })).json.data.internalSku).toBeNull();
   });
 });

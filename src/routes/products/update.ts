@@ -25,10 +25,11 @@ export const updateProduct = defineRoute({
   async handler(c, { params, body }) {
     if (!hasChanges(body)) throw nothingToUpdate();
     const product = await c.get("db").transaction(async (tx) => {
+      // A clash is a field error (400), answered before a missing product's 404 (contract §2).
+      await assertInternalSkuFree(tx, body.internalSku, params.id);
       const current = await getProduct(tx, params.id);
       const { row, changed } = applyChanges(current, body);
       if (!changed) return current;
-      await assertInternalSkuFree(tx, body.internalSku, current.id);
       row.updated_at = await changeStamp(tx, c.get("deps").now());
       await saveProduct(tx, row);
       return row;
