@@ -565,6 +565,33 @@ describe("command line", () => {
       closeSync(full);
     }
     expect(await run(["openapi"], "pipe")).toEqual([0, ""]);
+
+    // A pipe whose reader is gone before anything is written (`| true`).
+    const intoClosedPipe = async (command: string[]) => {
+      const args = [...command, "--data", join(dir, "data"), ...(await libsqlFlagsFor(command))];
+      const child = Bun.spawn(
+        ["bash", "-c", 'set -o pipefail; "$@" | true', "bash", ...storeapiCommand(), ...args],
+        { stdin: "ignore", stdout: "ignore", stderr: "pipe", timeout: 60_000 },
+      );
+      return [await child.exited, await new Response(child.stderr).text()];
+    };
+    const unreadLine = await intoClosedPipe([
+      "keys",
+      "create",
+      "shop1",
+      "--name",
+      "unread",
+      "--orders",
+      "read",
+    ]);
+    const listed = await runCli(["keys", "list", "shop1", "--json", "--data", join(dir, "data")]);
+    const unread = listed.json.find((k: { name: string }) => k.name === "unread");
+    expect(unreadLine).toEqual([
+      1,
+      `storeapi: cannot write the output: its reader closed it first; key ${unread.id} of shop1 was created but its secret was not written: delete it (storeapi keys delete shop1 ${unread.id}) and create another\n`,
+    ]);
+    // A listing nobody reads is no failure.
+    expect(await intoClosedPipe(["keys", "list", "shop1"])).toEqual([0, ""]);
   });
 });
 

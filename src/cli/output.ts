@@ -74,7 +74,8 @@ export function watchOutput(): void {
 
 /**
  * Waits until stdout has taken everything written (a pipe is async), then says why it
- * could not, if it could not. A reader that stopped reading (`| head`) is no failure.
+ * could not, if it could not. A reader that stopped reading (`| head`) is no failure,
+ * unless what it did not read is a secret shown only once.
  */
 export async function outputFailure(): Promise<string | undefined> {
   if (unwritten > 0 && !failure)
@@ -82,8 +83,12 @@ export async function outputFailure(): Promise<string | undefined> {
       allWritten = resolve;
     });
   await new Promise((resolve) => setImmediate(resolve)); // Bun's failure event comes a turn later
-  if (!failure || failure.code === "EPIPE") return undefined;
-  const why = `cannot write the output: ${FILE_SYSTEM_REASONS[failure.code ?? ""] ?? failure.message}`;
+  if (!failure || (failure.code === "EPIPE" && !ifLost)) return undefined;
+  const reason =
+    failure.code === "EPIPE"
+      ? "its reader closed it first"
+      : (FILE_SYSTEM_REASONS[failure.code ?? ""] ?? failure.message);
+  const why = `cannot write the output: ${reason}`;
   return ifLost ? `${why}; ${ifLost}` : why;
 }
 
