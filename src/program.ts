@@ -73,7 +73,9 @@ function findCommand(argv: string[]): [Command, string[]] {
   if (sub) return [sub, argv.slice(2)];
   if (second === "--help" || second === "-h") throw new HelpRequested(overview(group));
   const names = group.map((c) => c.spec.name.slice(first.length + 1));
-  throw new UsageError(`unknown ${first} command "${second ?? ""}"; use ${orList(names)}`);
+  if (second === undefined || second.startsWith("-"))
+    throw new UsageError(`missing the ${first} command; use ${orList(names)}`);
+  throw new UsageError(`unknown ${first} command "${second}"; use ${orList(names)}`);
 }
 
 /**
@@ -98,8 +100,10 @@ export const main = (commandLine: string[]): Promise<number> => run(commandFirst
 
 /** Runs a command line already in command-first order. */
 async function run(argv: string[]): Promise<number> {
-  const [first] = argv;
+  const [first, ...rest] = argv;
   if (first === "--help" || first === "-h" || first === "help") {
+    // `storeapi help keys create` is `storeapi keys create --help`.
+    if (rest.length > 0 && !rest[0].startsWith("-")) return run([...rest, "--help"]);
     printText(overview(COMMANDS));
     return 0;
   }
@@ -115,7 +119,9 @@ async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof HelpRequested) {
-      printText(error.message);
+      // --json promises JSON on stdout and nothing else.
+      if (argv.includes("--json")) printJson({ help: error.message });
+      else printText(error.message);
       return 0;
     }
     const [status, line] = failure(error);

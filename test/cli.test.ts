@@ -424,6 +424,49 @@ describe("command line", () => {
     }
   });
 
+  test("help for one command: COMMAND --help, help COMMAND, and JSON with --json", async () => {
+    const own = await runCliInProcess(["keys", "create", "--help"]);
+    expect([own.code, own.stdout.split("\n")[0]]).toEqual([
+      0,
+      "Usage: storeapi keys create SLUG --name N [--products P] [--orders P] [--customers P] [--leads P] [--expires never/30d/90d/1y]",
+    ]);
+    const asked = await runCliInProcess(["help", "keys", "create"]);
+    expect([asked.code, asked.stdout]).toEqual([0, own.stdout]);
+    const json = await runCliInProcess(["keys", "create", "--help", "--json"]);
+    expect([json.code, json.json]).toEqual([0, { help: own.stdout }]);
+  });
+
+  test("-h or --help given as a flag's value or after -- is no call for help", async () => {
+    const data = join(freshDir(), "data");
+    const asName = await runCliInProcess([
+      "keys",
+      "create",
+      "shop1",
+      "--name",
+      "-h",
+      "--data",
+      data,
+    ]);
+    expect([asName.code, asName.stdout, asName.stderr]).toEqual([
+      2,
+      "",
+      'storeapi: --name needs a value (a value that starts with "-" is written --name=-h)\n',
+    ]);
+    const afterDashes = await runCliInProcess([
+      "keys",
+      "list",
+      "shop1",
+      "--data",
+      data,
+      "--",
+      "--help",
+    ]);
+    expect([afterDashes.code, afterDashes.stderr]).toEqual([
+      2,
+      'storeapi: unexpected argument "--help"; usage: storeapi keys list SLUG\n',
+    ]);
+  });
+
   test("the common flags may come before the command: --data DIR --json stores list", async () => {
     const dir = freshDir();
     const data = join(dir, "data");
@@ -453,7 +496,7 @@ describe("command line", () => {
     );
     const group = await runCliInProcess(["--data", data, "keys"]);
     expect(group.code).toBe(2);
-    expect(group.stderr).toBe('storeapi: unknown keys command ""; use create, list or delete\n');
+    expect(group.stderr).toBe("storeapi: missing the keys command; use create, list or delete\n");
   });
 
   test("an empty flag value, argument or STOREAPI_DATA is bad usage, never the current directory", async () => {

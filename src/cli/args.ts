@@ -129,7 +129,6 @@ export function commandHelp(spec: CommandSpec): string {
 
 /** Parses a command's argv strictly: unknown flags, missing values and missing arguments are usage errors. */
 export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandSpec<F>): Parsed<F> {
-  if (argv.includes("--help") || argv.includes("-h")) throw new HelpRequested(commandHelp(spec));
   const flags: FlagTable = { ...COMMON_FLAGS, ...spec.flags };
   const options = Object.fromEntries(
     Object.entries(flags).map(([name, flag]) => [name, { type: flag.type }]),
@@ -142,6 +141,9 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
     strict: false,
     tokens: true,
   });
+  // Asked for as a flag of its own: `--name -h` is a name, and `-- --help` an argument.
+  if (tokens.some((t) => t.kind === "option" && (t.name === "help" || t.name === "h")))
+    throw new HelpRequested(commandHelp(spec));
   for (const token of tokens) {
     if (token.kind !== "option") continue;
     const flag = Object.hasOwn(flags, token.name) ? flags[token.name] : undefined;
