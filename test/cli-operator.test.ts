@@ -312,6 +312,11 @@ describe("command-line messages", () => {
         ["keys", "create", "shop1", "--name", name, "--products", "read"],
         "--name is not UTF-8 text (it holds bytes that are not, or U+FFFD); give it in UTF-8",
       ]),
+      // An argument too: backup made a directory of another name and said it was done.
+      [
+        ["backup", "/tmp/storeapi-bk\uD800"],
+        "DEST_DIR is not UTF-8 text (it holds bytes that are not, or U+FFFD); give it in UTF-8",
+      ],
       [["serve", "--listen"], "--listen needs a value"],
       [
         ["serve", "--rate-limit", "-1"],

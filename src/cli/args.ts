@@ -158,10 +158,7 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
     if (flag.type === "string" && !token.value)
       throw new UsageError(`${token.rawName} needs a value`);
     // What the runtime makes of bytes that are not UTF-8: stored, it would show in emails and pages.
-    if (token.value?.includes("\uFFFD"))
-      throw new UsageError(
-        `${token.rawName} is not UTF-8 text (it holds bytes that are not, or U+FFFD); give it in UTF-8`,
-      );
+    if (token.value?.includes("\uFFFD")) throw notUtf8(token.rawName);
     if (flag.type === "string" && !token.inlineValue && token.value?.startsWith("-")) {
       // `--rate-limit -1` is a value the operator meant; `--domain --json` is a forgotten one.
       const hint = token.value.startsWith("--")
@@ -178,6 +175,11 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
   return { values: values as Parsed<F>["values"], args };
 }
 
+const notUtf8 = (what: string) =>
+  new UsageError(
+    `${what} is not UTF-8 text (it holds bytes that are not, or U+FFFD); give it in UTF-8`,
+  );
+
 /** Exactly the spec's positional arguments, or a usage error naming the first missing or extra one. */
 function checkPositionals(given: string[], spec: CommandSpec): string[] {
   const names = spec.args ?? [];
@@ -187,6 +189,9 @@ function checkPositionals(given: string[], spec: CommandSpec): string[] {
     throw new UsageError(`unexpected argument "${given[names.length]}"; usage: ${usageLine(spec)}`);
   const empty = given.indexOf("");
   if (empty >= 0) throw new UsageError(`${names[empty]} is empty; usage: ${usageLine(spec)}`);
+  // A path that is not UTF-8 reaches us with U+FFFD in it: used, it names another file.
+  const garbled = given.findIndex((arg) => arg.includes("\uFFFD"));
+  if (garbled >= 0) throw notUtf8(names[garbled] as string);
   return given;
 }
 
