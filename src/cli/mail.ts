@@ -1,3 +1,4 @@
+import { isStoreUnusable } from "../db/driver";
 import { Platform } from "../db/platform";
 import { StorePool } from "../db/pool";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
@@ -37,28 +38,43 @@ const list = command(
         throw new CliError(`no store "${values.store}"`);
       const slugs = values.store !== undefined ? [values.store] : stores.map((s) => s.slug);
       const entries = [];
+      // One store's damaged file hides no other store's mail; it is named once all is shown.
+      const unreadable: Error[] = [];
       for (const slug of slugs) {
-        for (const row of await pool.use(slug, listMail)) entries.push(toEntry(slug, row));
+        try {
+          for (const row of await pool.use(slug, listMail)) entries.push(toEntry(slug, row));
+        } catch (error) {
+          if (values.store !== undefined || !isStoreUnusable(error)) throw error;
+          unreadable.push(error as Error);
+        }
       }
-      if (values.json) return printJson(entries);
-      if (entries.length === 0) return printLine("the outbox is empty");
-      for (const e of entries) {
-        const when =
-          e.status === "sent"
-            ? `sent ${e.sentAt}`
-            : e.status === "queued"
-              ? `next try ${e.nextAttemptAt}`
-              : "gave up";
-        const error = e.lastError ? `  last error: ${e.lastError}` : "";
-        printLine(
-          `${e.store}#${e.id}  ${e.status.padEnd(6)} ${e.kind.padEnd(17)} to ${e.to}  "${e.subject}"  attempts ${e.attempts}, ${when}${error}`,
+      printEntries(entries, values.json);
+      if (unreadable.length > 0)
+        throw new CliError(
+          `left out ${unreadable.length} ${unreadable.length === 1 ? "store" : "stores"} whose database cannot be read; the first: ${unreadable[0]?.message}`,
         );
-      }
     } finally {
       await pool.close();
       await platform.close();
     }
   },
 );
+
+function printEntries(entries: ReturnType<typeof toEntry>[], json: boolean | undefined): void {
+  if (json) return printJson(entries);
+  if (entries.length === 0) return printLine("the outbox is empty");
+  for (const e of entries) {
+    const when =
+      e.status === "sent"
+        ? `sent ${e.sentAt}`
+        : e.status === "queued"
+          ? `next try ${e.nextAttemptAt}`
+          : "gave up";
+    const error = e.lastError ? `  last error: ${e.lastError}` : "";
+    printLine(
+      `${e.store}#${e.id}  ${e.status.padEnd(6)} ${e.kind.padEnd(17)} to ${e.to}  "${e.subject}"  attempts ${e.attempts}, ${when}${error}`,
+    );
+  }
+}
 
 export const mailCommands = [list];

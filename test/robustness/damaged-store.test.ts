@@ -183,6 +183,29 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
       1,
       `storeapi: ${shop4} cannot be opened: it is a directory\n`,
     ]);
+    // mail list over every store shows the others' mail, then names what it left out.
+    const made = await runCli([
+      "keys",
+      "create",
+      "shop3",
+      "--name",
+      "m",
+      "--orders",
+      "read",
+      "--data",
+      data,
+    ]);
+    expect(made.code).toBe(0); // its owner is told: one email in shop3's outbox
+    const mail = await runCli(["mail", "list", "--json", "--data", data]);
+    expect([
+      mail.code,
+      mail.json.map((entry: { store: string; kind: string }) => [entry.store, entry.kind]),
+      mail.stderr,
+    ]).toEqual([
+      1,
+      [["shop3", "key_created"]],
+      `storeapi: left out 3 stores whose database cannot be read; the first: ${shop1} is damaged (file is not a database); restore it from a backup\n`,
+    ]);
     const stores = await runCli(["stores", "list", "--json", "--data", data]);
     expect(stores.code).toBe(0);
     expect(stores.json.map((store: { slug: string }) => store.slug)).toEqual([
