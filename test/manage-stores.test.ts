@@ -292,7 +292,10 @@ describe("PATCH /manage/v1/stores/{slug} beside the CLI", () => {
         cli
           .prepare("UPDATE stores SET domain = ? WHERE slug = ?")
           .run("zeta-moved.example.com", "zeta1");
-        const patched = call("PATCH", "/stores/zeta2", { domain: "zeta-moved.example.com" });
+        const patched = call("PATCH", "/stores/zeta2", {
+          domain: "zeta-moved.example.com",
+          orderStatuses: [{ id: 1, name: "Only" }],
+        });
         await Bun.sleep(300);
         cli.exec("COMMIT");
         const answer = await patched;
@@ -300,7 +303,12 @@ describe("PATCH /manage/v1/stores/{slug} beside the CLI", () => {
       } finally {
         cli.close();
       }
-      expect((await call("GET", "/stores/zeta2")).json.data.domain).toBe("zeta2.example.com");
+      // All or nothing: the statuses, replaced before the registry refused, are put back.
+      const zeta2 = (await call("GET", "/stores/zeta2")).json.data;
+      expect([zeta2.domain, zeta2.orderStatuses]).toEqual([
+        "zeta2.example.com",
+        DEFAULT_ORDER_STATUSES,
+      ]);
     },
   );
 });

@@ -24,13 +24,14 @@ export const replaceOrderStatuses = defineManageRoute({
   errors: ["status_in_use"],
   handler: async (c, { params, body }) => {
     const store = storeOr404(c, params.slug);
-    return ok(c, await replaceStatuses(c.get("deps").pool, store.slug, body));
+    const { after } = await replaceStatuses(c.get("deps").pool, store.slug, body);
+    return ok(c, after);
   },
 });
 
 /**
- * Replaces a store's order statuses in one transaction and answers the new set; 409
- * `status_in_use` (nothing changed) when orders still use an id the set leaves out.
+ * Replaces a store's order statuses in one transaction, giving the set before and after;
+ * 409 `status_in_use` (nothing changed) when orders still use an id the set leaves out.
  */
 export function replaceStatuses(pool: StorePool, slug: string, statuses: OrderStatus[]) {
   return pool.use(slug, (db) =>
@@ -47,13 +48,14 @@ export function replaceStatuses(pool: StorePool, slug: string, statuses: OrderSt
           `Orders still use status ids ${ids.join(", ")}; keep them in the set.`,
         );
       }
+      const before = await readOrderStatuses(tx);
       await tx.run("DELETE FROM order_statuses");
       for (const status of statuses)
         await tx.run("INSERT INTO order_statuses (id, name) VALUES (?, ?)", [
           status.id,
           status.name,
         ]);
-      return readOrderStatuses(tx);
+      return { before, after: await readOrderStatuses(tx) };
     }),
   );
 }

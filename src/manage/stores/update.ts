@@ -32,8 +32,9 @@ export const updateStore = defineManageRoute({
       if (domain !== undefined) await refuseTakenDomain(registry, platform, domain, store.slug);
     };
     await refuseTaken();
-    // In the store's own database, before the registry: a 409 there leaves everything as it was.
-    if (orderStatuses) await replaceStatuses(pool, store.slug, orderStatuses);
+    // In the store's own database, before the registry: a 409 there leaves everything as
+    // it was, and a registry write that fails puts the old set back.
+    const replaced = orderStatuses && (await replaceStatuses(pool, store.slug, orderStatuses));
     await platform
       .updateStore(store.slug, {
         ...store,
@@ -41,6 +42,7 @@ export const updateStore = defineManageRoute({
         settings: { ...store.settings, ...settings },
       })
       .catch(async (error) => {
+        if (replaced) await replaceStatuses(pool, store.slug, replaced.before).catch(() => {});
         // `stores set` may have given the domain to another store since the check.
         await refuseTaken();
         throw error;
