@@ -91,8 +91,8 @@ function commandFirst(argv: string[]): string[] {
   if (!COMMANDS.some((c) => c.spec.name.startsWith(`${first} `)))
     return [first, ...flags, ...afterFirst];
   const [between, tail] = leadingCommonFlags(afterFirst);
-  // A group without its second word: usage or help, which read no flags.
-  if (tail.length === 0 || tail[0].startsWith("-")) return [first, ...tail];
+  // A group without its second word: usage or help (which reads only --json).
+  if (tail.length === 0 || tail[0].startsWith("-")) return [first, ...tail, ...flags, ...between];
   return [first, tail[0], ...flags, ...between, ...tail.slice(1)];
 }
 
@@ -103,8 +103,10 @@ async function run(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === "--help" || first === "-h" || first === "help") {
     // `storeapi help keys create` is `storeapi keys create --help`.
-    if (rest.length > 0 && !rest[0].startsWith("-")) return run([...rest, "--help"]);
-    printText(overview(COMMANDS));
+    const [flags, words] = leadingCommonFlags(rest);
+    if (words.length > 0 && !words[0].startsWith("-"))
+      return run(commandFirst([...words, ...flags, "--help"]));
+    printHelp(overview(COMMANDS), argv);
     return 0;
   }
   try {
@@ -119,9 +121,7 @@ async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof HelpRequested) {
-      // --json promises JSON on stdout and nothing else.
-      if (argv.includes("--json")) printJson({ help: error.message });
-      else printText(error.message);
+      printHelp(error.message, argv);
       return 0;
     }
     const [status, line] = failure(error);
@@ -129,6 +129,12 @@ async function run(argv: string[]): Promise<number> {
     process.stderr.write(`storeapi: ${oneSafeLine(line)}\n`);
     return status;
   }
+}
+
+/** Help text; with `--json`, which promises JSON on stdout and nothing else, as `{"help": …}`. */
+function printHelp(text: string, argv: string[]): void {
+  if (argv.includes("--json")) printJson({ help: text });
+  else printText(text);
 }
 
 /** `--version`, or with `--json` the same as an object. */

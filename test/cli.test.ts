@@ -434,6 +434,24 @@ describe("command line", () => {
     expect([asked.code, asked.stdout]).toEqual([0, own.stdout]);
     const json = await runCliInProcess(["keys", "create", "--help", "--json"]);
     expect([json.code, json.json]).toEqual([0, { help: own.stdout }]);
+    // The common flags may stand anywhere, as for the command itself.
+    for (const argv of [
+      ["--json", "help", "keys", "create"],
+      ["help", "--data", "somewhere", "keys", "create", "--json"],
+    ]) {
+      const moved = await runCliInProcess(argv);
+      expect([argv, moved.code, moved.json]).toEqual([argv, 0, { help: own.stdout }]);
+    }
+    const group = await runCliInProcess(["keys", "--help"]);
+    for (const argv of [
+      ["help", "keys", "--json"],
+      ["--json", "keys", "--help"],
+    ]) {
+      const groupJson = await runCliInProcess(argv);
+      expect([argv, groupJson.code, groupJson.json]).toEqual([argv, 0, { help: group.stdout }]);
+    }
+    const overview = await runCliInProcess(["--help"]);
+    expect((await runCliInProcess(["--help", "--json"])).json).toEqual({ help: overview.stdout });
   });
 
   test("-h or --help given as a flag's value or after -- is no call for help", async () => {
