@@ -547,6 +547,14 @@ describe("command line", () => {
       2,
       "storeapi: STOREAPI_DATA is empty; give the data directory (default ./data)\n",
     ]);
+    // Not UTF-8, it would name another directory (and serve would log that one).
+    for (const name of ["STOREAPI_DATA", "STOREAPI_LIBSQL_URL"]) {
+      const garbled = await runCli(["stores", "list"], { env: { [name]: "/tmp/e\uFFFD" } });
+      expect([garbled.code, garbled.stderr]).toEqual([
+        2,
+        `storeapi: ${name} is not UTF-8 text (it holds bytes that are not, or U+FFFD); give it in UTF-8\n`,
+      ]);
+    }
   });
 
   test("serve with --data before it keeps serving until SIGTERM", async () => {

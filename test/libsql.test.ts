@@ -593,8 +593,8 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
     const refusedUrls = [
       ["http://127.0.0.1:1/#SECRET", "--libsql-url must not end in a #fragment"],
       [
-        "http://127.0.0.1:1/?foo=1",
-        '--libsql-url takes no query parameter but tls=0 or tls=1, not "foo=1"',
+        "http://127.0.0.1:1/?token=s3cret",
+        '--libsql-url takes no query parameter but tls=0 or tls=1, not "token"',
       ],
       [
         "libsql://127.0.0.1:1?tls=2",

@@ -204,6 +204,7 @@ export function dataDirOf(values: { data?: string }): string {
   const dataDir = values.data ?? process.env.STOREAPI_DATA ?? "./data";
   if (dataDir === "")
     throw new UsageError("STOREAPI_DATA is empty; give the data directory (default ./data)");
+  if (dataDir.includes("\uFFFD")) throw notUtf8("STOREAPI_DATA"); // --data was checked as a flag
   return dataDir;
 }
 
@@ -239,7 +240,8 @@ function serverUrl(value: string, label: string): string {
   for (const [name, setting] of url.searchParams)
     if (name !== "tls" || !["0", "1"].includes(setting))
       throw new UsageError(
-        `${label} takes no query parameter but tls=0 or tls=1, not ${JSON.stringify(echo(`${name}=${setting}`))}`,
+        // Only tls's value is shown: another parameter's may be a secret.
+        `${label} takes no query parameter but tls=0 or tls=1, not ${JSON.stringify(echo(name === "tls" ? `tls=${setting}` : name))}`,
       );
   return value;
 }
@@ -252,6 +254,7 @@ export function locationOf(values: LocationFlags, env = process.env): Location {
     if (value === undefined) return undefined;
     // `STOREAPI_LIBSQL_URL=$UNSET` would otherwise quietly mean the data directory.
     if (value === "") throw new UsageError(`${variable} is empty; give a value or leave it unset`);
+    if (value.includes("\uFFFD")) throw notUtf8(variable);
     return { value, label: variable };
   };
   const url = from("libsql-url", "STOREAPI_LIBSQL_URL");
