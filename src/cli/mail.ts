@@ -48,7 +48,7 @@ const list = command(
           unreadable.push(error as Error);
         }
       }
-      printEntries(entries, values.json);
+      printEntries(entries, values.json, unreadable.length > 0);
       if (unreadable.length > 0)
         throw new CliError(
           `left out ${unreadable.length} ${unreadable.length === 1 ? "store" : "stores"} whose database cannot be read; the first: ${unreadable[0]?.message}`,
@@ -60,9 +60,16 @@ const list = command(
   },
 );
 
-function printEntries(entries: ReturnType<typeof toEntry>[], json: boolean | undefined): void {
+function printEntries(
+  entries: ReturnType<typeof toEntry>[],
+  json: boolean | undefined,
+  someLeftOut: boolean,
+): void {
   if (json) return printJson(entries);
-  if (entries.length === 0) return printLine("the outbox is empty");
+  if (entries.length === 0)
+    return printLine(
+      someLeftOut ? "no mail in the stores that could be read" : "the outbox is empty",
+    );
   for (const e of entries) {
     const when =
       e.status === "sent"

@@ -184,6 +184,8 @@ describe.skipIf(TEST_LIBSQL)("a damaged store database", () => {
       `storeapi: ${shop4} cannot be opened: it is a directory\n`,
     ]);
     // mail list over every store shows the others' mail, then names what it left out.
+    const noMail = await runCli(["mail", "list", "--data", data]);
+    expect([noMail.code, noMail.stdout]).toEqual([1, "no mail in the stores that could be read\n"]);
     const made = await runCli([
       "keys",
       "create",

@@ -245,12 +245,14 @@ describe.skipIf(!canMount || serverRunsOnDeno())("a full disk under the libSQL s
       body: { name: "Lamp", price: 30 },
     });
     expect([created.status, created.json.error.code]).toEqual([503, "store_unavailable"]);
-    const failure = node
-      .stdout()
-      .split("\n")
-      .map((line) => (line.startsWith("{") ? JSON.parse(line) : {}))
-      .find((line) => line.level === "error");
-    expect(failure?.error).toBe(
+    const failureLine = () =>
+      (node as ServerProcess)
+        .stdout()
+        .split("\n")
+        .map((line) => (line.startsWith("{") ? JSON.parse(line) : {}))
+        .find((line) => line.level === "error");
+    expect(await until(() => failureLine() !== undefined)).toBe(true); // written after the answer
+    expect(failureLine()?.error).toBe(
       `namespace store-shop1 on ${sqld.url} cannot be used: the libSQL server says "disk I/O error" (is its disk full or read-only?)`,
     );
   });
