@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { lookup } from "node:dns/promises";
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { LibsqlLocation, namespaceFetch } from "../src/db/location";
@@ -986,12 +986,19 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)(
       expect(created.status).toBe(201);
       const path = `/api/v1/products/${created.json.data.id}`;
       expect((await send(replicaNode.url, path)).json.data.name).toBe("Lamp");
-      // The first read made shop1's replica in the background; reads come from it once made.
-      const replicas = join(dir, "o1", "replicas");
-      expect(
-        await until(() => existsSync(replicas) && readdirSync(replicas).includes("store-shop1.db")),
-      ).toBe(true);
-      await Bun.sleep(500);
+      // The first read made shop1's replica in the background; reads come from it once its
+      // reads' connection is open, the one that opens the file's SQLite WAL (the replica's
+      // own connection keeps libSQL's frame index instead).
+      const replicaWal = join(dir, "o1", "replicas", "store-shop1.db-wal");
+      const openFiles = () =>
+        readdirSync(`/proc/${replicaNode.proc.pid}/fd`).map((fd) => {
+          try {
+            return readlinkSync(`/proc/${replicaNode.proc.pid}/fd/${fd}`);
+          } catch {
+            return ""; // closed meanwhile
+          }
+        });
+      expect(await until(() => openFiles().includes(replicaWal))).toBe(true);
       expect((await send(replicaNode.url, path)).json.data.name).toBe("Lamp");
 
       outage.signal("SIGSTOP");
