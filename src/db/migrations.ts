@@ -1,8 +1,9 @@
 import type { Migration } from "./migrate";
 
 /**
- * The management API's replay records, in platform.db (key_id is a host key's id) and in
- * each store's database (a store key's id). One text for both: the schemas stay identical.
+ * Kept answers of idempotent creates, in platform.db (key_id is a host key's id: store
+ * creates) and in each store's database (a store key's id, or minus a host key's for the
+ * management API's creates in that store). One text for both: the schemas stay identical.
  */
 const IDEMPOTENCY_TABLE = `
       CREATE TABLE idempotency (

@@ -111,23 +111,39 @@ export class KeyedQueue {
 const keepsError = (error: unknown): error is ApiError =>
   error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
 
-/** Where a request's idempotency records live: the store's database, or platform.db for a host key. */
-interface Place {
+/**
+ * Where a request's idempotency records live, and under which key id: a store's database
+ * for the store API (the API key's id) and for a management call on one store (minus the
+ * host key's id: store keys' ids are positive); platform.db for a store create (the host
+ * key's id). The record is written where the create commits, in the same transaction,
+ * wherever it can be.
+ */
+export interface Place {
   db: Db;
   keyId: number;
+  /** The in-process queue that lines up duplicates. */
   queue: string;
 }
 
-function placeOf(c: AppContext): Place {
-  const hostKey = c.get("hostKey"); // set only on the management API
+/** The store API's place: the store the request is for, under its API key. */
+const storeApiPlace = (c: AppContext): Place => ({
+  db: c.get("db"),
+  keyId: c.get("key").id,
+  queue: `${c.get("store").slug}\n${c.get("key").id}`,
+});
+
+/** A management call's place on the store `slug` (whose database `db` is). */
+export const hostPlaceIn = (c: AppContext, slug: string, db: Db): Place => ({
+  db,
+  keyId: -c.get("hostKey").id,
+  queue: `${slug}\nhost ${c.get("hostKey").id}`,
+});
+
+/** A management call's place for what is no one store's: platform.db. */
+function platformPlace(c: AppContext): Place {
   const platform = c.get("deps").manage?.platform;
-  if (hostKey && platform)
-    return { db: platform.db, keyId: hostKey.id, queue: `host\n${hostKey.id}` };
-  return {
-    db: c.get("db"),
-    keyId: c.get("key").id,
-    queue: `${c.get("store").slug}\n${c.get("key").id}`,
-  };
+  if (!platform) throw new Error("the management API answered without its platform database");
+  return { db: platform.db, keyId: c.get("hostKey").id, queue: `host\n${c.get("hostKey").id}` };
 }
 
 /** How often a duplicate looks again at a create running on another server. */
@@ -143,12 +159,12 @@ const WAIT_STEP_MS = 50;
  */
 function once(
   c: AppContext,
+  place: Place,
   request: IdempotentRequest,
   /** `claim`: the token of this create's claim on a libSQL server (`claimScope`), else null. */
   execute: (scope: AnswerScope, print: string, claim: string | null) => Promise<Response>,
   claimTtl = CLAIM_TTL_MS,
 ) {
-  const place = placeOf(c);
   const scope: AnswerScope = { keyId: place.keyId, key: request.key };
   const print = fingerprint(c.req.method, c.req.path, request.body);
   const deps = c.get("deps");
@@ -186,6 +202,7 @@ function once(
 /** Stores a 4xx answer under the request's key (not 429: a retry may succeed; not an outsized one), then throws it. */
 async function rememberError(
   c: AppContext,
+  place: Place,
   scope: AnswerScope,
   print: string,
   error: unknown,
@@ -193,7 +210,7 @@ async function rememberError(
   if (keepsError(error)) {
     const stored = { fingerprint: print, status: error.status, body: errorBody(error) };
     if (stored.body.length <= MAX_KEPT_ERROR_CHARS) {
-      await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, stored, c.get("deps").now()));
+      await place.db.transaction((tx) => storeAnswer(tx, scope, stored, c.get("deps").now()));
     }
   }
   throw error;
@@ -201,12 +218,20 @@ async function rememberError(
 
 /**
  * A request to an idempotent route whose body failed validation: with an
- * `Idempotency-Key` that answer is stored and replayed like any other 4xx (§6).
+ * `Idempotency-Key` that answer is stored and replayed like any other 4xx (§6), where the
+ * route keeps its records. A management call on a store that does not exist keeps none.
  */
 export function idempotentRejection(c: AppContext, error: ApiError): Promise<Response> {
   const request = c.get("idempotency");
   if (!request) throw error;
-  return once(c, request, (scope, print) => rememberError(c, scope, print, error));
+  const remember = (place: Place) =>
+    once(c, place, request, (scope, print) => rememberError(c, place, scope, print, error));
+  if (!c.get("hostKey")) return remember(storeApiPlace(c));
+  const slug = c.req.param("slug");
+  if (slug === undefined) return remember(platformPlace(c));
+  const { registry, pool } = c.get("deps");
+  if (!registry.get(slug)) throw error;
+  return pool.use(slug, (db) => remember(hostPlaceIn(c, slug, db)));
 }
 
 /**
@@ -219,50 +244,56 @@ export function idempotentRejection(c: AppContext, error: ApiError): Promise<Res
 export async function idempotentCreate(
   c: AppContext,
   create: (tx: Queryable) => Promise<Created>,
+  place = storeApiPlace(c),
+  /** Removes from the kept answer what must never be stored (a new key's secret). */
+  redact?: (data: unknown) => unknown,
 ): Promise<Response> {
-  const db = c.get("db");
+  const { db } = place;
   const request = c.get("idempotency");
   if (!request) {
     const created = await db.transaction(create);
     return ok(c, created.data, created.status);
   }
-  return once(c, request, async (scope, print, claim) => {
+  return once(c, place, request, async (scope, print, claim) => {
     try {
       const answer = await db.transaction(async (tx) => {
         if (claim) await assertClaimHeld(tx, scope, claim);
-        const created = await create(tx);
-        const stored = {
-          fingerprint: print,
-          status: created.status,
-          body: JSON.stringify({ ok: true, data: created.data }),
-        };
-        await storeAnswer(tx, scope, stored, c.get("deps").now());
-        return stored;
+        const { status, data } = await create(tx);
+        const body = JSON.stringify({ ok: true, data });
+        const keptBody = redact ? JSON.stringify({ ok: true, data: redact(data) }) : body;
+        await storeAnswer(
+          tx,
+          scope,
+          { fingerprint: print, status, body: keptBody },
+          c.get("deps").now(),
+        );
+        return { status, body };
       });
       return jsonAnswer(c, answer.body, answer.status);
     } catch (error) {
-      return rememberError(c, scope, print, error);
+      return rememberError(c, place, scope, print, error);
     }
   });
 }
 
 /**
- * For creates whose rows live in another database than the record (the management API:
- * the record is in platform.db, the row in a store's): `create` runs, then its answer is
- * stored. `redact` removes what must never be stored (a new key's secret) from the kept copy.
+ * For a create whose rows live in another database than its record (a store created
+ * through the management API: its own database, then its registration in platform.db,
+ * where the record is): `create` runs, then its answer is stored.
  */
 export async function idempotentAcross(
   c: AppContext,
   create: () => Promise<Created>,
-  redact: (data: unknown) => unknown = (data) => data,
 ): Promise<Response> {
   const request = c.get("idempotency");
   if (!request) {
     const created = await create();
     return ok(c, created.data, created.status);
   }
+  const place = platformPlace(c);
   return once(
     c,
+    place,
     request,
     async (scope, print) => {
       try {
@@ -270,12 +301,12 @@ export async function idempotentAcross(
         const kept = {
           fingerprint: print,
           status: created.status,
-          body: JSON.stringify({ ok: true, data: redact(created.data) }),
+          body: JSON.stringify({ ok: true, data: created.data }),
         };
-        await placeOf(c).db.transaction((tx) => storeAnswer(tx, scope, kept, c.get("deps").now()));
+        await place.db.transaction((tx) => storeAnswer(tx, scope, kept, c.get("deps").now()));
         return ok(c, created.data, created.status);
       } catch (error) {
-        return rememberError(c, scope, print, error);
+        return rememberError(c, place, scope, print, error);
       }
     },
     UNCHECKED_CLAIM_TTL_MS,

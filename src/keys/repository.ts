@@ -226,19 +226,28 @@ const notice = (
 });
 
 /** Creates a key and queues the owner's notice in the same transaction. */
-export async function createKey(db: Db, store: Store, input: NewKey, by: string, now = Date.now()) {
-  return db.transaction(async (tx) => {
-    const created = await insertKey(tx, input, now);
-    await queueMail(
-      tx,
-      {
-        ...keyCreated(notice(store, { ...created, name: input.name }, by, now)),
-        to: store.ownerEmail,
-      },
-      now,
-    );
-    return created;
-  });
+export function createKey(db: Db, store: Store, input: NewKey, by: string, now = Date.now()) {
+  return db.transaction((tx) => createKeyIn(tx, store, input, by, now));
+}
+
+/** `createKey` inside the caller's transaction. */
+export async function createKeyIn(
+  tx: Queryable,
+  store: Store,
+  input: NewKey,
+  by: string,
+  now = Date.now(),
+) {
+  const created = await insertKey(tx, input, now);
+  await queueMail(
+    tx,
+    {
+      ...keyCreated(notice(store, { ...created, name: input.name }, by, now)),
+      to: store.ownerEmail,
+    },
+    now,
+  );
+  return created;
 }
 
 /** Soft-deletes a key (so its id stays unique) and queues the owner's notice. */

@@ -2,7 +2,6 @@ import * as v from "valibot";
 import { leadFixture, leadRecord, toLeadRow } from "../../routes/leads/fixture";
 import { getLead, toLead } from "../../routes/leads/row";
 import { leadOut } from "../../routes/leads/schema";
-import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";
 
@@ -17,17 +16,10 @@ export const createLead = defineManageRoute({
   body: formLead,
   response: leadOut,
   status: 201,
-  async create(c, { params, body }) {
-    const store = storeOr404(c, params.slug);
-    const { pool, now } = c.get("deps");
-    const lead = await pool.use(store.slug, (db) =>
-      db.transaction(async (tx) => {
-        leadFixture.check?.(body, { statusIds: new Set(), now: now() }, new Map());
-        await leadFixture.insert(tx, [body]);
-        const row = await tx.get<{ id: number }>("SELECT max(id) AS id FROM leads");
-        return getLead(tx, row?.id ?? 0);
-      }),
-    );
-    return { status: 201, data: toLead(lead) };
+  async createInStore(c, { body }, tx) {
+    leadFixture.check?.(body, { statusIds: new Set(), now: c.get("deps").now() }, new Map());
+    await leadFixture.insert(tx, [body]);
+    const row = await tx.get<{ id: number }>("SELECT max(id) AS id FROM leads");
+    return { status: 201, data: toLead(await getLead(tx, row?.id ?? 0)) };
   },
 });

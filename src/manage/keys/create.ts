@@ -1,11 +1,12 @@
 import type * as v from "valibot";
+import type { Queryable } from "../../db/driver";
 import { ApiError } from "../../errors";
 import type { AppContext } from "../../http/context";
-import { createKey, expiryAt, KeyLimitError, listKeys } from "../../keys/repository";
+import { createKeyIn, expiryAt, KeyLimitError, listKeys } from "../../keys/repository";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";
-import { byHost, changeKeys } from "./change";
+import { byHost } from "./change";
 import { createdKeyOut, createKeyBody, toKeyJson } from "./schema";
 
 /** A replayed create shows `key: null`: the secret is never stored, not even in an idempotency record. */
@@ -21,26 +22,29 @@ export const createStoreKey = defineManageRoute({
   response: createdKeyOut,
   status: 201,
   errors: ["plan_limit"],
-  create: (c, { params, body }) => create(c, params.slug, body),
+  createInStore: (c, { params, body }, tx) => create(c, params.slug, body, tx),
   redact: withoutSecret,
+  changesKeys: true,
 });
 
-async function create(c: AppContext, slug: string, body: v.InferOutput<typeof createKeyBody>) {
+async function create(
+  c: AppContext,
+  slug: string,
+  body: v.InferOutput<typeof createKeyBody>,
+  tx: Queryable,
+) {
   const store = storeOr404(c, slug);
-  const { pool, now } = c.get("deps");
-  const at = now();
+  const at = c.get("deps").now();
   const input = {
     name: body.name,
     permissions: body.permissions,
     expiresAt: expiryAt(body.expires, at),
   };
-  const created = await changeKeys(c, store.slug, (db) =>
-    createKey(db, store, input, byHost(c), at),
-  ).catch((error) => {
+  const created = await createKeyIn(tx, store, input, byHost(c), at).catch((error) => {
     if (error instanceof KeyLimitError) throw new ApiError("plan_limit", error.message);
     throw error;
   });
-  const key = (await pool.use(store.slug, listKeys)).find((k) => k.id === created.id);
+  const key = (await listKeys(tx)).find((k) => k.id === created.id);
   if (!key) throw new Error(`key ${created.id} vanished right after it was created`);
   return { status: 201 as const, data: { ...toKeyJson(key, at), key: created.secret } };
 }
