@@ -240,9 +240,9 @@ test.skipIf(TEST_LIBSQL)(
     );
     await loadFixture(await testLocation(data), { stores });
     const dest = join(dir, "deleting-copy");
-    const { Database } = await import("bun:sqlite");
+    const { Database: Sqlite } = await import("bun:sqlite");
     const deleteS2 = () => {
-      const platform = new Database(join(data, "platform.db"));
+      const platform = new Sqlite(join(data, "platform.db"));
       platform.run("DELETE FROM stores WHERE slug = 's2'");
       platform.close();
       renameSync(join(data, "stores", "s2.db"), join(dir, "s2-archived.db"));
@@ -254,6 +254,17 @@ test.skipIf(TEST_LIBSQL)(
     const listed = await runCli(["stores", "list", "--json", "--data", dest]);
     expect(listed.json.map((store: { slug: string }) => store.slug)).toEqual(["s0", "s1"]);
     expect(existsSync(join(data, "stores", "s2.db"))).toBe(false);
+
+    // Unregistered with its database left where it was, as a libSQL server keeps a deleted
+    // store's namespace: left out too (it was copied, and came back with the backup).
+    const dest2 = join(dir, "deleting-copy-2");
+    const unregisterS1 = () => {
+      const platform = new Database(join(data, "platform.db"));
+      platform.exec("DELETE FROM stores WHERE slug = 's1'");
+      platform.close();
+    };
+    const second = await backup(data, dest2, (done) => done === 1 && unregisterS1());
+    expect([second.stores, readdirSync(join(dest2, "stores"))]).toEqual([1, ["s0.db"]]);
   },
 );
 

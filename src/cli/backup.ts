@@ -9,7 +9,12 @@ import {
 } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { copyRows } from "../db/copy";
-import { UNFINISHED_BACKUP, UNFINISHED_BACKUP_TEXT } from "../db/data-dir";
+import {
+  COMMAND_STORES_WAIT_MS,
+  commandStoresBusy,
+  UNFINISHED_BACKUP,
+  UNFINISHED_BACKUP_TEXT,
+} from "../db/data-dir";
 import { DatabaseUnavailable, type Db, fileNamed } from "../db/driver";
 import { FileLocation, type Location, storeDbPath } from "../db/location";
 import { latestVersion, type Migration, schemaVersion } from "../db/migrate";
@@ -131,25 +136,23 @@ async function refuseOlderRegistry(location: FileLocation): Promise<void> {
 }
 
 /**
- * Runs `use` on a store's database. A file is copied as it is, upgrading nothing (stores
- * are brought up to date when first used, so an upgraded server's idle stores are still
- * at the older schema); on a libSQL server the store is brought up to date first, as every
- * command there does, since its copy is made at this storeapi's schema.
+ * A store's database opened for its copy, or null when the store was deleted since the
+ * registry was copied (on a libSQL server its namespace stays, archived). On files the
+ * check and the open hold the stores lock: a deletion between the two would have the open
+ * make an empty database where the store was, in the live directory and in the backup.
+ * A file is copied as it is, upgrading nothing (stores are brought up to date when first
+ * used, so an upgraded server's idle stores are still at the older schema); on a libSQL
+ * server the store is brought up to date first, as every command there does, since its
+ * copy is made at this storeapi's schema.
  */
-async function withStore<T>(
-  location: Location,
-  slug: string,
-  use: (db: Db) => Promise<T>,
-): Promise<T> {
-  if (!(await location.storeExists(slug))) throw location.storeMissing(slug);
-  const db = await location.openStore(slug, location.remote ? storeMigrations : []);
-  try {
-    return await use(db);
-  } catch (error) {
-    throw fileNamed(location.storeName(slug), error);
-  } finally {
-    await db.close();
-  }
+async function openRegistered(location: Location, platform: Platform, slug: string) {
+  const open = async () => {
+    if (!(await platform.getStore(slug))) return null;
+    if (!(await location.storeExists(slug))) throw location.storeMissing(slug);
+    return location.openStore(slug, location.remote ? storeMigrations : []);
+  };
+  if (location.remote) return open();
+  return location.changeStores(COMMAND_STORES_WAIT_MS, commandStoresBusy(location.describe), open);
 }
 
 /**
@@ -170,29 +173,25 @@ export async function backup(
   if (location instanceof FileLocation) await refuseOlderRegistry(location);
   prepareDest(dest, location instanceof FileLocation ? location.dataDir : null);
   let platform: Platform | undefined;
-  const copy = (db: Db, to: string, migrations: Migration[]) =>
-    location.remote ? copyFromServer(db, to, migrations) : copyDb(db, to);
   try {
     platform = await Platform.open(location);
     // Removed once every store is copied: a backup cut short (a kill, a power cut) is no
     // data directory, never one that quietly lacks stores.
     writeFileSync(join(dest, UNFINISHED_BACKUP), UNFINISHED_BACKUP_TEXT);
     const platformCopy = join(dest, "platform.db");
-    let bytes = await copy(platform.db, platformCopy, platformMigrations).catch((error) => {
-      throw fileNamed(location.platformName, error);
-    });
+    let bytes = await copyDatabase(location, platform.db, platformCopy, platformMigrations).catch(
+      (error) => {
+        throw fileNamed(location.platformName, error);
+      },
+    );
     // The stores of the copied registry; one created after that copy is not in this backup.
     const slugs = await slugsIn(platformCopy);
     const deleted: string[] = [];
     for (const [i, slug] of slugs.entries()) {
-      try {
-        bytes += await withStore(location, slug, (db) =>
-          copy(db, storeDbPath(dest, slug), storeMigrations),
-        );
-      } catch (error) {
-        if (!(error instanceof DatabaseUnavailable) || (await platform.getStore(slug))) throw error;
+      const copied = await copyStore(location, platform, slug, dest);
+      if (copied === null)
         deleted.push(slug); // since the registry was copied
-      }
+      else bytes += copied;
       progress?.(i + 1, slugs.length);
     }
     if (deleted.length > 0) await unregister(platformCopy, deleted);
@@ -205,6 +204,24 @@ export async function backup(
     throw error;
   } finally {
     await platform?.close();
+  }
+}
+
+/** Copies `db` into the file `to`: as it is from a file, at this storeapi's schema from a libSQL server. */
+const copyDatabase = (location: Location, db: Db, to: string, migrations: Migration[]) =>
+  location.remote ? copyFromServer(db, to, migrations) : copyDb(db, to);
+
+/** Copies a store into `dest`: its size in bytes, or null when it was deleted since the registry was copied. */
+async function copyStore(location: Location, platform: Platform, slug: string, dest: string) {
+  let db: Db | null = null;
+  try {
+    db = await openRegistered(location, platform, slug);
+    return db ? await copyDatabase(location, db, storeDbPath(dest, slug), storeMigrations) : null;
+  } catch (error) {
+    if (error instanceof DatabaseUnavailable && !(await platform.getStore(slug))) return null;
+    throw fileNamed(location.storeName(slug), error);
+  } finally {
+    await db?.close();
   }
 }
 
