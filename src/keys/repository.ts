@@ -292,10 +292,18 @@ export async function rollKey(
         `Key ${id} is deleted or expired; only an active key can be rolled.`,
       );
     // Rolled twice, a key would leave its first replacement counted as a key of its own.
-    if (row.replaced_by !== null)
+    if (row.replaced_by !== null) {
+      const replacement = await tx.get<KeyRow>("SELECT * FROM api_keys WHERE id = ?", [
+        row.replaced_by,
+      ]);
+      const next =
+        replacement && isActive(toKey(replacement), now)
+          ? `roll key ${row.replaced_by} instead`
+          : `its replacement, key ${row.replaced_by}, is deleted or expired: create a new key`;
       throw new KeyInactiveError(
-        `Key ${id} was already rolled and works only until its grace ends; roll key ${row.replaced_by} instead.`,
+        `Key ${id} was already rolled and works only until its grace ends; ${next}.`,
       );
+    }
     const oldExpiresAt =
       old.expiresAt === null ? now + graceMs : Math.min(old.expiresAt, now + graceMs);
     // Marked replaced first (with any key it replaced, still in its grace), so the limit

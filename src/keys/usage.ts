@@ -73,6 +73,15 @@ export class KeyUsage {
    */
   async listKeys(db: Queryable, store: StoreLife): Promise<ApiKey[]> {
     const [keys, recorded] = await Promise.all([listKeys(db), this.platform.keyUsage(store.slug)]);
+    return this.merged(keys, recorded, store);
+  }
+
+  /** `keys` (read elsewhere: a key just deleted), each `lastUsedAt` as `listKeys` gives it. */
+  async withLastUse(keys: ApiKey[], store: StoreLife): Promise<ApiKey[]> {
+    return this.merged(keys, await this.platform.keyUsage(store.slug), store);
+  }
+
+  private merged(keys: ApiKey[], recorded: Map<number, number>, store: StoreLife): ApiKey[] {
     for (const use of this.pending.values())
       if (use.slug === store.slug && use.usedAt >= store.createdAt)
         recorded.set(use.keyId, use.usedAt);

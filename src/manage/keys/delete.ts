@@ -15,7 +15,7 @@ export const deleteStoreKey = defineManageRoute({
   response: keyOut,
   handler: async (c, { params }) => {
     const store = storeOr404(c, params.slug);
-    const { now } = c.get("deps");
+    const { now, usage } = c.get("deps");
     const at = now();
     const key = await changeKeys(c, store.slug, (db) =>
       deleteKey(db, store, params.id, byHost(c), at),
@@ -24,6 +24,8 @@ export const deleteStoreKey = defineManageRoute({
         throw notFound(`API key ${params.id} of store "${store.slug}"`);
       throw error;
     });
-    return ok(c, toKeyJson({ ...key, deletedAt: at }, at));
+    // Its last use may be known only to platform.db (key_usage), as a list shows it.
+    const [used] = await usage.withLastUse([key], store);
+    return ok(c, toKeyJson({ ...(used ?? key), deletedAt: at }, at));
   },
 });
