@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { progressPrinter } from "../src/cli/output";
 
 /** Runs `steps` as [clock ms, done, total] through a printer made at 0 ms; what it wrote. */
-function printed(from: number, steps: Array<[number, number, number]>): string[] {
+function printed(from: number, steps: Array<[number, number, number, string?]>): string[] {
   const lines: string[] = [];
   let now = 0;
   const progress = progressPrinter(
@@ -10,9 +10,9 @@ function printed(from: number, steps: Array<[number, number, number]>): string[]
     (line) => lines.push(line),
     () => now,
   );
-  for (const [at, done, total] of steps) {
+  for (const [at, done, total, what = "copied"] of steps) {
     now = at;
-    progress("copied", done, total);
+    progress(what, done, total);
   }
   return lines;
 }
@@ -48,4 +48,16 @@ test("few steps that take longer than a second say so from then on", () => {
     [9300, 20, 20],
   ];
   expect(printed(50, steps)).toEqual(["copied: 3/20\n", "copied: 5/20\n", "copied: 20/20\n"]);
+});
+
+// A load of 30 tiny stores printed a line for each section once it passed a second in all.
+test("each piece of work is judged on its own: many small ones say nothing, a slow one does", () => {
+  const steps: Array<[number, number, number, string]> = [];
+  for (let i = 0; i < 30; i++) steps.push([i * 100 + 50, 10, 10, `loading s${i} products`]);
+  steps.push([3100, 1, 3, "loading big products"], [4500, 2, 3, "loading big products"]);
+  steps.push([4600, 3, 3, "loading big products"]);
+  expect(printed(10_000, steps)).toEqual([
+    "loading big products: 2/3\n",
+    "loading big products: 3/3\n",
+  ]);
 });

@@ -97,21 +97,33 @@ export type Progress = (what: string, done: number, total: number) => void;
 /**
  * Progress of long work on stderr (so stdout stays clean for --json): at most a line a
  * second. Work of fewer than `from` steps says nothing unless it runs past a second (a
- * few big stores), and then ends with its last step.
+ * few big stores), and then ends with its last step. Each `what` (a store's section, say)
+ * is judged on its own: many small ones that together take seconds print nothing (a load
+ * of 30 tiny stores printed a line per section).
  */
 export function progressPrinter(
   from: number,
   write: (line: string) => void = (line) => process.stderr.write(line),
   clock = Date.now,
 ): Progress {
-  const started = clock();
-  let last = Number.NEGATIVE_INFINITY;
+  let current: string | undefined;
+  /** When the current work began: the previous work's last step, or when this printer was made. */
+  let started = clock();
+  let lastStep = started;
+  let printedCurrent = false;
+  let lastLine = Number.NEGATIVE_INFINITY;
   return (what: string, done: number, total: number) => {
     const now = clock();
-    const quiet = last === Number.NEGATIVE_INFINITY;
-    if (total < from && quiet && now - started < 1000) return;
-    if (done !== total && now - last < 1000) return;
-    last = now;
+    if (what !== current) {
+      if (current !== undefined) started = lastStep;
+      current = what;
+      printedCurrent = false;
+    }
+    lastStep = now;
+    if (total < from && !printedCurrent && now - started < 1000) return;
+    if (done !== total && now - lastLine < 1000) return;
+    lastLine = now;
+    printedCurrent = true;
     write(`${what}: ${done}/${total}\n`);
   };
 }
