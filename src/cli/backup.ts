@@ -15,7 +15,13 @@ import {
   UNFINISHED_BACKUP,
   UNFINISHED_BACKUP_TEXT,
 } from "../db/data-dir";
-import { DatabaseUnavailable, type Db, fileNamed } from "../db/driver";
+import {
+  DatabaseUnavailable,
+  type Db,
+  fileNamed,
+  InaccessibleDatabase,
+  isInaccessible,
+} from "../db/driver";
 import { FileLocation, type Location, storeDbPath } from "../db/location";
 import { latestVersion, type Migration, schemaVersion } from "../db/migrate";
 import { platformMigrations, storeMigrations } from "../db/migrations";
@@ -74,7 +80,10 @@ function prepareDest(dest: string, dataDir: string | null): void {
  * moment its copy began.
  */
 async function copyDb(db: Db, to: string): Promise<number> {
-  await db.run("VACUUM INTO ?", [to]);
+  await db.run("VACUUM INTO ?", [to]).catch((error) => {
+    // The copy could not be made or written: the destination's fault, not the store's.
+    throw isInaccessible(error) ? new InaccessibleDatabase(to, error) : error;
+  });
   return statSync(to).size;
 }
 

@@ -207,7 +207,9 @@ function whyNotOpened(path: string): string {
   if (exhausted) return FILE_SYSTEM_REASONS[exhausted] as string;
   try {
     // Opening makes the -wal and -shm files beside it, which a full disk refuses.
-    if (statfsSync(directory).bavail === 0) return "the disk is full";
+    const room = statfsSync(directory);
+    if (room.bavail === 0) return "the disk is full";
+    if (room.ffree === 0) return "its file system has no room for another file (no free inodes)";
     if (existsSync(path)) {
       if (statSync(path).isDirectory()) return "it is a directory";
       checking = path;

@@ -11,7 +11,7 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { AdminClient, ORDERS_WRITE, signInToken } from "../admin-support";
 import { send, tempDir, testStore, until } from "../helpers";
 import { manage, newHostKey, storeBody } from "../manage-support";
@@ -193,6 +193,36 @@ describe.skipIf(!canMount)("a full disk", () => {
       );
     } finally {
       rmSync(filler);
+    }
+  });
+});
+
+describe.skipIf(!canMount)("a backup destination without free inodes", () => {
+  const few = tempDir("storeapi-few-inodes-");
+  afterAll(async () => {
+    await unmount(few);
+    rmSync(few, { recursive: true, force: true });
+  });
+
+  test("is named with why, not the data directory's healthy file", async () => {
+    const data = join(few, "..", `${basename(few)}-data`);
+    const fixture = join(few, "..", `${basename(few)}-fixture.json`);
+    try {
+      writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+      expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
+      expect(await run(["mount", "-t", "tmpfs", "-o", "size=8m,nr_inodes=5", "tmpfs", few])).toBe(
+        true,
+      );
+      const dest = join(few, "copy");
+      const copied = await runCli(["backup", dest, "--data", data]);
+      expect([copied.code, copied.stderr]).toEqual([
+        1,
+        `storeapi: ${dest}/platform.db cannot be opened: its file system has no room for another file (no free inodes)\n`,
+      ]);
+      expect(readdirSync(dest)).toEqual([]); // emptied again
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+      rmSync(fixture, { force: true });
     }
   });
 });
