@@ -637,7 +637,8 @@ describe("command line", () => {
 
     // A pipe whose reader is gone before anything is written (`| true`).
     const intoClosedPipe = async (command: string[]) => {
-      const args = [...command, "--data", join(dir, "data"), ...(await libsqlFlagsFor(command))];
+      const withData = [...command, "--data", join(dir, "data")];
+      const args = [...withData, ...(await libsqlFlagsFor(withData))];
       const child = Bun.spawn(
         ["bash", "-c", 'set -o pipefail; "$@" | true', "bash", ...storeapiCommand(), ...args],
         { stdin: "ignore", stdout: "ignore", stderr: "pipe", timeout: 60_000 },
