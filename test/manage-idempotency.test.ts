@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { fingerprint } from "../src/http/idempotency";
 import { tempDir } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
@@ -114,6 +115,39 @@ test.skipIf(TEST_LIBSQL)(
       expect(store.query("SELECT count(*) AS n FROM leads WHERE name = 'Dana'").get()).toEqual({
         n: 1,
       });
+    } finally {
+      store.close();
+    }
+  },
+);
+
+// What a release before this one kept in platform.db: written here as it wrote it (files only).
+test.skipIf(TEST_LIBSQL)(
+  "an answer kept in platform.db by the release before is replayed for the same request after an upgrade",
+  async () => {
+    expect((await post("/stores", storeBody("upgraded"), "store-upgraded")).status).toBe(201);
+    const path = "/manage/v1/stores/upgraded/leads";
+    const body = { name: "Eli" };
+    // The lead the earlier release made, and the answer it kept for it.
+    const earlier = (await post("/stores/upgraded/leads", body, "made-before")).text;
+    const platform = new Database(join(dataDirIn(dir), "platform.db"));
+    try {
+      platform.run(
+        "INSERT INTO idempotency (key_id, idem_key, fingerprint, status, body, created_at) VALUES (1, 'before-upgrade', ?, 201, ?, ?)",
+        [fingerprint("POST", path, body), earlier, Date.now()],
+      );
+    } finally {
+      platform.close();
+    }
+    const retried = await post("/stores/upgraded/leads", body, "before-upgrade");
+    expect([retried.status, retried.text, retried.headers.get("Idempotent-Replayed")]).toEqual([
+      201,
+      earlier,
+      "true",
+    ]);
+    const store = new Database(join(dataDirIn(dir), "stores", "upgraded.db"), { readonly: true });
+    try {
+      expect(store.query("SELECT count(*) AS n FROM leads").get()).toEqual({ n: 1 });
     } finally {
       store.close();
     }

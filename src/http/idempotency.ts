@@ -123,6 +123,12 @@ export interface Place {
   keyId: number;
   /** The in-process queue that lines up duplicates. */
   queue: string;
+  /**
+   * Where such records were kept before (platform.db, by the host key's id): one kept there
+   * for the same request is replayed, so a retry across an upgrade creates nothing again.
+   * Records live 24 hours; after that this finds none.
+   */
+  earlier?: { db: Db; keyId: number };
 }
 
 /** The store API's place: the store the request is for, under its API key. */
@@ -133,17 +139,28 @@ const storeApiPlace = (c: AppContext): Place => ({
 });
 
 /** A management call's place on the store `slug` (whose database `db` is). */
-export const hostPlaceIn = (c: AppContext, slug: string, db: Db): Place => ({
-  db,
-  keyId: -c.get("hostKey").id,
-  queue: `${slug}\nhost ${c.get("hostKey").id}`,
-});
+export const hostPlaceIn = (c: AppContext, slug: string, db: Db): Place => {
+  const { db: earlier, keyId } = platformPlace(c);
+  return {
+    db,
+    keyId: -c.get("hostKey").id,
+    queue: `${slug}\nhost ${c.get("hostKey").id}`,
+    earlier: { db: earlier, keyId },
+  };
+};
 
 /** A management call's place for what is no one store's: platform.db. */
 function platformPlace(c: AppContext): Place {
   const platform = c.get("deps").manage?.platform;
   if (!platform) throw new Error("the management API answered without its platform database");
   return { db: platform.db, keyId: c.get("hostKey").id, queue: `host\n${c.get("hostKey").id}` };
+}
+
+/** The answer kept for the same request where `place` kept its records before, if any. */
+async function keptEarlier(place: Place, key: string, print: string, now: number) {
+  if (!place.earlier) return undefined;
+  const kept = await findAnswer(place.earlier.db, { keyId: place.earlier.keyId, key }, now);
+  return kept && kept.fingerprint === print && kept.status !== IN_PROGRESS ? kept : undefined;
 }
 
 /** How often a duplicate looks again at a create running on another server. */
@@ -171,7 +188,9 @@ function once(
   return deps.idempotencyQueue.run(`${place.queue}\n${scope.key}`, async () => {
     for (;;) {
       const now = deps.now();
-      const previous = await findAnswer(place.db, scope, now);
+      const previous =
+        (await findAnswer(place.db, scope, now)) ??
+        (await keptEarlier(place, scope.key, print, now));
       if (previous && previous.fingerprint !== print) {
         throw invalidParameter(
           IDEMPOTENCY_HEADER,
