@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import * as v from "valibot";
 import type { Location } from "./db/location";
+import { envVariable } from "./env";
 import { echo } from "./errors";
 import { DEFAULT_HOUSEKEEPING, type HousekeepingPolicy } from "./housekeeping";
 import { CidrList } from "./http/cidr";
@@ -149,7 +150,7 @@ function pick(
   flag: string,
   env: NodeJS.ProcessEnv,
 ): string | boolean | undefined {
-  return flags[flag] ?? env[envName(flag)];
+  return flags[flag] ?? envVariable(envName(flag), env);
 }
 
 /** The largest number a setting takes unless it says otherwise. */

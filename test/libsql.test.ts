@@ -600,6 +600,19 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
         "libsql://127.0.0.1:1?tls=2",
         '--libsql-url takes no query parameter but tls=0 or tls=1, not "tls=2"',
       ],
+      [
+        "http://127.0.0.1:1?tls=0;authToken=s3cret",
+        '--libsql-url takes no query parameter but tls=0 or tls=1, not "tls"',
+      ],
+      ["http://127.0.0.1:1/#", "--libsql-url must not end in a #fragment"],
+      [
+        "http://127.0.0.1:1?tls=1",
+        "--libsql-url is http://, which tls=1 cannot make secure: use https://",
+      ],
+      [
+        "ws://admin:s3cret@127.0.0.1:1",
+        "--libsql-url must not carry a user, password or token (messages would show it); give the secret with --libsql-auth-token or its environment variable",
+      ],
     ];
     for (const [url, line] of refusedUrls) {
       const refused = await runCli(["stores", "list", "--libsql-url", url]);

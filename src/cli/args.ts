@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import * as v from "valibot";
 import { requireOwnDataDir, requireRegistry } from "../db/data-dir";
 import { FileLocation, LibsqlLocation, type Location } from "../db/location";
+import { envVariable } from "../env";
 import { echo } from "../errors";
 import { platformDomainSchema } from "../stores/rules";
 import { UsageError } from "./errors";
@@ -201,7 +202,7 @@ function checkPositionals(given: string[], spec: CommandSpec): string[] {
  */
 export function dataDirOf(values: { data?: string }): string {
   // (An empty --data is refused with every flag's empty value, by `parseCommand`.)
-  const dataDir = values.data ?? process.env.STOREAPI_DATA ?? "./data";
+  const dataDir = values.data ?? envVariable("STOREAPI_DATA") ?? "./data";
   if (dataDir === "")
     throw new UsageError("STOREAPI_DATA is empty; give the data directory (default ./data)");
   if (dataDir.includes("\uFFFD")) throw notUtf8("STOREAPI_DATA"); // --data was checked as a flag
@@ -221,13 +222,13 @@ function serverUrl(value: string, label: string): string {
   let url: URL | undefined;
   try {
     url = new URL(value);
-  } catch {}
-  if (!url || !["http:", "https:", "libsql:"].includes(url.protocol) || !url.host) {
+  } catch {
     throw new UsageError(
       `${label} must be an http://, https:// or libsql:// URL, not ${JSON.stringify(echo(value))}`,
     );
   }
-  // Error lines and logs name the server by its URL, and `ps` shows flags.
+  // Error lines and logs name the server by its URL, and `ps` shows flags. Checked first:
+  // no refusal below repeats more of the URL than its scheme and host.
   const carried = [...url.searchParams.keys()].some((key) => key.toLowerCase() === "authtoken");
   if (url.username || url.password || carried) {
     const flag = /admin/i.test(label) ? "--libsql-admin-auth-key" : "--libsql-auth-token";
@@ -235,22 +236,37 @@ function serverUrl(value: string, label: string): string {
       `${label} must not carry a user, password or token (messages would show it); give the secret with ${flag} or its environment variable`,
     );
   }
-  // What the libSQL client would refuse later, as an "unexpected failure".
-  if (url.hash) throw new UsageError(`${label} must not end in a #fragment`);
-  for (const [name, setting] of url.searchParams)
-    if (name !== "tls" || !["0", "1"].includes(setting))
-      throw new UsageError(
-        // Only tls's value is shown: another parameter's may be a secret.
-        `${label} takes no query parameter but tls=0 or tls=1, not ${JSON.stringify(echo(name === "tls" ? `tls=${setting}` : name))}`,
-      );
+  if (!["http:", "https:", "libsql:"].includes(url.protocol) || !url.host)
+    throw new UsageError(
+      `${label} must be an http://, https:// or libsql:// URL, not ${JSON.stringify(echo(`${url.protocol}//${url.host}`))}`,
+    );
+  refuseClientOptions(url, value, label);
   return value;
+}
+
+/** What the libSQL client would refuse later, as an "unexpected failure": bad usage now. */
+function refuseClientOptions(url: URL, value: string, label: string): void {
+  if (value.includes("#")) throw new UsageError(`${label} must not end in a #fragment`);
+  for (const [name, setting] of url.searchParams) {
+    if (name === "tls" && ["0", "1"].includes(setting)) continue;
+    // Only a short tls value is shown: anything else may be a secret.
+    const shown = name === "tls" && /^\w{1,8}$/.test(setting) ? `tls=${setting}` : name;
+    throw new UsageError(
+      `${label} takes no query parameter but tls=0 or tls=1, not ${JSON.stringify(echo(shown))}`,
+    );
+  }
+  const tls = url.searchParams.get("tls");
+  if (tls === "1" && url.protocol === "http:")
+    throw new UsageError(`${label} is http://, which tls=1 cannot make secure: use https://`);
+  if (tls === "0" && url.protocol === "https:")
+    throw new UsageError(`${label} is https://, which tls=0 cannot make plain: use http://`);
 }
 
 /** Where the command's databases live: `--libsql-url` (or its variable) if given, else the data directory. */
 export function locationOf(values: LocationFlags, env = process.env): Location {
   const from = (flag: keyof LocationFlags, variable: string) => {
     if (values[flag] !== undefined) return { value: values[flag], label: `--${flag}` };
-    const value = env[variable];
+    const value = envVariable(variable, env);
     if (value === undefined) return undefined;
     // `STOREAPI_LIBSQL_URL=$UNSET` would otherwise quietly mean the data directory.
     if (value === "") throw new UsageError(`${variable} is empty; give a value or leave it unset`);
@@ -278,7 +294,7 @@ export function locationOf(values: LocationFlags, env = process.env): Location {
 
 export function platformDomainOf(values: { "platform-domain"?: string }): string {
   const flag = values["platform-domain"];
-  const env = process.env.STOREAPI_PLATFORM_DOMAIN;
+  const env = envVariable("STOREAPI_PLATFORM_DOMAIN");
   if (flag !== undefined) return checkValue(platformDomainSchema, flag, "--platform-domain");
   if (env !== undefined) return checkValue(platformDomainSchema, env, "STOREAPI_PLATFORM_DOMAIN");
   return "localhost";

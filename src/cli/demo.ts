@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } f
 import { join } from "node:path";
 import demoFixture from "../../fixtures/demo.json" with { type: "json" };
 import { DataDirLock } from "../db/data-dir";
+import { envVariable } from "../env";
 import { objectSource } from "../load/source";
 import { startServer } from "../server";
 import { COMMON_FLAGS, command, type FlagTable, locationOf } from "./args";
@@ -141,7 +142,7 @@ export const demoCommand = command(
       throw new UsageError("demo keeps its data in files under --data; drop --libsql-url");
     // Its emails go to files the user can open, unless SMTP or another directory is given.
     const mailDir =
-      values.smtp || process.env.STOREAPI_SMTP ? {} : { "mail-dir": join(dataDir, "mail") };
+      values.smtp || envVariable("STOREAPI_SMTP") ? {} : { "mail-dir": join(dataDir, "mail") };
     const config = serveConfigFrom(values, dataDir, {
       "allow-http": true,
       "log-level": "warn",

@@ -8,6 +8,7 @@ import {
   type ServeFlags,
 } from "../config";
 import { LibsqlLocation, replicasUnreachable } from "../db/location";
+import { envVariable } from "../env";
 import { type RunningServer, startServer } from "../server";
 import { command, dataDirOf, type FlagSpec, locationOf } from "./args";
 import { UsageError } from "./errors";
@@ -34,7 +35,7 @@ export function serveConfigFrom(
   defaults: ServeFlags = {},
 ): ServeConfig {
   const unset = ([flag]: [string, unknown]) =>
-    values[flag as keyof ServeFlags] === undefined && process.env[envName(flag)] === undefined;
+    values[flag as keyof ServeFlags] === undefined && envVariable(envName(flag)) === undefined;
   try {
     return parseServeConfig(
       { ...Object.fromEntries(Object.entries(defaults).filter(unset)), ...values },
