@@ -61,3 +61,14 @@ test("each piece of work is judged on its own: many small ones say nothing, a sl
     "loading big products: 3/3\n",
   ]);
 });
+
+// 8 stores of 10,000 products printed a line each, 8 a second.
+test("big pieces one after another: at most a line a second, each shown one ended", () => {
+  const steps: Array<[number, number, number, string]> = [];
+  for (let i = 0; i < 8; i++)
+    steps.push([1000 + i * 150, 10_000, 10_000, `loading m${i} products`]);
+  expect(printed(10_000, steps)).toEqual([
+    "loading m0 products: 10000/10000\n",
+    "loading m7 products: 10000/10000\n",
+  ]);
+});

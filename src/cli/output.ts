@@ -121,7 +121,8 @@ export function progressPrinter(
     }
     lastStep = now;
     if (total < from && !printedCurrent && now - started < 1000) return;
-    if (done !== total && now - lastLine < 1000) return;
+    // The last step ends what was shown; a piece that showed nothing waits its turn too.
+    if ((done !== total || !printedCurrent) && now - lastLine < 1000) return;
     lastLine = now;
     printedCurrent = true;
     write(`${what}: ${done}/${total}\n`);
