@@ -216,14 +216,14 @@ describe("load: the same store rules", () => {
       [{ domain: "10.1.2.3" }, "stores[0].domain: must be a host name, not an IP address."],
       [{ ownerEmail: "a@x.com, b@y.com" }, "stores[0].ownerEmail: must be a valid email address."],
       [{ name: "" }, "stores[0].name: must not be empty."],
-      [{ name: "  " }, "stores[0].name: must not be only spaces."],
+      [{ name: "  " }, "stores[0].name: must have a visible character, not only spaces."],
       [
         { keys: [{ name: " ", permissions: { orders: "read" } }] },
-        "stores[0].keys[0].name: must not be only spaces.",
+        "stores[0].keys[0].name: must have a visible character, not only spaces.",
       ],
       [
         { orderStatuses: [{ id: 1, name: "\t" }] },
-        "stores[0].orderStatuses[0].name: must not be only spaces.",
+        "stores[0].orderStatuses[0].name: must have a visible character, not only spaces.",
       ],
     ];
     for (const [overrides, message] of cases) {

@@ -109,6 +109,7 @@ describe("POST /manage/v1/stores", () => {
     [{ ...storeBody("x"), extra: 1 }, "extra"],
     [{ slug: "x" }, "name"],
     [{ ...storeBody("x"), name: " \t " }, "name"],
+    [{ ...storeBody("x"), name: "\u200b\u0085" }, "name"], // invisible: a blank email sender
     [{ ...storeBody("x"), orderStatuses: [{ id: 1, name: "  " }] }, "orderStatuses.0.name"],
   ])("bad body %j is 400 invalid_field naming %s", async (body, field) => {
     const answer = await call("POST", "/stores", body);

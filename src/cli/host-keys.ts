@@ -1,5 +1,6 @@
 import { echo } from "../errors";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
+import { isBlank } from "../http/schemas";
 import { createHostKey, deleteHostKey, listHostKeys } from "../manage/host-keys";
 import { command, existingLocationOf, type FlagTable, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
@@ -26,7 +27,7 @@ const create = command(
     } satisfies FlagTable,
   },
   async ({ values }) => {
-    const name = values.name?.trim() ? values.name : undefined;
+    const name = values.name !== undefined && !isBlank(values.name) ? values.name : undefined;
     if (!name) throw new UsageError("--name must not be empty");
     if ([...name].length > 100) throw new UsageError("--name must be at most 100 characters");
     const now = Date.now();

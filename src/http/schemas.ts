@@ -39,12 +39,15 @@ export const text = (max: number) =>
 
 export const nullableText = (max: number) => v.nullable(text(max));
 
-/** Text that must say something: a name of the platform's own (a store's, a key's, a status's), not only spaces. */
+/** Whether text shows nothing: only spaces, controls and invisible format characters (U+200B). */
+export const isBlank = (text: string) => /^[\s\p{Cc}\p{Cf}\p{Z}]*$/u.test(text);
+
+/** Text that must say something: a name of the platform's own (a store's, a key's, a status's). */
 export const nameText = (max: number) =>
   v.pipe(
     text(max),
     v.minLength(1, "must not be empty."),
-    v.check((s) => s.trim() !== "", "must not be only spaces."),
+    v.check((s) => !isBlank(s), "must have a visible character, not only spaces."),
   );
 
 /**

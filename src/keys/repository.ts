@@ -3,6 +3,7 @@ import type { Store } from "../db/platform";
 import { echo } from "../errors";
 import { storable } from "../format/text";
 import { formatIsrael, israelYearsLater } from "../format/time";
+import { isBlank } from "../http/schemas";
 import { queueMail } from "../mail/outbox";
 import { keyCreated, keyDeleted } from "../mail/templates";
 import {
@@ -141,11 +142,12 @@ export function prepareKey(
   now: number,
   options: { requireAccess?: boolean } = {},
 ): NewKey {
-  if (request.name.trim() === "") throw new KeyInputError("name", "is required");
+  if (request.name === "") throw new KeyInputError("name", "is required");
   if ([...request.name].length > MAX_NAME_LENGTH)
     throw new KeyInputError("name", `must be at most ${MAX_NAME_LENGTH} characters`);
   if (!storable(request.name))
     throw new KeyInputError("name", "must be valid Unicode text without NUL characters");
+  if (isBlank(request.name)) throw new KeyInputError("name", "is required");
   const permissions: Permissions = { ...NO_PERMISSIONS };
   for (const area of AREAS) {
     const value = request.permissions[area] ?? "none";
