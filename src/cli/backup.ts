@@ -20,6 +20,7 @@ import {
   type Db,
   fileNamed,
   InaccessibleDatabase,
+  isDiskFull,
   isInaccessible,
 } from "../db/driver";
 import { FileLocation, type Location, storeDbPath } from "../db/location";
@@ -82,6 +83,10 @@ function prepareDest(dest: string, dataDir: string | null): void {
 async function copyDb(db: Db, to: string): Promise<number> {
   await db.run("VACUUM INTO ?", [to]).catch((error) => {
     // The copy could not be made or written: the destination's fault, not the store's.
+    if (isDiskFull(error))
+      throw new CliError(
+        `cannot write ${to}: the disk is full; free some space there and run the command again`,
+      );
     throw isInaccessible(error) ? new InaccessibleDatabase(to, error) : error;
   });
   return statSync(to).size;

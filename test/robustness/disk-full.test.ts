@@ -107,7 +107,7 @@ describe.skipIf(!canMount)("a full disk", () => {
     const backup = await runCli(["backup", backupDir, "--data", data]);
     expect([backup.code, backup.stderr]).toEqual([
       1,
-      "storeapi: the disk is full; free some space and run the command again\n",
+      `storeapi: cannot write ${backupDir}/platform.db: the disk is full; free some space there and run the command again\n`,
     ]);
     expect(existsSync(backupDir) ? readdirSync(backupDir) : []).toEqual([]);
 
@@ -220,6 +220,14 @@ describe.skipIf(!canMount)("a backup destination without free inodes", () => {
         `storeapi: ${dest}/platform.db cannot be opened: its file system has no room for another file (no free inodes)\n`,
       ]);
       expect(readdirSync(dest)).toEqual([]); // emptied again
+      await unmount(few);
+      // Out of room: the copy is named, not the data directory's disk.
+      expect(await run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", few])).toBe(true);
+      const full = await runCli(["backup", dest, "--data", data]);
+      expect(full.code).toBe(1);
+      expect(full.stderr).toMatch(
+        /^storeapi: cannot write \/.*\/copy\/(platform|stores\/shop1)\.db: the disk is full; free some space there and run the command again\n$/,
+      );
     } finally {
       rmSync(data, { recursive: true, force: true });
       rmSync(fixture, { force: true });
