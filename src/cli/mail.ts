@@ -65,11 +65,14 @@ function printEntries(
   json: boolean | undefined,
   someLeftOut: boolean,
 ): void {
-  if (json) return printJson(entries);
-  if (entries.length === 0)
-    return printLine(
-      someLeftOut ? "no mail in the stores that could be read" : "the outbox is empty",
-    );
+  if (json) {
+    printJson(entries);
+    return;
+  }
+  if (entries.length === 0) {
+    printLine(someLeftOut ? "no mail in the stores that could be read" : "the outbox is empty");
+    return;
+  }
   for (const e of entries) {
     const when =
       e.status === "sent"
