@@ -1,8 +1,10 @@
 import { Hono } from "hono";
+import { METHOD_NAME_ALL } from "hono/router";
 import { requestId } from "../http/middleware/request-id";
 import { storeByHost } from "../http/middleware/store-by-host";
 import { transport } from "../http/middleware/transport";
 import { requestPath } from "../http/request-url";
+import { RouteTable } from "../http/route-table";
 import { ASSETS } from "./assets";
 import type { AdminDeps, AdminEnv, AdminState } from "./context";
 import { FlashStore } from "./flash";
@@ -36,21 +38,6 @@ const ONE_HOUR = 60 * 60_000;
  */
 const KEY_CREATES_PER_HOUR = 20;
 
-/** The screen's paths and the methods each answers; any other path under /api/admin/ is 404. */
-const PAGES: [path: string | RegExp, methods: string[]][] = [
-  [SIGN_IN_PATH, ["GET", "POST"]],
-  ["/api/admin/sign-out", ["POST"]],
-  [ADMIN_PATH, ["GET"]],
-  ["/api/admin", ["GET"]],
-  ["/api/admin/keys", ["GET", "POST"]],
-  [CREATED_PATH, ["GET"]],
-  [/^\/api\/admin\/keys\/[^/]+\/delete$/, ["GET", "POST"]],
-];
-const methodsOf = (path: string): string[] | undefined =>
-  path in ASSETS
-    ? ["GET"]
-    : PAGES.find(([page]) => (typeof page === "string" ? page === path : page.test(path)))?.[1];
-
 /** The store admin's "API and keys" screen under /api/admin/ (management-api.md §3). */
 export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
   const state: AdminState = {
@@ -69,7 +56,7 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
     securityHeaders,
     refuseKeyInUrl,
     transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
-    refuseOptions(methodsOf),
+    refuseOptions(() => pages),
   );
   for (const [path, asset] of Object.entries(ASSETS))
     app.get(path, (c) =>
@@ -94,9 +81,11 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
   app.get("/api/admin/keys/:id/delete", session, confirmDelete);
   app.post("/api/admin/keys/:id/delete", form, deleteKeyFromForm(state));
 
+  // The pages as registered above: what tells a 405 (a page, another method) from a 404.
+  const pages = new RouteTable(app.routes.filter((route) => route.method !== METHOD_NAME_ALL));
   // Anything else: sign in first, then 405 on a known path or 404.
   app.all("*", session, (c) => {
-    throw wrongMethodOrNoPage(methodsOf(c.req.path));
+    throw wrongMethodOrNoPage(pages, c.req.path);
   });
   return app;
 }

@@ -8,7 +8,7 @@ import type { CidrList } from "../http/cidr";
 import { readLimited, refuseTransferCodings } from "../http/json-body";
 import { isSecure } from "../http/middleware/transport";
 import { searchParamsOf } from "../http/request-url";
-import { methodNotAllowed } from "../http/route-table";
+import type { RouteTable } from "../http/route-table";
 import type { AdminContext, AdminDeps, AdminEnv, AdminState } from "./context";
 import { SESSION_ENDED_PATH, SIGN_IN_PATH } from "./links";
 import { ADMIN_PATH, ContinuePage, ErrorPage } from "./pages";
@@ -85,16 +85,16 @@ export const refuseKeyInUrl: MiddlewareHandler<AdminEnv> = (c, next) => {
   return next();
 };
 
-/** A 405 naming the methods a page answers, or a 404 for a path that is no page (`methods` undefined). */
-export const wrongMethodOrNoPage = (methods: string[] | undefined) =>
-  methods ? methodNotAllowed(methods) : new ApiError("not_found", "There is no such page.");
+/** A 405 naming the methods a page answers, or a 404 for a path that is no page. */
+export const wrongMethodOrNoPage = (pages: RouteTable, path: string) =>
+  pages.refusal(path, () => new ApiError("not_found", "There is no such page."));
 
 /** OPTIONS on a page of the screen is 405 with `Allow`; on any other path, 404 (api-contract.md §2 step 4). */
 export const refuseOptions =
-  (methodsOf: (path: string) => string[] | undefined): MiddlewareHandler<AdminEnv> =>
+  (pages: () => RouteTable): MiddlewareHandler<AdminEnv> =>
   (c, next) => {
     if (c.req.method !== "OPTIONS") return next();
-    throw wrongMethodOrNoPage(methodsOf(c.req.path));
+    throw wrongMethodOrNoPage(pages(), c.req.path);
   };
 
 /** `https://shop.example` for the request: the scheme it arrived on and its Host (default port dropped). */
