@@ -314,6 +314,40 @@ describe("PATCH /manage/v1/stores/{slug} beside the CLI", () => {
   );
 });
 
+describe("PATCH /manage/v1/stores/{slug} right after `stores set`", () => {
+  // The CLI's change is committed while the PATCH waits for the lock: the server's registry
+  // copy (reloaded every 250 ms) cannot have seen it yet.
+  test.skipIf(TEST_LIBSQL)(
+    "changes only the fields it names; the CLI's plan and setting stay",
+    async () => {
+      await call("POST", "/stores", storeBody("eta", { plan: "growth" }));
+      const cli = new Database(join(data, "platform.db"));
+      try {
+        cli.exec("PRAGMA busy_timeout = 5000");
+        cli.exec("BEGIN IMMEDIATE");
+        cli
+          .prepare("UPDATE stores SET plan = 'pro', registration = 0 WHERE slug = ?")
+          .run("eta");
+        const patched = call("PATCH", "/stores/eta", {
+          name: "Eta renamed",
+          settings: { manualCustomerApproval: true },
+        });
+        await Bun.sleep(300);
+        cli.exec("COMMIT");
+        expect((await patched).status).toBe(200);
+      } finally {
+        cli.close();
+      }
+      const eta = (await call("GET", "/stores/eta")).json.data;
+      expect([eta.name, eta.plan, eta.settings]).toEqual([
+        "Eta renamed",
+        "pro",
+        { manualCustomerApproval: true, notifyStatusChange: true, registration: false },
+      ]);
+    },
+  );
+});
+
 describe("PUT /manage/v1/stores/{slug}/order-statuses", () => {
   test("replaces the set; a removed id orders use is status_in_use naming it", async () => {
     await call("POST", "/stores", storeBody("zeta"));

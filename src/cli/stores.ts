@@ -152,26 +152,17 @@ const set = command(SET, async ({ values, args: [slug] }) => {
     throw new UsageError(`nothing to change: give at least one of ${SET_CHANGES.join(", ")}`);
   }
   const updated = await withPlatform(existingLocationOf(values), async (platform) => {
-    const store = await platform.getStore(slug);
-    if (!store) throw new CliError(`no store "${slug}"`);
+    if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
     const { domain } = changes;
     if (domain && (await platform.domainTaken(domain, slug)))
       throw new CliError(`domain "${domain}" already belongs to another store`);
-    const next: Store = {
-      ...store,
-      name: changes.name ?? store.name,
-      ownerEmail: changes.ownerEmail ?? store.ownerEmail,
-      plan: changes.plan ?? store.plan,
-      domain: domain ?? store.domain,
-      settings: {
-        manualCustomerApproval:
-          changes.manualCustomerApproval ?? store.settings.manualCustomerApproval,
-        notifyStatusChange: changes.notifyStatusChange ?? store.settings.notifyStatusChange,
-        registration: changes.registration ?? store.settings.registration,
-      },
-    };
-    await platform.updateStore(slug, next);
-    return next;
+    const { manualCustomerApproval, notifyStatusChange, registration, ...fields } = changes;
+    const store = await platform.changeStore(slug, {
+      ...fields,
+      settings: { manualCustomerApproval, notifyStatusChange, registration },
+    });
+    if (!store) throw new CliError(`no store "${slug}"`);
+    return store;
   });
   if (values.json) printJson(storeJson(updated));
   else printLine(`updated store ${slug}`);

@@ -55,6 +55,11 @@ const toStore = (row: StoreRow): Store => ({
 
 export type NewStore = Omit<Store, "keysVersion" | "mailVersion" | "createdAt">;
 
+/** What a change of a store names; the rest stays as it is in the row. */
+export type StoreChange = Partial<Pick<Store, "name" | "domain" | "plan" | "ownerEmail">> & {
+  settings?: Partial<StoreSettings>;
+};
+
 /**
  * One life of a store under its slug: a store deleted and made again under the same slug
  * is another, and must not inherit the first one's rate-limit windows, key uses or cursors.
@@ -149,12 +154,32 @@ export class Platform {
     await writeStore(this.db, store, now);
   }
 
-  async updateStore(slug: string, store: NewStore): Promise<void> {
-    await this.db.run(
-      `UPDATE stores SET name = ?, domain = ?, plan = ?, owner_email = ?, manual_approval = ?,
-       notify_status = ?, registration = ? WHERE slug = ?`,
-      [...storeColumns(store).slice(1), slug],
+  /**
+   * Changes only what `change` names, in one statement: a change another process made a
+   * moment ago (a server's registry copy can be 250 ms old) is never written back over.
+   * Undefined when the store is gone.
+   */
+  async changeStore(slug: string, change: StoreChange): Promise<Store | undefined> {
+    const { settings = {} } = change;
+    const flag = (value: boolean | undefined) => (value === undefined ? null : Number(value));
+    const result = await this.db.run(
+      `UPDATE stores SET name = coalesce(?, name), domain = coalesce(?, domain),
+       plan = coalesce(?, plan), owner_email = coalesce(?, owner_email),
+       manual_approval = coalesce(?, manual_approval), notify_status = coalesce(?, notify_status),
+       registration = coalesce(?, registration)
+       WHERE slug = ?`,
+      [
+        change.name ?? null,
+        change.domain ?? null,
+        change.plan ?? null,
+        change.ownerEmail ?? null,
+        flag(settings.manualCustomerApproval),
+        flag(settings.notifyStatusChange),
+        flag(settings.registration),
+        slug,
+      ],
     );
+    return result.changes === 0 ? undefined : this.getStore(slug);
   }
 
   async removeStore(slug: string): Promise<void> {

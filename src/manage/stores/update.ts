@@ -35,18 +35,12 @@ export const updateStore = defineManageRoute({
     // In the store's own database, before the registry: a 409 there leaves everything as
     // it was, and a registry write that fails puts the old set back.
     const replaced = orderStatuses && (await replaceStatuses(pool, store.slug, orderStatuses));
-    await platform
-      .updateStore(store.slug, {
-        ...store,
-        ...fields,
-        settings: { ...store.settings, ...settings },
-      })
-      .catch(async (error) => {
-        if (replaced) await replaceStatuses(pool, store.slug, replaced.before).catch(() => {});
-        // `stores set` may have given the domain to another store since the check.
-        await refuseTaken();
-        throw error;
-      });
+    await platform.changeStore(store.slug, { ...fields, settings }).catch(async (error) => {
+      if (replaced) await replaceStatuses(pool, store.slug, replaced.before).catch(() => {});
+      // `stores set` may have given the domain to another store since the check.
+      await refuseTaken();
+      throw error;
+    });
     await reloadRegistry(c);
     // Saved: a store whose own database cannot be read is shown without its statuses.
     return ok(c, await storeJsonEvenUnusable(c, storeOr404(c, store.slug)));
