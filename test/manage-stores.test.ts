@@ -325,9 +325,7 @@ describe("PATCH /manage/v1/stores/{slug} right after `stores set`", () => {
       try {
         cli.exec("PRAGMA busy_timeout = 5000");
         cli.exec("BEGIN IMMEDIATE");
-        cli
-          .prepare("UPDATE stores SET plan = 'pro', registration = 0 WHERE slug = ?")
-          .run("eta");
+        cli.prepare("UPDATE stores SET plan = 'pro', registration = 0 WHERE slug = ?").run("eta");
         const patched = call("PATCH", "/stores/eta", {
           name: "Eta renamed",
           settings: { manualCustomerApproval: true },

@@ -105,3 +105,23 @@ test("the stores an open-files limit holds: after 1,024 kept and a closed connec
   expect(maxOpenStoresFitting(1024, 4)).toBe(0);
   expect(maxOpenStoresFitting(1024, 0)).toBe(Number.POSITIVE_INFINITY);
 });
+
+test("while a closed store's file is moved, nothing opens it; afterwards it opens again", async () => {
+  const events: string[] = [];
+  const pool = new StorePool(recordingLocation(events), 16);
+  (await pool.acquire("moved")).release();
+  let openedMeanwhile: unknown;
+  await pool.closeStore("moved", async () => {
+    openedMeanwhile = await pool.acquire("moved", { background: true }).catch((error) => error);
+    events.push("moved");
+  });
+  expect(openedMeanwhile).toBeInstanceOf(DatabaseUnavailable);
+  expect((openedMeanwhile as Error).message).toBe("moved is being moved");
+  (await pool.acquire("moved")).release();
+  expect(events.filter((event) => !event.startsWith("work"))).toEqual([
+    "open moved",
+    "close",
+    "moved",
+    "open moved",
+  ]);
+});

@@ -384,11 +384,22 @@ export class StorePool {
   /**
    * Closes one store's database (its store was deleted or replaced) once the requests
    * holding it are done (at most `CLOSE_WAIT_MS`): closed under one, a write acknowledged
-   * meanwhile could miss the checkpoint a deletion archives.
+   * meanwhile could miss the checkpoint a deletion archives. With `meanwhile` (the file
+   * moved away or into place), the store cannot be opened until that has run: a connection
+   * opened in between would keep the file moved away.
    */
-  async closeStore(slug: string): Promise<void> {
+  async closeStore(slug: string, meanwhile?: () => unknown): Promise<void> {
     this.retired.delete(slug); // deleted or made anew through the server: its file is ours
-    await this.closeEntry(slug);
+    if (!meanwhile) return this.closeEntry(slug);
+    // Background work (mail, housekeeping) must not open the file while it is moved.
+    const name = this.location.storeName(slug);
+    this.retired.set(slug, new StoreDatabaseMissing(`${name} is being moved`));
+    try {
+      await this.closeEntry(slug);
+      await meanwhile();
+    } finally {
+      this.retired.delete(slug);
+    }
   }
 
   private async closeEntry(slug: string): Promise<void> {

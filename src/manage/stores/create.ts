@@ -54,8 +54,7 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
     const tempPath = `${finalPath}.creating`;
     try {
       await buildStoreDb(tempPath, plan, [], {});
-      await pool.closeStore(body.slug);
-      moveIntoPlace(tempPath, finalPath);
+      await pool.closeStore(body.slug, () => moveIntoPlace(tempPath, finalPath));
     } catch (error) {
       // What a full disk let it write, where nothing would ever clear it.
       removeDatabase(tempPath);

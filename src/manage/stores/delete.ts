@@ -38,15 +38,16 @@ async function archive(c: AppContext, slug: string): Promise<void> {
     );
   await manageDeps(c).platform.removeStore(slug);
   await reloadRegistry(c);
-  await pool.closeStore(slug);
-  if (!(location instanceof FileLocation)) return;
-  const path = storeDbPath(location.dataDir, slug);
-  const deletedDir = join(location.dataDir, "deleted");
-  mkdirSync(deletedDir, { recursive: true });
-  const archived = archivePath(deletedDir, slug, archiveStamp(now()));
-  if (existsSync(path)) renameSync(path, archived);
-  if (fileSize(`${path}-wal`) > 0) renameSync(`${path}-wal`, `${archived}-wal`);
-  for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
+  if (!(location instanceof FileLocation)) return pool.closeStore(slug);
+  await pool.closeStore(slug, () => {
+    const path = storeDbPath(location.dataDir, slug);
+    const deletedDir = join(location.dataDir, "deleted");
+    mkdirSync(deletedDir, { recursive: true });
+    const archived = archivePath(deletedDir, slug, archiveStamp(now()));
+    if (existsSync(path)) renameSync(path, archived);
+    if (fileSize(`${path}-wal`) > 0) renameSync(`${path}-wal`, `${archived}-wal`);
+    for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
+  });
 }
 
 /**
