@@ -5,7 +5,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import Database from "libsql";
 import { DEFAULT_ORDER_STATUSES } from "../src/stores/rules";
-import { tempDir } from "./helpers";
+import { tempDir, until } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { runCli, type ServerProcess, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
@@ -150,6 +150,27 @@ describe("POST /manage/v1/stores", () => {
     expect(
       answers.filter((a) => a.status === 409).every((a) => a.json.error.code === "slug_taken"),
     ).toBe(true);
+  });
+
+  test("a store added by `stores add` has the same default statuses", async () => {
+    const added = await runCli([
+      "stores",
+      "add",
+      "iota",
+      "--domain",
+      "iota.example.com",
+      "--plan",
+      "growth",
+      "--owner-email",
+      "o@iota.example.com",
+      "--data",
+      data,
+    ]);
+    expect(added.code).toBe(0);
+    // The server's registry picks the store up within 250 ms.
+    expect(await until(async () => (await call("GET", "/stores/iota")).status === 200)).toBe(true);
+    const iota = (await call("GET", "/stores/iota")).json.data;
+    expect(iota.orderStatuses).toEqual(DEFAULT_ORDER_STATUSES);
   });
 
   // Plants a file; on a server the leftover is a namespace (test/libsql.test.ts).

@@ -1,6 +1,9 @@
 import { COMMAND_STORES_WAIT_MS, commandStoresBusy } from "../db/data-dir";
+import type { Location } from "../db/location";
 import type { NewStore, Store } from "../db/platform";
+import { insertOrderStatuses } from "../stores/order-statuses";
 import {
+  DEFAULT_ORDER_STATUSES,
   domainSchema,
   domainUnderPlatform,
   ownerEmailSchema,
@@ -98,10 +101,12 @@ const add = command(
             throw new CliError(`domain "${store.domain}" already belongs to another store`);
           // Replaces any unregistered leftover (a load that crashed before registering).
           await location.createStore(slug);
-          await platform.addStore(store).catch(async (error) => {
-            await location.deleteStore(slug); // not registered: no leftover
-            throw error;
-          });
+          await addDefaultStatuses(location, slug)
+            .then(() => platform.addStore(store))
+            .catch(async (error) => {
+              await location.deleteStore(slug); // not registered: no leftover
+              throw error;
+            });
         },
       ),
     );
@@ -110,6 +115,16 @@ const add = command(
     else printLine(`created store ${slug} at https://${store.domain}/api/v1 (plan ${store.plan})`);
   },
 );
+
+/** The order statuses a new store starts with, as through the management API. */
+async function addDefaultStatuses(location: Location, slug: string): Promise<void> {
+  const db = await location.openStore(slug);
+  try {
+    await db.transaction((tx) => insertOrderStatuses(tx, DEFAULT_ORDER_STATUSES));
+  } finally {
+    await db.close();
+  }
+}
 
 const SET = {
   name: "stores set",

@@ -1,7 +1,8 @@
 import { isStoreUnusable } from "../../db/driver";
 import type { Store } from "../../db/platform";
 import type { AppContext } from "../../http/context";
-import { readOrderStatuses, toStoreJson } from "./schema";
+import { readOrderStatuses } from "../../stores/order-statuses";
+import { toStoreJson } from "./schema";
 
 /** A store as the management API shows it (its order statuses read from its database). */
 export async function storeJson(c: AppContext, store: Store) {

@@ -3,15 +3,14 @@ import type { StorePool } from "../../db/pool";
 import { ApiError } from "../../errors";
 import { readJsonArrayBody } from "../../http/json-body";
 import { ok } from "../../http/respond";
+import {
+  insertOrderStatuses,
+  type OrderStatus,
+  readOrderStatuses,
+} from "../../stores/order-statuses";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
-import {
-  type OrderStatus,
-  orderStatusesBody,
-  orderStatusOut,
-  readOrderStatuses,
-  slugParams,
-} from "./schema";
+import { orderStatusesBody, orderStatusOut, slugParams } from "./schema";
 
 export const replaceOrderStatuses = defineManageRoute({
   method: "PUT",
@@ -50,11 +49,7 @@ export function replaceStatuses(pool: StorePool, slug: string, statuses: OrderSt
       }
       const before = await readOrderStatuses(tx);
       await tx.run("DELETE FROM order_statuses");
-      for (const status of statuses)
-        await tx.run("INSERT INTO order_statuses (id, name) VALUES (?, ?)", [
-          status.id,
-          status.name,
-        ]);
+      await insertOrderStatuses(tx, statuses);
       return { before, after: await readOrderStatuses(tx) };
     }),
   );

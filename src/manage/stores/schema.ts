@@ -1,10 +1,10 @@
 import * as v from "valibot";
-import type { Queryable } from "../../db/driver";
 import type { Platform, Store } from "../../db/platform";
 import { ApiError } from "../../errors";
 import { formatIsrael } from "../../format/time";
 import { bool, dateTimeOut, idOut, idParam, nameText, positiveInteger } from "../../http/schemas";
 import type { StoreRegistry } from "../../registry";
+import type { OrderStatus } from "../../stores/order-statuses";
 import {
   DEFAULT_ORDER_STATUSES,
   domainSchema,
@@ -77,14 +77,6 @@ export const storeOut = v.object({
   orderStatuses: v.array(orderStatusOut),
   createdAt: dateTimeOut(),
 });
-
-export interface OrderStatus {
-  id: number;
-  name: string;
-}
-
-export const readOrderStatuses = (db: Queryable) =>
-  db.all<OrderStatus>("SELECT id, name FROM order_statuses ORDER BY id");
 
 export const toStoreJson = (
   store: Store,
