@@ -255,6 +255,31 @@ describe("load: the same store rules", () => {
 });
 
 describe("keys create", () => {
+  test("a blank or too long --name is named the same way by every command that takes one", async () => {
+    const data = freshData();
+    expect((await add(data, "shop1")).code).toBe(0);
+    const commands = [
+      ["keys", "create", "shop1", "--orders", "read"],
+      ["host-keys", "create"],
+      ["stores", "set", "shop1"],
+    ];
+    for (const command of commands) {
+      for (const [name, problem] of [
+        ["  ", "must have a visible character, not only spaces."],
+        ["\u200b", "must have a visible character, not only spaces."],
+        ["x".repeat(101), "must be at most 100 characters long."],
+      ]) {
+        const result = await runCli([...command, "--name", name, "--data", data]);
+        const shown = name.length > 100 ? `${name.slice(0, 100)}…` : name;
+        expect([command.join(" "), result.code, result.stderr]).toEqual([
+          command.join(" "),
+          2,
+          `storeapi: --name ${JSON.stringify(shown)} ${problem}\n`,
+        ]);
+      }
+    }
+  });
+
   test("a key with no permission at all is refused (exit 2); the notice is said to be queued", async () => {
     const data = freshData();
     expect((await add(data, "shop1")).code).toBe(0);

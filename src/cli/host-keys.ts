@@ -1,8 +1,8 @@
 import { echo } from "../errors";
 import { formatIsrael, formatIsraelOrNull } from "../format/time";
-import { isBlank } from "../http/schemas";
+import { keyNameSchema } from "../keys/repository";
 import { createHostKey, deleteHostKey, listHostKeys } from "../manage/host-keys";
-import { command, existingLocationOf, type FlagTable, locationOf } from "./args";
+import { checkValue, command, existingLocationOf, type FlagTable, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
 import { expiresFlag } from "./keys";
 import { withPlatform } from "./open";
@@ -27,9 +27,7 @@ const create = command(
     } satisfies FlagTable,
   },
   async ({ values }) => {
-    const name = values.name !== undefined && !isBlank(values.name) ? values.name : undefined;
-    if (!name) throw new UsageError("--name must not be empty");
-    if ([...name].length > 100) throw new UsageError("--name must be at most 100 characters");
+    const name = checkValue(keyNameSchema, values.name ?? "", "--name");
     const now = Date.now();
     const expiresAt = expiresFlag(values.expires, now);
     const created = await withPlatform(locationOf(values), (platform) =>

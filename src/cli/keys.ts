@@ -12,11 +12,12 @@ import {
   KeyInputError,
   KeyLimitError,
   KeyNotFoundError,
+  keyNameSchema,
   type NewKey,
   prepareKey,
 } from "../keys/repository";
 import { KeyUsage } from "../keys/usage";
-import { command, existingLocationOf, type FlagTable, orList } from "./args";
+import { checkValue, command, existingLocationOf, type FlagTable, orList } from "./args";
 import { CliError, UsageError } from "./errors";
 import { withPlatformAndPool } from "./open";
 import { ifOutputLost, printJson, printLine } from "./output";
@@ -63,7 +64,8 @@ function keyInput(
   values: { name?: string; expires?: string } & Partial<Record<(typeof AREAS)[number], string>>,
   now: number,
 ): NewKey {
-  const { name = "", expires, ...permissions } = values;
+  const { expires, ...permissions } = values;
+  const name = checkValue(keyNameSchema, values.name ?? "", "--name");
   try {
     return prepareKey({ name, permissions, expires }, now, { requireAccess: true });
   } catch (error) {

@@ -3,7 +3,7 @@ import type { Store } from "../db/platform";
 import { echo } from "../errors";
 import { storable } from "../format/text";
 import { formatIsrael, israelYearsLater } from "../format/time";
-import { isBlank } from "../http/schemas";
+import { isBlank, nameText } from "../http/schemas";
 import { queueMail } from "../mail/outbox";
 import { keyCreated, keyDeleted } from "../mail/templates";
 import {
@@ -17,7 +17,10 @@ import {
 import { digestSecret, generateSecret, hintFor, KEY_PATTERN } from "./secret";
 
 export const MAX_ACTIVE_KEYS = 5;
-const MAX_NAME_LENGTH = 100;
+export const MAX_NAME_LENGTH = 100;
+
+/** A key's name, checked alike everywhere it is given (a host key's too). */
+export const keyNameSchema = nameText(MAX_NAME_LENGTH);
 const DAY = 86_400_000;
 /** A key's expiry choices (api-contract.md: none, 30 days, 90 days, 1 year). */
 export const EXPIRY_CHOICES = ["never", "30d", "90d", "1y"] as const;

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
 import { dateTimeOut, nameText, nullableDateTimeOut, positiveInteger } from "../../http/schemas";
 import { ACCESS_LEVELS, AREAS, type Area, normalizePermissions } from "../../keys/permissions";
-import { type ApiKey, EXPIRY_CHOICES, isActive } from "../../keys/repository";
+import { type ApiKey, EXPIRY_CHOICES, isActive, keyNameSchema } from "../../keys/repository";
 
 const EXPIRY_NAMES = [...EXPIRY_CHOICES];
 export const expiresSchema = v.optional(
@@ -27,7 +27,7 @@ export const permissionsSchema = v.pipe(
 );
 
 export const createKeyBody = v.strictObject({
-  name: nameText(100),
+  name: keyNameSchema,
   permissions: permissionsSchema,
   expires: expiresSchema,
 });
