@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { formatIsrael, formatIsraelOrNull } from "../../format/time";
-import { dateTimeOut, nameText, nullableDateTimeOut, positiveInteger } from "../../http/schemas";
+import { dateTimeOut, nullableDateTimeOut, positiveInteger } from "../../http/schemas";
 import { ACCESS_LEVELS, AREAS, type Area, normalizePermissions } from "../../keys/permissions";
 import { type ApiKey, EXPIRY_CHOICES, isActive, keyNameSchema } from "../../keys/repository";
 
