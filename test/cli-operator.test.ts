@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "libsql";
 import { loadFixture } from "../src/load/load";
 import { KEYS, scratchDirs, send, testStore } from "./helpers";
 import { isOneCleanLine, runCli, runCliInProcess, spawnServer } from "./process";
-import { testLocation } from "./sqld";
+import { TEST_LIBSQL, testLocation } from "./sqld";
 
 // What a first-time operator types, and what they read back (issue 13, items 9 and 10 and
 // "CLI messages"; issue 19, item 1).
@@ -163,6 +164,40 @@ describe("stores add/set: owner email, name and domain are checked like a fixtur
       "shop3.localhost",
     ]);
   });
+
+  // Another process holds platform.db's write lock (as the server's PATCH does) and gives
+  // the domain to another store; it commits once `stores set` has checked and waits.
+  test.skipIf(TEST_LIBSQL)(
+    "a domain another process took while stores set waited is named, not a SQLite error",
+    async () => {
+      const data = freshData();
+      for (const slug of ["shop1", "shop2"]) expect((await add(data, slug)).code).toBe(0);
+      const other = new Database(join(data, "platform.db"));
+      try {
+        other.exec("PRAGMA busy_timeout = 5000");
+        other.exec("BEGIN IMMEDIATE");
+        other.prepare("UPDATE stores SET domain = 'taken.example.com' WHERE slug = 'shop2'").run();
+        const set = runCli([
+          "stores",
+          "set",
+          "shop1",
+          "--domain",
+          "taken.example.com",
+          "--data",
+          data,
+        ]);
+        await Bun.sleep(2000);
+        other.exec("COMMIT");
+        const result = await set;
+        expect([result.code, result.stderr]).toEqual([
+          1,
+          'storeapi: domain "taken.example.com" already belongs to another store\n',
+        ]);
+      } finally {
+        other.close();
+      }
+    },
+  );
 
   test("stores set with nothing to change is exit 2 and says so", async () => {
     const data = freshData();

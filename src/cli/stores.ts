@@ -1,6 +1,6 @@
 import { COMMAND_STORES_WAIT_MS, commandStoresBusy } from "../db/data-dir";
 import type { Location } from "../db/location";
-import type { NewStore, Store } from "../db/platform";
+import type { NewStore, Platform, Store } from "../db/platform";
 import { insertOrderStatuses } from "../stores/order-statuses";
 import {
   DEFAULT_ORDER_STATUSES,
@@ -97,14 +97,14 @@ const add = command(
         commandStoresBusy(location.describe),
         async () => {
           if (await platform.getStore(slug)) throw new CliError(`store "${slug}" already exists`);
-          if (await platform.domainTaken(store.domain))
-            throw new CliError(`domain "${store.domain}" already belongs to another store`);
+          await refuseTakenDomain(platform, store.domain, slug);
           // Replaces any unregistered leftover (a load that crashed before registering).
           await location.createStore(slug);
           await addDefaultStatuses(location, slug)
             .then(() => platform.addStore(store))
             .catch(async (error) => {
               await location.deleteStore(slug); // not registered: no leftover
+              await refuseTakenDomain(platform, store.domain, slug);
               throw error;
             });
         },
@@ -115,6 +115,11 @@ const add = command(
     else printLine(`created store ${slug} at https://${store.domain}/api/v1 (plan ${store.plan})`);
   },
 );
+
+async function refuseTakenDomain(platform: Platform, domain: string, slug: string): Promise<void> {
+  if (await platform.domainTaken(domain, slug))
+    throw new CliError(`domain "${domain}" already belongs to another store`);
+}
 
 /** The order statuses a new store starts with, as through the management API. */
 async function addDefaultStatuses(location: Location, slug: string): Promise<void> {
@@ -169,13 +174,18 @@ const set = command(SET, async ({ values, args: [slug] }) => {
   const updated = await withPlatform(existingLocationOf(values), async (platform) => {
     if (!(await platform.getStore(slug))) throw new CliError(`no store "${slug}"`);
     const { domain } = changes;
-    if (domain && (await platform.domainTaken(domain, slug)))
-      throw new CliError(`domain "${domain}" already belongs to another store`);
+    const refuseTaken = () => domain && refuseTakenDomain(platform, domain, slug);
+    await refuseTaken();
     const { manualCustomerApproval, notifyStatusChange, registration, ...fields } = changes;
-    const store = await platform.changeStore(slug, {
-      ...fields,
-      settings: { manualCustomerApproval, notifyStatusChange, registration },
-    });
+    const store = await platform
+      .changeStore(slug, {
+        ...fields,
+        settings: { manualCustomerApproval, notifyStatusChange, registration },
+      })
+      .catch(async (error) => {
+        await refuseTaken(); // the management API may have given it to another store since
+        throw error;
+      });
     if (!store) throw new CliError(`no store "${slug}"`);
     return store;
   });
