@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Db } from "../db/driver";
 import { storeMigrations } from "../db/migrations";
 import { openDb } from "../db/open";
-import { Platform, type Store } from "../db/platform";
+import { type KeyUse, Platform, type Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
 import { KeyCache } from "./cache";
 import { type Access, AREAS, allows, NO_PERMISSIONS, normalizePermissions } from "./permissions";
@@ -289,5 +289,34 @@ describe("KeyUsage", () => {
       await platform.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test("uses a failed write could not record are written with the next one", async () => {
+    const written: KeyUse[][] = [];
+    let fail = true;
+    const platform = {
+      recordKeyUse: async (uses: KeyUse[]) => {
+        if (fail) throw new Error("database is locked");
+        written.push(uses);
+      },
+    } as unknown as Platform;
+    const reported: string[] = [];
+    const usage = new KeyUsage(platform, (message) => void reported.push(message));
+    const shop1 = { slug: "shop1", createdAt: 1 };
+    usage.touch(shop1, 1, minute);
+    usage.touch(shop1, 2, minute);
+    await usage.flush();
+    usage.touch(shop1, 2, minute + 60_000); // newer than the one that failed: it wins
+    fail = false;
+    await usage.flush();
+    expect(written).toEqual([
+      [
+        { slug: "shop1", keyId: 1, usedAt: minute },
+        { slug: "shop1", keyId: 2, usedAt: minute + 60_000 },
+      ],
+    ]);
+    expect(reported).toEqual([
+      "could not record the use of 2 keys (logged again only after a write works)",
+    ]);
   });
 });

@@ -37,6 +37,10 @@ export class KeyUsage {
     if (this.recordedMinute.size >= MAX_TRACKED) this.recordedMinute.clear();
     this.recordedMinute.set(id, minute);
     this.pending.set(id, { slug: store.slug, keyId, usedAt: now });
+    this.flushLater();
+  }
+
+  private flushLater(): void {
     if (this.timer) return;
     this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
     this.timer.unref?.();
@@ -46,9 +50,10 @@ export class KeyUsage {
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const uses = [...this.pending.values()];
+    const taken = [...this.pending];
     this.pending.clear();
-    if (uses.length === 0) return this.flushing;
+    if (taken.length === 0) return this.flushing;
+    const uses = taken.map(([, use]) => use);
     this.flushing = this.flushing
       .then(() => this.platform.recordKeyUse(uses))
       .then(
@@ -62,6 +67,9 @@ export class KeyUsage {
               error,
             );
           this.failing = true;
+          // Tried again with the next write; a later use of the same key replaces its own.
+          for (const [id, use] of taken) if (!this.pending.has(id)) this.pending.set(id, use);
+          this.flushLater();
         },
       );
     return this.flushing;
