@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../scripts/bench/processes";
+import { databaseClosed } from "../src/db/driver";
 import { Platform } from "../src/db/platform";
 import { StorePool } from "../src/db/pool";
 import { createKey } from "../src/keys/repository";
@@ -497,6 +498,30 @@ describe("mail worker, a store deleted meanwhile", () => {
     h.worker.notify("shop1");
     await read.promise;
     await Bun.sleep(100);
+    expect(h.logger.lines.filter((line) => line.level === "error")).toEqual([]);
+  });
+});
+
+describe("mail worker, a store deleted and made anew meanwhile", () => {
+  test("the old store's failure is not logged against the new one, whose mail goes at once", async () => {
+    const h = await harness({ retry: { ...FAST, baseDelayMs: 60_000 } });
+    await h.queue("shop1", approved("Dana"));
+    const registered = h.registry.get.bind(h.registry);
+    let madeAnew = false;
+    h.registry.get = (slug: string) => {
+      const store = registered(slug);
+      return madeAnew && store ? { ...store, createdAt: store.createdAt + 1 } : store;
+    };
+    const use = h.pool.use.bind(h.pool);
+    h.pool.use = ((slug: string, work: never) => {
+      if (slug !== "shop1" || madeAnew) return use(slug, work);
+      // What a delete and a create through the management API do meanwhile.
+      madeAnew = true;
+      throw databaseClosed();
+    }) as typeof h.pool.use;
+    h.worker.start();
+    h.worker.notify("shop1");
+    expect((await eventually(() => allSent(h))).length).toBe(1);
     expect(h.logger.lines.filter((line) => line.level === "error")).toEqual([]);
   });
 });

@@ -213,6 +213,8 @@ export class MailWorker {
       // A macrotask yield per store: the reads finish synchronously, and without it a scan of
       // 10,000 stores held the event loop (no request, timer or collection) for ~15 s at start.
       await runtime().sleep(0);
+      const store = this.options.registry.get(slug);
+      if (!store) continue;
       try {
         const startedAt = this.now();
         const due = await this.options.pool.use(slug, async (db) => {
@@ -223,7 +225,7 @@ export class MailWorker {
         this.schedule.dueBy(slug, due);
         this.kick();
       } catch (error) {
-        this.outboxFailed(slug, "mail: cannot read a store's outbox", error);
+        this.outboxFailed(store, "mail: cannot read a store's outbox", error);
       }
     }
     // storesOpened: store databases the pool opened since start (the scan's, and requests').
@@ -287,7 +289,7 @@ export class MailWorker {
       if (this.outOfReach.delete(slug))
         this.options.logger.info("mail: a store's outbox works again", { store: slug });
     } catch (error) {
-      this.outboxFailed(slug, "mail: cannot process a store's outbox", error);
+      this.outboxFailed(store, "mail: cannot process a store's outbox", error);
     }
     return outcome;
   }
@@ -296,11 +298,19 @@ export class MailWorker {
    * A store's outbox could not be read or written: try it again later, not in a loop, and
    * say so once until it works (a store retired until a restart fails every try). A store
    * deleted meanwhile (its database archived, its mail left there unsent) is dropped
-   * without a word: its file is missing on purpose.
+   * without a word: its file is missing on purpose. One made anew under its slug since is
+   * looked at now: the failure was the deleted one's.
    */
-  private outboxFailed(slug: string, message: string, error: unknown): void {
-    if (!this.options.registry.get(slug)) {
+  private outboxFailed(store: Store, message: string, error: unknown): void {
+    const { slug } = store;
+    const current = this.options.registry.get(slug);
+    if (!current) {
       this.forget(slug);
+      return;
+    }
+    if (current.createdAt !== store.createdAt) {
+      this.schedule.dueBy(slug, this.now());
+      this.kick();
       return;
     }
     if (!this.outOfReach.has(slug)) {
