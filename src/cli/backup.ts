@@ -26,7 +26,7 @@ import {
 import { FileLocation, type Location, storeDbPath } from "../db/location";
 import { latestVersion, type Migration, schemaVersion } from "../db/migrate";
 import { platformMigrations, storeMigrations } from "../db/migrations";
-import { openDb } from "../db/open";
+import { collectingEvery, openDb } from "../db/open";
 import { Platform, unregisterStore } from "../db/platform";
 import { holdsData } from "../file-system";
 import { command, locationOf } from "./args";
@@ -201,8 +201,10 @@ export async function backup(
     // The stores of the copied registry; one created after that copy is not in this backup.
     const slugs = await slugsIn(platformCopy);
     const deleted: string[] = [];
+    const closed = collectingEvery();
     for (const [i, slug] of slugs.entries()) {
       const copied = await copyStore(location, platform, slug, dest);
+      await closed();
       if (copied === null)
         deleted.push(slug); // since the registry was copied
       else bytes += copied;

@@ -9,6 +9,8 @@ import { type Progress, printJson, printLine, progressPrinter } from "./output";
 
 /** Sections smaller than this load in a blink: no progress lines for them. */
 const PROGRESS_FROM = 10_000;
+/** Fewer stores than this load in a blink: no line of stores built (as `backup` counts them). */
+const STORES_PROGRESS_FROM = 50;
 
 const MB = 1024 * 1024;
 
@@ -68,10 +70,12 @@ export const loadCommand = command(
   },
   async ({ values, args: [file] }) => {
     const started = Date.now();
+    const stores = progressPrinter(STORES_PROGRESS_FROM);
     const options = {
       replace: values.replace ?? false,
       platformDomain: platformDomainOf(values),
       progress: progressPrinter(PROGRESS_FROM),
+      storesProgress: (done: number, total: number) => stores("loading stores", done, total),
     };
     const summary = await loadInto(locationOf(values), fixtureFile(file), options).catch((error) =>
       Promise.reject(

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { copyRows } from "../db/copy";
 import { DataDirLock, requireOwnDataDir, SERVE_LOCK } from "../db/data-dir";
 import { FileLocation, type Location } from "../db/location";
+import { collectingEvery } from "../db/open";
 import { Platform } from "../db/platform";
 import { command, dataDirOf, locationOf } from "./args";
 import { CliError, UsageError } from "./errors";
@@ -78,8 +79,10 @@ async function copyOnto(source: FileLocation, target: Location, json?: boolean):
     if (missing) throw source.storeMissing(missing);
     try {
       const progress = progressPrinter(PROGRESS_FROM);
+      const closed = collectingEvery();
       for (const { slug } of stores) {
         await copyStore(source, target, slug);
+        await closed();
         copied.push(slug);
         progress("migrate: stores copied", copied.length, stores.length);
       }
