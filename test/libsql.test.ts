@@ -294,6 +294,42 @@ const addStore = (slug: string) => [
   `owner@${slug}.test`,
 ];
 
+// sqld serves at most --max-active-namespaces namespaces at once (100 by default): a load
+// of 300 stores stopped at about the 150th, and the line blamed the two addresses.
+describe.skipIf(TEST_LIBSQL || UNDER_DENO)("a libSQL server that serves few namespaces", () => {
+  test("a load past its limit names the flag; with room it makes every store", async () => {
+    const stores = Array.from({ length: 12 }, (_, i) =>
+      testStore({ slug: `f${i}`, domain: `f${i}.test`, ownerEmail: `owner@f${i}.test` }),
+    );
+    const fixture = join(dir, "few-active.json");
+    writeFileSync(fixture, JSON.stringify({ stores }));
+    const load = async (active: string) => {
+      const server = await startSqld({
+        replicas: false,
+        args: ["--max-active-namespaces", active],
+      });
+      try {
+        const data = join(dir, `few-active-${active}`);
+        const loaded = await runCli(["load", fixture, ...server.flags, "--data", data]);
+        const listed = await runCli(["stores", "list", "--json", ...server.flags, "--data", data]);
+        return { ...loaded, server, stores: listed.json?.length };
+      } finally {
+        await server.stop();
+      }
+    };
+    const tight = await load("5");
+    expect(tight.code).toBe(1);
+    expect(tight.stderr).toMatch(
+      new RegExp(
+        `^storeapi: the libSQL server at ${tight.server.url} does not serve namespace store-f\\d+, though its admin API at ${tight.server.adminUrl} has it: sqld serves at most --max-active-namespaces namespaces at once \\(100 by default; start it with more than the number of stores\\), or the two addresses name different servers\n$`,
+      ),
+    );
+    expect(tight.stores).toBe(0); // all or nothing
+    const roomy = await load("20");
+    expect([roomy.code, roomy.stores]).toEqual([0, 12]);
+  }, 120_000);
+});
+
 describe.skipIf(TEST_LIBSQL || UNDER_DENO)("a lost registry on a libSQL server", () => {
   test("a registry made again after platform is lost refuses to replace a store namespace of the old one", async () => {
     const own = await startSqld({ replicas: false });
