@@ -409,7 +409,7 @@ export class LibsqlLocation implements Location {
       if (/\b404\b/.test(message)) {
         throw new LibsqlAdminError(
           this.server.adminUrl
-            ? `the libSQL server at ${url} does not serve namespace ${namespace}, though its admin API at ${this.server.adminUrl} has it: sqld serves at most --max-active-namespaces namespaces at once (100 by default; start it with more than the number of stores), or the two addresses name different servers`
+            ? `the libSQL server at ${url} does not serve namespace ${namespace}, though its admin API at ${this.server.adminUrl} has it: sqld answers so for a namespace it has just made while --max-active-namespaces others are active (100 by default; start it with more than the number of stores), or the two addresses name different servers`
             : `the libSQL server at ${url} has no namespace ${namespace}; a command given --libsql-admin-url creates it`,
         );
       }
