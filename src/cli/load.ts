@@ -9,7 +9,7 @@ import { type Progress, printJson, printLine, progressPrinter } from "./output";
 
 /** Sections smaller than this load in a blink: no progress lines for them. */
 const PROGRESS_FROM = 10_000;
-/** Fewer stores than this load in a blink: no line of stores built (as `backup` counts them). */
+/** Fewer stores than this load in a blink: no line of stores built. */
 const STORES_PROGRESS_FROM = 50;
 
 const MB = 1024 * 1024;
@@ -43,6 +43,17 @@ function fixtureFile(path: string): FixtureSource {
   });
 }
 
+/**
+ * Progress of the pieces of work with at least `min` steps, whatever their time: what a
+ * small load prints does not depend on how busy the machine is.
+ */
+function countedFrom(min: number): Progress {
+  const print = progressPrinter(0);
+  return (what, done, total) => {
+    if (total >= min) print(what, done, total);
+  };
+}
+
 export async function loadInto(
   dataDir: string | Location,
   source: FixtureSource,
@@ -70,11 +81,11 @@ export const loadCommand = command(
   },
   async ({ values, args: [file] }) => {
     const started = Date.now();
-    const stores = progressPrinter(STORES_PROGRESS_FROM);
+    const stores = countedFrom(STORES_PROGRESS_FROM);
     const options = {
       replace: values.replace ?? false,
       platformDomain: platformDomainOf(values),
-      progress: progressPrinter(PROGRESS_FROM),
+      progress: countedFrom(PROGRESS_FROM),
       storesProgress: (done: number, total: number) => stores("loading stores", done, total),
     };
     const summary = await loadInto(locationOf(values), fixtureFile(file), options).catch((error) =>
