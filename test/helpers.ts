@@ -225,3 +225,6 @@ export async function until(
     if (await check()) return true;
   return check();
 }
+
+/** A command's stderr without its progress lines (`backup: stores copied: 1/2`), which depend on its speed. */
+export const withoutProgress = (stderr: string) => stderr.replace(/^[^\n]*: \d+\/\d+\n/gm, "");
