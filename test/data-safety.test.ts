@@ -513,7 +513,7 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
           `storeapi: ${dataDir} cannot be a data directory: ${file} is a file; give --data a directory\n`,
         ]);
       }
-  });
+  }, 180_000); // 27 commands, each its own process: ~2 s apiece under Deno on a busy host
 
   test("no command makes a new platform.db where the old one is gone but its stores or WAL are there", async () => {
     const data = await loadedDataDir();
