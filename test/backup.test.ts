@@ -174,7 +174,7 @@ test.skipIf(TEST_LIBSQL)(
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe("storeapi: missing DEST_DIR; usage: storeapi backup DEST_DIR\n");
   },
-  30_000,
+  120_000,
 );
 
 test("backing up many stores shows progress on stderr and keeps stdout for the summary", async () => {
@@ -187,7 +187,7 @@ test("backing up many stores shows progress on stderr and keeps stdout for the s
   expect(run.code).toBe(0);
   expect(run.json.stores).toBe(50);
   expect(run.stderr.split("\n").at(-2)).toBe("backup: stores copied: 50/50");
-}, 30_000);
+}, 120_000);
 
 // The copy is a data directory of files whatever the source; the source here is files too.
 test.skipIf(TEST_LIBSQL)(

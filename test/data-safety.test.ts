@@ -553,7 +553,7 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
     await refuse(
       `${registry} is missing, but its ${registry}-wal is there: restore platform.db from a backup, or remove platform.db-wal and platform.db-shm to start afresh`,
     );
-  });
+  }, 180_000); // a dozen commands, each its own process (36 s on a busy host)
 
   const modes = (dir: string): string[] => {
     const out: string[] = [];

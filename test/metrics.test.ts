@@ -42,11 +42,11 @@ beforeAll(async () => {
       .split("\n")
       .find((line) => line.includes('"listening"')) ?? "{}";
   metricsUrl = JSON.parse(listening).metricsUrl;
-}, 30_000);
+}, 120_000);
 afterAll(async () => {
   await server?.signal("SIGTERM");
   rmSync(dataDir, { recursive: true, force: true });
-}, 30_000);
+}, 120_000);
 
 async function scrape(): Promise<{ families: Map<string, Family>; text: string }> {
   const response = await fetch(metricsUrl);
@@ -76,7 +76,7 @@ test.skipIf(TEST_LIBSQL)(
     expect((await send(server.url, "/metrics", { key: null })).status).toBe(404);
     expect((await fetch(metricsUrl.replace("/metrics", "/api/v1/products"))).status).toBe(404);
   },
-  30_000,
+  120_000,
 );
 
 test.skipIf(TEST_LIBSQL)(
@@ -95,7 +95,7 @@ test.skipIf(TEST_LIBSQL)(
       404,
     );
   },
-  30_000,
+  120_000,
 );
 
 test.skipIf(TEST_LIBSQL)(
@@ -156,5 +156,5 @@ test.skipIf(TEST_LIBSQL)(
     expect(sampleValue(families, "storeapi_auth_failures_total")).toBe(2);
     expect(sampleValue(families, "storeapi_blocked_ips")).toBe(1);
   },
-  30_000,
+  120_000,
 );

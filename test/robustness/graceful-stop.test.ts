@@ -87,5 +87,5 @@ describe("graceful stop", () => {
     expect((await answer.promise).split("\r\n")[0]).toBe("HTTP/1.1 201 Created");
     expect(await server.proc.exited).toBe(0);
     expect(server.stdout().match(/"msg":"stopping"/g)).toEqual(['"msg":"stopping"']);
-  }, 30_000);
+  }, 120_000);
 });
