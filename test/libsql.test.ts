@@ -322,7 +322,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("a libSQL server that serves few name
     expect(tight.code).toBe(1);
     expect(tight.stderr).toMatch(
       new RegExp(
-        `^storeapi: the libSQL server at ${tight.server.url} does not serve namespace store-f\\d+, though its admin API at ${tight.server.adminUrl} has it: sqld answers so for a namespace it has just made while --max-active-namespaces others are active \\(100 by default; start it with more than the number of stores\\), or the two addresses name different servers\n$`,
+        `^storeapi: the libSQL server at ${tight.server.url} does not serve namespace store-f\\d+, though its admin API at ${tight.server.adminUrl} has it: sqld answers so while --max-active-namespaces others are active \\(100 by default; start it with more than the number of stores\\), or the two addresses name different servers\n$`,
       ),
     );
     expect(tight.stores).toBe(0); // all or nothing

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { asApiError } from "../errors";
 import { ClientDb } from "./client";
-import { DatabaseUnavailable } from "./driver";
+import { DatabaseUnavailable, fileNamed, isStoreUnusable, NamespaceNotServed } from "./driver";
 
 const dir = mkdtempSync(join(tmpdir(), "storeapi-client-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -98,4 +98,18 @@ test("a read after close is the store unavailable (503), not a server error", as
   const refused = await db.get("SELECT 1").catch((error: unknown) => error);
   expect(refused).toBeInstanceOf(DatabaseUnavailable);
   expect(asApiError(refused).code).toBe("store_unavailable");
+});
+
+// sqld, past --max-active-namespaces, answered a store's request with 404 now and then:
+// the store API said 500 and `backup` "the libSQL server answered: SERVER_ERROR: …404".
+test("a namespace the server answers 404 for is one store unavailable (503), named with the fix", async () => {
+  const notFound = async () => new Response("", { status: 404 });
+  const db = new ClientDb("http://127.0.0.1:9", { fetch: notFound as unknown as typeof fetch });
+  const refused = await db.get("SELECT 1").catch((error: unknown) => error);
+  expect(refused).toBeInstanceOf(NamespaceNotServed);
+  expect([isStoreUnusable(refused), asApiError(refused).code]).toEqual([true, "store_unavailable"]);
+  const name = "namespace store-shop1 on http://127.0.0.1:9";
+  expect((fileNamed(name, refused) as Error).message).toBe(
+    `${name}: the libSQL server does not serve this database's namespace (HTTP 404): sqld answers so while --max-active-namespaces others are active (100 by default; start it with more than the number of stores)`,
+  );
 });

@@ -16,6 +16,8 @@ import {
   databaseClosed,
   isStorageFailure,
   Mutex,
+  NamespaceNotServed,
+  NOT_SERVED_HINT,
   type Queryable,
   type Row,
   type RunResult,
@@ -31,6 +33,11 @@ type Executor = Pick<Client, "execute"> | Pick<Transaction, "execute">;
  * server or a proxy), else the error as it came (SQLite's own, e.g. a constraint).
  */
 function unavailableOrSelf(error: unknown): unknown {
+  if (error instanceof LibsqlError && /HTTP status 404\b/.test(error.message))
+    return new NamespaceNotServed(
+      `the libSQL server does not serve this database's namespace (HTTP 404): ${NOT_SERVED_HINT}`,
+      { cause: error },
+    );
   if (error instanceof LibsqlError && error.code === "SERVER_ERROR")
     return new DatabaseUnavailable(`the libSQL server answered: ${error.message}`, {
       cause: error,

@@ -94,6 +94,17 @@ export const isLocked = (error: unknown) =>
 /** A registered store has no database: its file or namespace is missing. */
 export class StoreDatabaseMissing extends DatabaseUnavailable {}
 
+/**
+ * The libSQL server answers 404 for a namespace its admin API has: sqld does so, now and
+ * then, once `--max-active-namespaces` others are active (100 by default), most of all for
+ * one it has just made.
+ */
+export class NamespaceNotServed extends DatabaseUnavailable {}
+
+/** What to do about `NamespaceNotServed`, in its line. */
+export const NOT_SERVED_HINT =
+  "sqld answers so while --max-active-namespaces others are active (100 by default; start it with more than the number of stores)";
+
 /** A database written by a newer storeapi: running on a schema this binary does not know could corrupt it. */
 export class SchemaTooNewError extends Error {
   constructor(found: number, known: number) {
@@ -111,6 +122,7 @@ export class SchemaTooNewError extends Error {
  */
 export const isStoreUnusable = (error: unknown): boolean =>
   error instanceof StoreDatabaseMissing ||
+  error instanceof NamespaceNotServed ||
   error instanceof SchemaTooNewError ||
   isDamaged(error) ||
   isInaccessible(error);
@@ -159,6 +171,8 @@ export const isDamaged = (error: unknown): boolean =>
  */
 export const fileNamed = (name: string, error: unknown): unknown => {
   if (error instanceof DamagedDatabase || error instanceof InaccessibleDatabase) return error;
+  if (error instanceof NamespaceNotServed && !error.message.includes(name))
+    return new NamespaceNotServed(`${name}: ${error.message}`, { cause: error });
   if (isDamaged(error)) return new DamagedDatabase(name, error);
   return isInaccessible(error) ? new InaccessibleDatabase(name, error) : error;
 };

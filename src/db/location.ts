@@ -8,6 +8,8 @@ import { refuseLostRegistry, refuseUnfinishedBackup, withStoresLock } from "./da
 import {
   DatabaseUnavailable,
   type Db,
+  NamespaceNotServed,
+  NOT_SERVED_HINT,
   namespaceName,
   REMOTE_DEADLINE_MS,
   StoreDatabaseMissing,
@@ -407,10 +409,12 @@ export class LibsqlLocation implements Location {
       await db.close().catch(() => {});
       const message = String((error as Error)?.message);
       if (/\b404\b/.test(message)) {
+        if (this.server.adminUrl)
+          throw new NamespaceNotServed(
+            `the libSQL server at ${url} does not serve namespace ${namespace}, though its admin API at ${this.server.adminUrl} has it: ${NOT_SERVED_HINT}, or the two addresses name different servers`,
+          );
         throw new LibsqlAdminError(
-          this.server.adminUrl
-            ? `the libSQL server at ${url} does not serve namespace ${namespace}, though its admin API at ${this.server.adminUrl} has it: sqld answers so for a namespace it has just made while --max-active-namespaces others are active (100 by default; start it with more than the number of stores), or the two addresses name different servers`
-            : `the libSQL server at ${url} has no namespace ${namespace}; a command given --libsql-admin-url creates it`,
+          `the libSQL server at ${url} has no namespace ${namespace}; a command given --libsql-admin-url creates it`,
         );
       }
       // Another HTTP service there (sqld's admin API, a proxy's error page) answers something else.
