@@ -523,7 +523,7 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
     }
   });
 
-  test("many stores: progress on stderr, and the summary counts them without naming each", async () => {
+  test("many stores: progress on stderr; the summary and a refusal count them without naming each", async () => {
     const files = join(dir, "many-files");
     const fixture = join(dir, "many.json");
     const stores = Array.from({ length: 60 }, (_, i) =>
@@ -536,6 +536,16 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
       const moved = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
       expect([moved.code, moved.stdout]).toEqual([0, `copied 60 stores to ${empty.url}\n`]);
       expect(moved.stderr.split("\n").at(-2)).toBe("migrate: stores copied: 60/60");
+      const again = await runCli(["migrate-to-libsql", "--data", files, ...empty.flags]);
+      const named = stores
+        .map((s) => s.slug)
+        .sort()
+        .slice(0, 10)
+        .join(", ");
+      expect([again.code, again.stderr]).toEqual([
+        1,
+        `storeapi: the libSQL server already has stores (${named} and 50 more); migrate-to-libsql fills an empty one\n`,
+      ]);
     } finally {
       await empty.stop();
     }

@@ -11,8 +11,16 @@ import { printJson, printLine, progressPrinter } from "./output";
 
 /** Fewer stores than this are copied in a blink: no progress lines. */
 const PROGRESS_FROM = 50;
-/** Up to this many stores, the summary line names them. */
+/** Up to this many stores, the summary line names them (a refusal names this many). */
 const NAMED_STORES = 10;
+
+/** The first `NAMED_STORES` slugs, and how many more: a line stays short whatever the count. */
+function namedFew(slugs: string[]): string {
+  const more = slugs.length - NAMED_STORES;
+  return more > 0
+    ? `${slugs.slice(0, NAMED_STORES).join(", ")} and ${more} more`
+    : slugs.join(", ");
+}
 
 /** Copies one store's database from files into its new namespace, in one transaction. */
 async function copyStore(source: Location, target: Location, slug: string): Promise<void> {
@@ -70,7 +78,7 @@ async function copyOnto(source: FileLocation, target: Location, json?: boolean):
     const already = await to.listStores();
     if (already.length > 0) {
       throw new CliError(
-        `the libSQL server already has stores (${already.map((s) => s.slug).join(", ")}); migrate-to-libsql fills an empty one`,
+        `the libSQL server already has stores (${namedFew(already.map((s) => s.slug))}); migrate-to-libsql fills an empty one`,
       );
     }
     const stores = await from.listStores();
