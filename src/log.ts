@@ -1,4 +1,4 @@
-import { fileNamed, isStorageFailure } from "./db/driver";
+import { fileNamed, isStorageFailure, StoreArriving } from "./db/driver";
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -132,7 +132,7 @@ const FOLLOWED_FAILURES = 100;
  * flood the log: each failure (its message: the server, or the damaged store's file) is
  * written once per `STORAGE_FAILURE_LOG_MS`, counting the ones left out (each still has
  * its request line, status 503), so one damaged store never hides another. Other
- * failures, as they come.
+ * failures, as they come; none for a store `load` has yet to move into place.
  */
 export function requestFailureLog(
   logger: Pick<Logger, "error">,
@@ -143,6 +143,8 @@ export function requestFailureLog(
   return (requestId: string, failure: unknown, store: string | null = null): void => {
     // Damage a statement met after the open: SQLite's words do not say which file.
     const error = store ? fileNamed(storeName(store), failure) : failure;
+    // A store a load is still moving in: a second's 503, nothing to mend.
+    if (error instanceof StoreArriving) return;
     if (!isStorageFailure(error)) {
       logger.error("request failed", { requestId, ...errorFields(error) });
       return;

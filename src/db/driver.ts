@@ -95,6 +95,12 @@ export const isLocked = (error: unknown) =>
 export class StoreDatabaseMissing extends DatabaseUnavailable {}
 
 /**
+ * A store `load` has registered but whose file it has yet to move into place (a second or
+ * two after its commit; a server finishes the move of a load that died meanwhile).
+ */
+export class StoreArriving extends StoreDatabaseMissing {}
+
+/**
  * The libSQL server answers 404 for a namespace its admin API has: sqld does so, now and
  * then, once `--max-active-namespaces` others are active (100 by default), most of all for
  * one it has just made.

@@ -12,6 +12,7 @@ import {
   NOT_SERVED_HINT,
   namespaceName,
   REMOTE_DEADLINE_MS,
+  StoreArriving,
   StoreDatabaseMissing,
 } from "./driver";
 import { type Migration, migrate } from "./migrate";
@@ -64,6 +65,10 @@ export interface Location {
 export const DESCRIPTORS_PER_STORE = 4;
 
 export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "stores", `${slug}.db`);
+/** Where `load` builds store files before it registers them and moves them into place (see staging.ts). */
+export const stagingDir = (dataDir: string) => join(dataDir, "loading");
+export const stagedStorePath = (dataDir: string, slug: string) =>
+  join(stagingDir(dataDir), `${slug}.db`);
 
 /** `DIR/platform.db` and `DIR/stores/{slug}.db`. */
 export class FileLocation implements Location {
@@ -120,6 +125,11 @@ export class FileLocation implements Location {
   }
   storeMissing(slug: string) {
     const path = this.storeName(slug);
+    const staged = stagedStorePath(this.dataDir, slug);
+    if (existsSync(staged))
+      return new StoreArriving(
+        `${path} is not in place yet: a load registered store "${slug}" and is moving its file in from ${staged}; it is there within seconds`,
+      );
     const what = existsSync(path) ? "is empty" : "is missing";
     // A restored file would take a WAL left here for its own, and apply another file's pages.
     const leftover = existsSync(`${path}-wal`)

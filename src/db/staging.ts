@@ -1,8 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { DataDirLock, LOAD_LOCK } from "./data-dir";
 import type { Db, Queryable } from "./driver";
-import { storeDbPath } from "./pool";
+import { stagedStorePath, stagingDir, storeDbPath } from "./location";
 
 /**
  * How `load` stays all or nothing across a crash: store files are built in
@@ -11,12 +10,7 @@ import { storeDbPath } from "./pool";
  * later open of the data directory finishes a committed move (roll forward) or deletes
  * an uncommitted staging directory (roll back).
  */
-const STAGING_DIR = "loading";
 const PENDING_KEY = "pending_load";
-
-export const stagingDir = (dataDir: string) => join(dataDir, STAGING_DIR);
-export const stagedStorePath = (dataDir: string, slug: string) =>
-  join(stagingDir(dataDir), `${slug}.db`);
 
 /** An empty staging directory for a new load. */
 export function freshStagingDir(dataDir: string): void {

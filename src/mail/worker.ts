@@ -1,5 +1,5 @@
 import { withNewSignInToken } from "../admin/links";
-import type { Db } from "../db/driver";
+import { type Db, StoreArriving } from "../db/driver";
 import type { Platform, Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
 import { errorFields, type Logger } from "../log";
@@ -28,6 +28,9 @@ import {
   type OutgoingMail,
   type Transport,
 } from "./transports/transport";
+
+/** How soon a store whose file a load is still moving in is looked at again. */
+const ARRIVING_RETRY_MS = 1000;
 
 export interface MailWorkerOptions {
   pool: StorePool;
@@ -299,7 +302,8 @@ export class MailWorker {
    * say so once until it works (a store retired until a restart fails every try). A store
    * deleted meanwhile (its database archived, its mail left there unsent) is dropped
    * without a word: its file is missing on purpose. One made anew under its slug since is
-   * looked at now: the failure was the deleted one's.
+   * looked at now: the failure was the deleted one's. One a load is still moving in is
+   * looked at again in a moment.
    */
   private outboxFailed(store: Store, message: string, error: unknown): void {
     const { slug } = store;
@@ -311,6 +315,10 @@ export class MailWorker {
     if (current.createdAt !== store.createdAt) {
       this.schedule.dueBy(slug, this.now());
       this.kick();
+      return;
+    }
+    if (error instanceof StoreArriving) {
+      this.schedule.retryAt(slug, this.now() + ARRIVING_RETRY_MS);
       return;
     }
     if (!this.outOfReach.has(slug)) {
