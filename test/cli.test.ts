@@ -596,7 +596,7 @@ describe("command line", () => {
     expect(result.json.openapi).toMatch(/^3\.1/);
   });
 
-  test("output that cannot be written is exit 1 and one line; a reader that stops early is no failure", async () => {
+  test("output that cannot be written is exit 1 and one line; a reader that stops early is no failure; a secret is not made for /dev/null", async () => {
     const dir = freshDir();
     expect(
       (await runCli(["load", writeFixture(dir, [testStore()]), "--data", join(dir, "data")])).code,
@@ -675,6 +675,47 @@ describe("command line", () => {
     ]);
     // A listing nobody reads is no failure.
     expect(await intoClosedPipe(["keys", "list", "shop1"])).toEqual([0, ""]);
+
+    // stdout closed (`>&-`) or /dev/null: no write fails there (Bun and Deno put /dev/null
+    // in place of a closed fd 1), so a secret would be lost with exit 0. Refused before
+    // any key is made.
+    const discarding = async (redirect: string, command: string[]) => {
+      const withData = [...command, "--data", join(dir, "data")];
+      const args = [...withData, ...(await libsqlFlagsFor(withData))];
+      const child = Bun.spawn(
+        ["bash", "-c", `"$@" ${redirect}`, "bash", ...storeapiCommand(), ...args],
+        { stdin: "ignore", stdout: "ignore", stderr: "pipe", timeout: 60_000 },
+      );
+      return [await child.exited, await new Response(child.stderr).text()];
+    };
+    const keyCount = async () =>
+      (await runCli(["keys", "list", "shop1", "--json", "--data", join(dir, "data")])).json.length;
+    const hostKeyCount = async () =>
+      (await runCli(["host-keys", "list", "--json", "--data", join(dir, "data")])).json.length;
+    const [keysBefore, hostKeysBefore] = [await keyCount(), await hostKeyCount()];
+    for (const redirect of [">&-", ">/dev/null"]) {
+      expect(
+        await discarding(redirect, [
+          "keys",
+          "create",
+          "shop1",
+          "--name",
+          "gone",
+          "--orders",
+          "read",
+        ]),
+      ).toEqual([
+        2,
+        "storeapi: stdout is /dev/null (or closed), and the new key's secret is shown only once: send it to a file or a pipe\n",
+      ]);
+      expect(await discarding(redirect, ["host-keys", "create", "--name", "gone"])).toEqual([
+        2,
+        "storeapi: stdout is /dev/null (or closed), and the new host key's secret is shown only once: send it to a file or a pipe\n",
+      ]);
+    }
+    expect([await keyCount(), await hostKeyCount()]).toEqual([keysBefore, hostKeysBefore]);
+    // Output that is no secret may be thrown away.
+    expect(await discarding(">&-", ["keys", "list", "shop1"])).toEqual([0, ""]);
   });
 });
 

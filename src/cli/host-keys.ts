@@ -6,7 +6,7 @@ import { checkValue, command, existingLocationOf, type FlagTable, locationOf } f
 import { CliError, UsageError } from "./errors";
 import { expiresFlag } from "./keys";
 import { withPlatform } from "./open";
-import { ifOutputLost, printJson, printLine } from "./output";
+import { ifOutputLost, printJson, printLine, refuseDiscardedOutput } from "./output";
 
 const create = command(
   {
@@ -30,6 +30,7 @@ const create = command(
     const name = checkValue(keyNameSchema, values.name ?? "", "--name");
     const now = Date.now();
     const expiresAt = expiresFlag(values.expires, now);
+    refuseDiscardedOutput("the new host key's secret");
     const created = await withPlatform(locationOf(values), (platform) =>
       createHostKey(platform.db, name, expiresAt, now),
     );

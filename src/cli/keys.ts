@@ -20,7 +20,7 @@ import { KeyUsage } from "../keys/usage";
 import { checkValue, command, existingLocationOf, type FlagTable, orList } from "./args";
 import { CliError, UsageError } from "./errors";
 import { withPlatformAndPool } from "./open";
-import { ifOutputLost, printJson, printLine } from "./output";
+import { ifOutputLost, printJson, printLine, refuseDiscardedOutput } from "./output";
 
 /** `--expires never/30d/90d/1y` (default never) as the moment the key expires, or null. */
 export function expiresFlag(value: string | undefined, now: number): number | null {
@@ -103,6 +103,7 @@ const create = command(
   async ({ values, args: [slug] }) => {
     const now = Date.now();
     const input = keyInput(values, now);
+    refuseDiscardedOutput("the new key's secret");
     const { permissions, expiresAt } = input;
     const created = await withStore(existingLocationOf(values), slug, (store, pool) =>
       pool

@@ -1,4 +1,6 @@
+import { fstatSync, statSync } from "node:fs";
 import { FILE_SYSTEM_REASONS } from "../file-system";
+import { UsageError } from "./errors";
 
 /**
  * A command's output on stdout. A failed write is kept, neither thrown nor dropped, so
@@ -14,6 +16,25 @@ const fail = (error: unknown) => {
 
 /** What the operator must do when the output is lost (a secret shown only once). */
 let ifLost: string | undefined;
+
+/**
+ * Before a command makes a secret it shows only once: refuses when stdout is `/dev/null`,
+ * where the secret would be lost with exit 0. A closed stdout (`>&-`) looks the same: Bun
+ * and Deno open `/dev/null` in its place, so no write fails.
+ */
+export function refuseDiscardedOutput(what: string): void {
+  let discarded = false;
+  try {
+    const out = fstatSync(1);
+    discarded = out.isCharacterDevice() && out.rdev === statSync("/dev/null").rdev;
+  } catch {
+    return; // no stdout to look at: a failed write will say so
+  }
+  if (discarded)
+    throw new UsageError(
+      `stdout is /dev/null (or closed), and ${what} is shown only once: send it to a file or a pipe`,
+    );
+}
 
 /** Says, should stdout fail, what its loss leaves behind and how to mend it. */
 export const ifOutputLost = (remedy: string) => {
