@@ -1,3 +1,5 @@
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import { join } from "node:path";
 import { createApp } from "./app";
 import type { ServeConfig } from "./config";
@@ -111,6 +113,17 @@ export class CertificateRefused extends Error {
   }
 }
 
+/**
+ * A host name that resolves to nothing is refused before listening: what the runtime says
+ * of it varies with the machine's resolver (EINVAL, ENOENT, even EADDRINUSE under Bun).
+ */
+async function requireResolvable(flag: ListenFlag, hostname: string, port: number) {
+  if (isIP(hostname)) return;
+  await lookup(hostname).catch(() => {
+    throw new CannotListen(flag, hostname, port, "ENOTFOUND");
+  });
+}
+
 function listenOn(
   flag: ListenFlag,
   hostname: string,
@@ -209,6 +222,9 @@ export async function startServer(
   // with --libsql-replicas, the open stores' replicas.
   if (location.remote) makePrivateDir(config.dataDir);
   else requireDataDir(config.dataDir);
+  await requireResolvable("--listen", config.hostname, config.port);
+  if (config.metrics)
+    await requireResolvable("--metrics-listen", config.metrics.hostname, config.metrics.port);
   // One server per data directory: two would each keep their own idempotency records,
   // rate limits and mail queue state for the same stores (on a libSQL server, one name).
   const lock = DataDirLock.forServer(config.dataDir);

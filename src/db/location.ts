@@ -417,8 +417,7 @@ export class LibsqlLocation implements Location {
       await migrate(db, migrations);
     } catch (error) {
       await db.close().catch(() => {});
-      const message = String((error as Error)?.message);
-      if (/\b404\b/.test(message)) {
+      if (error instanceof NamespaceNotServed) {
         if (this.server.adminUrl)
           throw new NamespaceNotServed(
             `the libSQL server at ${url} does not serve namespace ${namespace}, though its admin API at ${this.server.adminUrl} has it: ${NOT_SERVED_HINT}, or the two addresses name different servers`,
@@ -428,6 +427,7 @@ export class LibsqlLocation implements Location {
         );
       }
       // Another HTTP service there (sqld's admin API, a proxy's error page) answers something else.
+      const message = String((error as Error)?.message);
       if (/HRANA_PROTO_ERROR|Unexpected (token|end of JSON)|is not valid JSON/.test(message)) {
         throw new LibsqlAdminError(
           `${url} did not answer as a libSQL server's API (is --libsql-url the admin API's address, or something else's?)`,
