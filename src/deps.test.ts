@@ -19,25 +19,34 @@ function parts(bumps: Array<"ok" | "locked">) {
     forget: (slug: string) => void events.push(`forget ${slug}`),
   } as unknown as KeyCache;
   const report = (message: string) => void events.push(`error: ${message}`);
-  return { events, change: keyChanges(platform, registry, keys, report) };
+  const mark = async (slug: string) => void events.push(`mark ${slug}`);
+  return { events, change: keyChanges(platform, registry, keys, mark, report) };
 }
 
-test("a key change is made between two bumps, then this server forgets the store's keys", async () => {
+test("a key change is made between two bumps, the store marked for its notice first; then this server forgets the store's keys", async () => {
   const { events, change } = parts(["ok", "ok"]);
   expect(await change("shop1", async () => events.push("change") && "made")).toBe("made");
-  expect(events).toEqual(["bump shop1 ok", "change", "bump shop1 ok", "forget shop1", "reload"]);
+  expect(events).toEqual([
+    "mark shop1",
+    "bump shop1 ok",
+    "change",
+    "bump shop1 ok",
+    "forget shop1",
+    "reload",
+  ]);
 });
 
 test("platform.db locked at the first bump: nothing is changed", async () => {
   const { events, change } = parts(["locked"]);
   await expect(change("shop1", async () => events.push("change"))).rejects.toThrow("locked");
-  expect(events).toEqual(["bump shop1 locked"]);
+  expect(events).toEqual(["mark shop1", "bump shop1 locked"]);
 });
 
 test("locked at the second bump: the change holds, is answered, and this server forgets the keys", async () => {
   const { events, change } = parts(["ok", "locked"]);
   expect(await change("shop1", async () => events.push("change") && "made")).toBe("made");
   expect(events).toEqual([
+    "mark shop1",
     "bump shop1 ok",
     "change",
     "bump shop1 locked",

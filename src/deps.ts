@@ -38,7 +38,13 @@ export function buildDeps({
   return {
     ...parts,
     keys,
-    changeKeys: keyChanges(platform, parts.registry, keys, reportError ?? reportToStderr),
+    changeKeys: keyChanges(
+      platform,
+      parts.registry,
+      keys,
+      parts.beforeMailQueued,
+      reportError ?? reportToStderr,
+    ),
     usage: new KeyUsage(platform, reportError),
     rateLimiter: new RateLimiter(rateLimit),
     authFailures:
@@ -49,18 +55,21 @@ export function buildDeps({
 
 /**
  * Makes a change of a store's keys between two bumps of its key version in platform.db
- * (see `AppDeps.changeKeys`). Once the change is made it holds: this server forgets the
- * store's keys whatever the second bump does, and a bump refused then (platform.db locked
- * since the first) is logged, not answered; other processes see the change at the store's
- * next one.
+ * (see `AppDeps.changeKeys`), the store marked first for the owner's notice it queues
+ * (`beforeMailQueued`: a start after a crash looks at its outbox). Once the change is made
+ * it holds: this server forgets the store's keys whatever the second bump does, and a bump
+ * refused then (platform.db locked since the first) is logged, not answered; other
+ * processes see the change at the store's next one.
  */
 export function keyChanges(
   platform: Platform,
   registry: StoreRegistry,
   keys: KeyCache,
+  beforeMailQueued: AppDeps["beforeMailQueued"],
   reportError: ReportError,
 ): AppDeps["changeKeys"] {
   return async (slug, change) => {
+    await beforeMailQueued(slug);
     // A change refused after this (404, plan_limit) has cost one reload of the store's keys.
     await platform.bumpKeysAndMail(slug);
     const changed = await change();

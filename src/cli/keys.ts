@@ -1,3 +1,4 @@
+import { isDiskFull, isLocked } from "../db/driver";
 import type { Location } from "../db/location";
 import type { Store } from "../db/platform";
 import type { StorePool } from "../db/pool";
@@ -34,20 +35,35 @@ export function expiresFlag(value: string | undefined, now: number): number | nu
 const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
 
 /**
- * Opens the store for a key operation; afterwards bumps the store's key version (so a
- * running server reloads its keys) and its mail version (so it delivers the notice).
+ * Opens the store for a key operation between two bumps of the store's key and mail
+ * versions, as the server's own changes are made (`keyChanges`, src/deps.ts): the first
+ * finds platform.db writable, so a full disk or a lock refuses the command before anything
+ * changed (the bump refused after a delete left the key working on a running server,
+ * with "the disk is full"); the second has a running server reload the keys and deliver
+ * the notice. Should only the second be refused, the line says what `made` was.
  */
 function withStore<T>(
   location: Location,
   slug: string,
   fn: (store: Store, pool: StorePool) => Promise<T>,
+  made: (result: T) => string,
 ): Promise<T> {
   return withPlatformAndPool(location, async (platform, pool) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
     await platform.markMailQueued(slug); // before the notice is queued: see `mail_queued`
-    const result = await fn(store, pool);
     await platform.bumpKeysAndMail(slug);
+    const result = await fn(store, pool);
+    await platform.bumpKeysAndMail(slug).catch((error) => {
+      const why = isDiskFull(error)
+        ? " (the disk is full)"
+        : isLocked(error)
+          ? " (it is locked)"
+          : "";
+      throw new CliError(
+        `${made(result)}, but a running server was not told: platform.db could not record it${why}; until the store's next key change or the server's restart, it goes on with the keys it had`,
+      );
+    });
     return result;
   });
 }
@@ -105,13 +121,18 @@ const create = command(
     const input = keyInput(values, now);
     refuseDiscardedOutput("the new key's secret");
     const { permissions, expiresAt } = input;
-    const created = await withStore(existingLocationOf(values), slug, (store, pool) =>
-      pool
-        .use(slug, (db) => createKey(db, store, input, operator(), now))
-        .catch((error) => {
-          if (error instanceof KeyLimitError) throw new CliError(error.message);
-          throw error;
-        }),
+    const created = await withStore(
+      existingLocationOf(values),
+      slug,
+      (store, pool) =>
+        pool
+          .use(slug, (db) => createKey(db, store, input, operator(), now))
+          .catch((error) => {
+            if (error instanceof KeyLimitError) throw new CliError(error.message);
+            throw error;
+          }),
+      (key) =>
+        `key ${key.id} of ${slug} is made, its secret not shown (delete it: storeapi keys delete ${slug} ${key.id})`,
     );
     ifOutputLost(
       `key ${created.id} of ${slug} was created but its secret was not written: delete it (storeapi keys delete ${slug} ${created.id}) and create another`,
@@ -183,13 +204,17 @@ const remove = command(
   async ({ values, args: [slug, idText] }) => {
     if (!/^[1-9]\d{0,14}$/.test(idText))
       throw new UsageError(`ID must be a positive integer, not "${echo(idText)}"`);
-    const key = await withStore(existingLocationOf(values), slug, (store, pool) =>
-      pool
-        .use(slug, (db) => deleteKey(db, store, Number(idText), operator()))
-        .catch((error) => {
-          if (error instanceof KeyNotFoundError) throw new CliError(error.message);
-          throw error;
-        }),
+    const key = await withStore(
+      existingLocationOf(values),
+      slug,
+      (store, pool) =>
+        pool
+          .use(slug, (db) => deleteKey(db, store, Number(idText), operator()))
+          .catch((error) => {
+            if (error instanceof KeyNotFoundError) throw new CliError(error.message);
+            throw error;
+          }),
+      (deleted) => `key ${deleted.id} of ${slug} is deleted`,
     );
     if (values.json)
       return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
