@@ -40,6 +40,23 @@ export async function readJsonBody(
   return body as Record<string, unknown>;
 }
 
+/**
+ * A body that may be left out: none (no bytes, however framed: a declared length of 0, or
+ * an empty chunked one, which HTTP/2 proxies send), with no type or a JSON one (clients
+ * send their usual `Content-Type: application/json` either way), is `{}`; else as
+ * `readJsonBody`.
+ */
+export async function optionalJsonBody(
+  c: AppContext,
+  limit = MAX_BODY_BYTES,
+): Promise<Record<string, unknown>> {
+  const body = await readJson(c, limit, true);
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw invalidField("body", "The body must be a JSON object.");
+  }
+  return body as Record<string, unknown>;
+}
+
 /** A body that is a JSON array (a set replaced whole), with the same rules otherwise. */
 export async function readJsonArrayBody(c: AppContext, limit = MAX_BODY_BYTES): Promise<unknown[]> {
   const body = await readJson(c, limit);
@@ -59,9 +76,11 @@ export function refuseTransferCodings(transferEncoding: string | undefined): voi
   );
 }
 
-/** Any JSON value of at most `limit` bytes, sent as application/json. */
-async function readJson(c: AppContext, limit: number): Promise<unknown> {
-  if (!isJsonType(c.req.header("content-type") ?? "")) {
+/** Any JSON value of at most `limit` bytes, sent as application/json; `{}` for no bytes if `optional`. */
+async function readJson(c: AppContext, limit: number, optional = false): Promise<unknown> {
+  const type = c.req.header("content-type");
+  const untypedMayBeEmpty = optional && type === undefined;
+  if (!untypedMayBeEmpty && !isJsonType(type ?? "")) {
     throw fixedError("json_required");
   }
   refuseTransferCodings(c.req.header("transfer-encoding"));
@@ -85,6 +104,8 @@ async function readJson(c: AppContext, limit: number): Promise<unknown> {
       ? error
       : new ClientClosed("the client closed the connection before sending its body");
   }
+  if (optional && bytes.length === 0) return {};
+  if (untypedMayBeEmpty) throw fixedError("json_required");
   let body: unknown;
   try {
     body = JSON.parse(STRICT_UTF8.decode(bytes));

@@ -1,9 +1,9 @@
 import * as v from "valibot";
 import { createSignInLink } from "../../admin/links";
 import { formatIsrael } from "../../format/time";
+import { optionalJsonBody } from "../../http/json-body";
 import { ok } from "../../http/respond";
 import { dateTimeOut } from "../../http/schemas";
-import { optionalJsonBody } from "../body";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugParams } from "../stores/schema";

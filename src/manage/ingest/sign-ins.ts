@@ -1,10 +1,10 @@
 import * as v from "valibot";
 import { ApiError } from "../../errors";
+import { optionalJsonBody } from "../../http/json-body";
 import { ok } from "../../http/respond";
 import { fixtureDateTime } from "../../load/section";
 import { getCustomer, toCustomer } from "../../routes/customers/row";
 import { customerOut } from "../../routes/customers/schema";
-import { optionalJsonBody } from "../body";
 import { storeOr404 } from "../context";
 import { defineManageRoute } from "../define";
 import { slugIdParams } from "../stores/schema";
