@@ -602,6 +602,25 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
     }
   });
 
+  test("a directory a command is given open to all (0777) is made owner only: a load into it, any command on it, a backup into it", async () => {
+    const dir = freshDir();
+    const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+    const data = join(dir, "data");
+    mkdirSync(data, { mode: 0o777 });
+    chmodSync(data, 0o777); // past the umask
+    expect((await runCli(["load", writeFixture(dir, [testStore()]), "--data", data])).code).toBe(0);
+    expect([mode(data), mode(join(data, "stores"))]).toEqual(["700", "700"]);
+    chmodSync(data, 0o777);
+    chmodSync(join(data, "stores"), 0o777);
+    expect((await runCli(["keys", "list", "shop1", "--data", data])).code).toBe(0);
+    expect([mode(data), mode(join(data, "stores"))]).toEqual(["700", "700"]);
+    const backup = join(dir, "backup");
+    mkdirSync(backup);
+    chmodSync(backup, 0o777);
+    expect((await runCli(["backup", backup, "--data", data])).code).toBe(0);
+    expect([mode(backup), mode(join(backup, "stores"))]).toEqual(["700", "700"]);
+  });
+
   test("a kill -9 during --mail-dir delivery leaves no temporary file behind the next start", async () => {
     const data = await loadedDataDir();
     const mailDir = join(freshDir(), "mail");

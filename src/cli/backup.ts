@@ -12,6 +12,7 @@ import { copyRows } from "../db/copy";
 import {
   COMMAND_STORES_WAIT_MS,
   commandStoresBusy,
+  makeDirsPrivate,
   UNFINISHED_BACKUP,
   UNFINISHED_BACKUP_TEXT,
 } from "../db/data-dir";
@@ -73,6 +74,7 @@ function prepareDest(dest: string, dataDir: string | null): void {
       throw new CliError(`${dest} is not empty: back up into a new or empty directory`);
   }
   mkdirSync(join(dest, "stores"), { recursive: true });
+  makeDirsPrivate(dest);
 }
 
 /**

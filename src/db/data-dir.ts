@@ -134,6 +134,19 @@ export function makeDataDirPrivate(dataDir: string): string[] {
 }
 
 /**
+ * The directory and its `stores/` closed to group and others, as every command opens it
+ * (new files are private through the umask): a directory made 0777 before let any user
+ * replace `platform.db` in it. The owner's own bits stay (a directory made read-only
+ * stays so); another user's directory is left as it is.
+ */
+export function makeDirsPrivate(dataDir: string): void {
+  for (const dir of [dataDir, join(dataDir, "stores")]) {
+    const mode = statSync(dir, { throwIfNoEntry: false })?.mode ?? 0;
+    if (mode & 0o077) chmodIfOurs(dir, mode & 0o700);
+  }
+}
+
+/**
  * `chmod`; false for another user's file. A file gone since the directory was read
  * is skipped: a command beside the starting server removes a store's `-wal` and `-shm`
  * as it closes the store. One of ours that cannot be changed (immutable, or on a

@@ -4,7 +4,12 @@ import { join } from "node:path";
 import { fileIdOf, holdsData, removeDatabase } from "../file-system";
 import { runtime } from "../runtime/runtime";
 import { ClientDb } from "./client";
-import { refuseLostRegistry, refuseUnfinishedBackup, withStoresLock } from "./data-dir";
+import {
+  makeDirsPrivate,
+  refuseLostRegistry,
+  refuseUnfinishedBackup,
+  withStoresLock,
+} from "./data-dir";
 import {
   DatabaseUnavailable,
   type Db,
@@ -85,6 +90,7 @@ export class FileLocation implements Location {
   async openPlatform() {
     refuseUnfinishedBackup(this.dataDir);
     refuseLostRegistry(this.dataDir);
+    makeDirsPrivate(this.dataDir);
     const db = await openDb(`file:${this.platformName}`, platformMigrations);
     return new PinnedFileDb(db, this.platformName);
   }
