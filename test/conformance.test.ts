@@ -791,6 +791,22 @@ describe("requests the runtimes' parsers hand over differently answer alike", ()
     expect((await server.request("/api/v1/customers/1")).json.data).toEqual(before.json.data);
   });
 
+  test("a body with a Content-Encoding is refused, never read as JSON (it was applied as if uncompressed)", async () => {
+    const before = await server.request("/api/v1/customers/1");
+    const body = JSON.stringify({ firstName: "Encoded" });
+    const sent = await rawRequest(
+      `PATCH /api/v1/customers/1 HTTP/1.1\r\nHost: shop1.test\r\nAuthorization: Bearer ${KEYS.all}\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect([sent.status, JSON.parse(sent.body).error]).toEqual([
+      415,
+      {
+        code: "json_required",
+        message: 'Send the body uncompressed: Content-Encoding "gzip" is not supported.',
+      },
+    ]);
+    expect((await server.request("/api/v1/customers/1")).json.data).toEqual(before.json.data);
+  });
+
   test("a declared body of any size is answered in the contract's order, unread (Bun's own 64 MiB limit answered a bare 413 first)", async () => {
     const huge = (target: string, key: string) =>
       rawRequest(

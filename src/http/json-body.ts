@@ -76,6 +76,15 @@ export function refuseTransferCodings(transferEncoding: string | undefined): voi
   );
 }
 
+/** A compressed body (`Content-Encoding: gzip`) would be read as JSON text, or its JSON applied though the header said otherwise. */
+function refuseContentCodings(contentEncoding: string | undefined): void {
+  if (contentEncoding === undefined || /^\s*identity\s*$/i.test(contentEncoding)) return;
+  throw new ApiError(
+    "json_required",
+    `Send the body uncompressed: Content-Encoding "${echo(contentEncoding)}" is not supported.`,
+  );
+}
+
 /** Any JSON value of at most `limit` bytes, sent as application/json; `{}` for no bytes if `optional`. */
 async function readJson(c: AppContext, limit: number, optional = false): Promise<unknown> {
   const type = c.req.header("content-type");
@@ -84,6 +93,7 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
     throw fixedError("json_required");
   }
   refuseTransferCodings(c.req.header("transfer-encoding"));
+  refuseContentCodings(c.req.header("content-encoding"));
   const length = c.req.header("content-length");
   const declared = Number(length ?? 0);
   if (declared > limit) throw tooLarge(limit);
