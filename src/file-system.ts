@@ -1,4 +1,4 @@
-import { closeSync, openSync, rmSync, statSync } from "node:fs";
+import { closeSync, lstatSync, openSync, rmSync, statSync } from "node:fs";
 
 /** Why the file system refused, by errno code, in a few words. */
 export const FILE_SYSTEM_REASONS: Record<string, string> = {
@@ -48,7 +48,16 @@ export function holdsData(path: string): boolean {
 
 /** Removes a SQLite database file with its `-wal` and `-shm`, those that exist. */
 export function removeDatabase(path: string): void {
-  for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+  for (const suffix of ["", "-wal", "-shm"]) removeIfThere(path + suffix);
+}
+
+/**
+ * `rm -rf` of what is there: on a read-only file system removing a path that does not
+ * exist fails too (EROFS), and the line would blame a file that was never there instead
+ * of the one that could not be made.
+ */
+export function removeIfThere(path: string): void {
+  if (lstatSync(path, { throwIfNoEntry: false })) rmSync(path, { recursive: true, force: true });
 }
 
 /** Which file `path` names now (device and inode), or null when none: a file moved over it is another. */

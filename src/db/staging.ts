@@ -1,4 +1,5 @@
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { removeIfThere } from "../file-system";
 import { DataDirLock, LOAD_LOCK } from "./data-dir";
 import type { Db, Queryable } from "./driver";
 import { stagedStorePath, stagingDir, storeDbPath } from "./location";
@@ -14,7 +15,7 @@ const PENDING_KEY = "pending_load";
 
 /** An empty staging directory for a new load. */
 export function freshStagingDir(dataDir: string): void {
-  rmSync(stagingDir(dataDir), { recursive: true, force: true });
+  removeIfThere(stagingDir(dataDir));
   mkdirSync(stagingDir(dataDir), { recursive: true });
 }
 
@@ -70,7 +71,7 @@ export async function settleStaging(dataDir: string, platform: Db): Promise<void
     }
     await platform.run("DELETE FROM meta WHERE key = ?", [PENDING_KEY]);
   }
-  rmSync(stagingDir(dataDir), { recursive: true, force: true });
+  removeIfThere(stagingDir(dataDir));
 }
 
 /**

@@ -309,3 +309,49 @@ function fillDisk(path: string, leave: number): void {
     closeSync(fd);
   }
 }
+
+describe.skipIf(!canMount)("a data directory on a read-only file system", () => {
+  const readOnly = tempDir("storeapi-read-only-");
+  afterAll(async () => {
+    await unmount(readOnly);
+    rmSync(readOnly, { recursive: true, force: true });
+  });
+
+  // Each named a file that was never there: "cannot remove DIR/stores/shop9.db" and
+  // "cannot remove DIR/loading" (removing a missing path fails too on such a file system).
+  test("stores add and load name what they could not make", async () => {
+    expect(await mountTmpfs(readOnly, "8m")).toBe(true);
+    const data = join(readOnly, "data");
+    const fixture = join(readOnly, "fixture.json");
+    writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+    expect((await runCli(["load", fixture, "--data", data])).code).toBe(0);
+    const another = join(readOnly, "another.json");
+    writeFileSync(
+      another,
+      JSON.stringify({ stores: [testStore({ slug: "shop2", domain: "shop2.test" })] }),
+    );
+    expect(await run(["mount", "-o", "remount,ro", readOnly])).toBe(true);
+    const added = await runCli([
+      "stores",
+      "add",
+      "shop9",
+      "--domain",
+      "shop9.test",
+      "--plan",
+      "free",
+      "--owner-email",
+      "o@shop9.test",
+      "--data",
+      data,
+    ]);
+    expect([added.code, added.stderr]).toEqual([
+      1,
+      `storeapi: ${data}/stores/shop9.db cannot be opened: the file system is read-only\n`,
+    ]);
+    const loaded = await runCli(["load", another, "--data", data]);
+    expect([loaded.code, loaded.stderr]).toEqual([
+      1,
+      `storeapi: cannot create the directory ${data}/loading: the file system is read-only\n`,
+    ]);
+  });
+});
