@@ -23,6 +23,17 @@ const scanLine = (stdout: string) =>
     .filter((line) => line.includes('"mail: start-up scan done"'))
     .map((line) => JSON.parse(line) as { storesScanned: number; storesOpened: number });
 
+/** The files of `--mail-dir` once the first arrives. */
+const firstMail = (dir: string) =>
+  eventually(() => {
+    try {
+      const names = readdirSync(dir);
+      return names.length ? names : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+
 test("mail queued in one of 40 stores while no server ran is delivered at start, opening only that store", async () => {
   const stores = Array.from({ length: 40 }, (_, i) =>
     testStore({ slug: `s${i}`, domain: `s${i}.test`, keys: [] }),
@@ -35,14 +46,7 @@ test("mail queued in one of 40 stores while no server ran is delivered at start,
   expect(created.code).toBe(0);
 
   server = await spawnServer(dataDir, ["--mail-dir", mailDir]);
-  const files = await eventually(() => {
-    try {
-      const names = readdirSync(mailDir);
-      return names.length ? names : undefined;
-    } catch {
-      return undefined;
-    }
-  });
+  const files = await firstMail(mailDir);
   expect(files).toHaveLength(1);
   const [scan] = await eventually(() =>
     scanLine(server!.stdout()).length ? scanLine(server!.stdout()) : undefined,
@@ -85,14 +89,7 @@ test("a key notice queued through the management API and cut off by kill -9 is d
     await sending;
     await running.signal("SIGKILL");
     running = await spawnServer(dir, ["--mail-dir", mailTo]);
-    const files = await eventually(() => {
-      try {
-        const names = readdirSync(mailTo);
-        return names.length ? names : undefined;
-      } catch {
-        return undefined;
-      }
-    });
+    const files = await firstMail(mailTo);
     expect(files).toHaveLength(1);
     expect(readFileSync(join(mailTo, files[0] as string), "utf8")).toContain("owner@m1.test");
   } finally {
