@@ -17,6 +17,7 @@ export interface AdminDeps {
   allowHttp: boolean;
   trustProxy: CidrList | null;
   changeKeys: AppDeps["changeKeys"];
+  beforeMailQueued: AppDeps["beforeMailQueued"];
   onMailQueued: (slug: string) => void;
   logError: (requestId: string, error: unknown, store: string | null) => void;
   now: () => number;

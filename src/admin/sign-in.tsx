@@ -90,8 +90,13 @@ export const sendSignInLink =
       // alone would tell it apart from any other by the time the answer takes.
       const requestId = c.get("requestId") ?? "-";
       setTimeout(() => {
-        deps.pool
-          .use(store.slug, (db) => queueMail(db, { ...mail, to: store.ownerEmail }, now))
+        deps
+          .beforeMailQueued(store.slug) // marked first, so a start after a crash sends it
+          .then(() =>
+            deps.pool.use(store.slug, (db) =>
+              queueMail(db, { ...mail, to: store.ownerEmail }, now),
+            ),
+          )
           .then(
             () => deps.onMailQueued(store.slug),
             (error) => deps.logError(requestId, error, store.slug),
