@@ -265,6 +265,30 @@ describe("mail worker over SMTP", () => {
     await eventually(() => allSent(h, "shop2"));
   });
 
+  test("the sender is the store's name at --mail-from's address, unless --mail-from names itself", async () => {
+    const peer = await smtp();
+    const sent: Array<[string, { name: string; address: string }]> = [];
+    for (const mailFrom of [
+      "robot@mail.test",
+      "<robot@mail.test>",
+      "Shop Robot <robot@mail.test>",
+    ]) {
+      const h = await harness({ smtp: peer.url, mailFrom });
+      await h.queue("shop1", approved("Dana"));
+      h.worker.start();
+      const messages = await peer.waitFor(sent.length + 1);
+      await eventually(() => allSent(h));
+      await h.worker.stop();
+      sent.push([mailFrom, parseAddress(messages.at(-1)?.headers.from ?? "")]);
+    }
+    expect(sent).toEqual([
+      ["robot@mail.test", { name: HEBREW_STORE, address: "robot@mail.test" }],
+      // A bare bracketed address has no name of its own (it lost the store's name).
+      ["<robot@mail.test>", { name: HEBREW_STORE, address: "robot@mail.test" }],
+      ["Shop Robot <robot@mail.test>", { name: "Shop Robot", address: "robot@mail.test" }],
+    ]);
+  });
+
   test("an SMTP login is made with the URL's percent-decoded user and password", async () => {
     const peer = await smtp({ auth: { user: "mailer", pass: "p@ss:w/rd" } });
     const h = await harness({ smtp: `smtp://mailer:p%40ss%3Aw%2Frd@127.0.0.1:${peer.port}` });

@@ -396,13 +396,16 @@ const CUSTOMER_KINDS = new Set(["customer_approved", "order_status"]);
 
 /** The message for a row: from the store's name at `--mail-from`; customers may reply to the owner. */
 function outgoing(store: Store, row: OutboxRow, mailFrom: string): OutgoingMail {
-  const address = /<([^>]*)>/.exec(mailFrom)?.[1] ?? mailFrom;
+  const angled = /^(.*?)\s*<([^>]*)>\s*$/.exec(mailFrom);
+  const address = angled?.[2] ?? mailFrom;
   const domain = address.slice(address.lastIndexOf("@") + 1) || "localhost";
+  // A name of its own wins (`Shop <a@b>`); a bare `<a@b>` is an address like `a@b`.
+  const ownName = angled?.[1].trim();
   return {
     store: store.slug,
     id: row.id,
     kind: row.kind,
-    from: mailFrom.includes("<") ? mailFrom : { name: store.name, address: mailFrom },
+    from: ownName ? mailFrom : { name: store.name, address },
     replyTo: CUSTOMER_KINDS.has(row.kind) ? store.ownerEmail : null,
     to: row.recipient,
     subject: row.subject,
