@@ -172,6 +172,11 @@ describe("--smtp URLs", () => {
       "starttls=off does not apply to smtps://",
     );
     expect(() => parseSmtpUrl("smtp://h/path")).toThrow("--smtp takes no path");
+    // Both were taken: the last one won, the first silently (required over off, say).
+    expect(() => parseSmtpUrl("smtp://h?starttls=required&starttls=off")).toThrow(
+      '--smtp: "starttls" is given more than once; give it once',
+    );
+    expect(() => parseSmtpUrl("smtp://h:0")).toThrow("--smtp: port 0 is no relay's port");
     // A bad escape is named, the password it is in never quoted.
     const badPassword = () => parseSmtpUrl("smtp://u:%ZZsecret@h:25");
     expect(badPassword).toThrow("--smtp: the password has a bad %-escape; write % itself as %25");

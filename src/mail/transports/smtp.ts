@@ -23,6 +23,7 @@ export function parseSmtpUrl(text: string): SMTPPoolOptions {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (!host) throw new Error("--smtp needs a host, as in smtp://user:pass@host:port");
   if (url.pathname && url.pathname !== "/") throw new Error("--smtp takes no path after host:port");
+  if (url.port === "0") throw new Error("--smtp: port 0 is no relay's port; give the relay's");
   const secure = url.protocol === "smtps:";
   const options: SMTPPoolOptions = {
     host,
@@ -34,6 +35,8 @@ export function parseSmtpUrl(text: string): SMTPPoolOptions {
         : undefined,
   };
   for (const [key, value] of url.searchParams) {
+    if (url.searchParams.getAll(key).length > 1)
+      throw new Error(`--smtp: "${key}" is given more than once; give it once`);
     if (key === "starttls" && value === "required") options.requireTLS = true;
     else if (key === "starttls" && value === "off") options.ignoreTLS = true;
     else if (key === "tls" && value === "insecure") options.tls = { rejectUnauthorized: false };
