@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { LIMIT_SENTENCE } from "../src/admin/pages";
 import { AdminClient } from "./admin-support";
 import { tempDir } from "./helpers";
+import { parseMessage } from "./mail-support";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
@@ -308,6 +309,12 @@ describe.skipIf(TEST_LIBSQL)("a host's day", () => {
     await Bun.sleep(500); // nothing more arrives
     expect(mails("day", "created for")).toHaveLength(2);
     expect(deleted).toHaveLength(1);
+    // The roll's notice names the key it replaces and when that one stops (it said only "created").
+    const replacing = created
+      .map((raw) => parseMessage(raw).text)
+      .filter((text) => text.includes(`replacing key ${key.hint}, which works until 20`));
+    expect(replacing).toHaveLength(1);
+    expect(replacing[0]).toContain(`Replaces: ${key.hint} (works until 20`);
     for (const mail of [...created, ...deleted]) {
       expect(mail).toContain("To: owner@day.example.com");
       expect(mail).not.toContain(key.key);

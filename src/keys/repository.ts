@@ -324,7 +324,10 @@ export async function rollKey(
     await queueMail(
       tx,
       {
-        ...keyCreated(notice(store, { ...created, name: old.name }, by, now)),
+        ...keyCreated({
+          ...notice(store, { ...created, name: old.name }, by, now),
+          replaces: { hint: old.hint, until: formatIsrael(oldExpiresAt) },
+        }),
         to: store.ownerEmail,
       },
       now,

@@ -112,6 +112,8 @@ export interface KeyNotice {
   permissions: string;
   by: string;
   at: string;
+  /** A roll: the key this one replaces (its hint) and when that one stops working. */
+  replaces?: { hint: string; until: string };
 }
 
 const keyDetails = (p: KeyNotice, verb: string): Array<[string, string]> => [
@@ -122,11 +124,21 @@ const keyDetails = (p: KeyNotice, verb: string): Array<[string, string]> => [
   [`${verb} at`, p.at],
 ];
 
-/** To the store owner: a key was created. */
+/** To the store owner: a key was created (by a roll: the key it replaces, and until when that one works). */
 export function keyCreated(p: KeyNotice): Rendered {
+  const { replaces } = p;
   return render("key_created", `API key "${p.keyName}" created for ${p.storeName}`, {
-    paragraphs: [`An API key was created for ${p.storeName}.`],
-    details: keyDetails(p, "Created"),
+    paragraphs: [
+      replaces
+        ? `An API key was created for ${p.storeName}, replacing key ${replaces.hint}, which works until ${replaces.until}.`
+        : `An API key was created for ${p.storeName}.`,
+    ],
+    details: replaces
+      ? [
+          ...keyDetails(p, "Created"),
+          ["Replaces", `${replaces.hint} (works until ${replaces.until})`],
+        ]
+      : keyDetails(p, "Created"),
     closing: [
       "If you did not expect this, delete the key (storeapi keys delete, or the API keys screen).",
     ],
