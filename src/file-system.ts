@@ -8,6 +8,7 @@ export const FILE_SYSTEM_REASONS: Record<string, string> = {
   ENOENT: "no such file or directory",
   ENOTDIR: "a part of the path is not a directory",
   EISDIR: "it is a directory",
+  ERR_FS_EISDIR: "it is a directory",
   EEXIST: "it already exists",
   ENOTEMPTY: "the directory is not empty",
   ENOSPC: "the disk is full",
@@ -48,16 +49,17 @@ export function holdsData(path: string): boolean {
 
 /** Removes a SQLite database file with its `-wal` and `-shm`, those that exist. */
 export function removeDatabase(path: string): void {
-  for (const suffix of ["", "-wal", "-shm"]) removeIfThere(path + suffix);
+  // Files only: a directory in the way is refused (EISDIR), never removed with its contents.
+  for (const suffix of ["", "-wal", "-shm"]) removeIfThere(path + suffix, { recursive: false });
 }
 
 /**
- * `rm -rf` of what is there: on a read-only file system removing a path that does not
- * exist fails too (EROFS), and the line would blame a file that was never there instead
- * of the one that could not be made.
+ * `rm -f` (with `recursive`, `rm -rf`) of what is there: on a read-only file system
+ * removing a path that does not exist fails too (EROFS), and the line would blame a file
+ * that was never there instead of the one that could not be made.
  */
-export function removeIfThere(path: string): void {
-  if (lstatSync(path, { throwIfNoEntry: false })) rmSync(path, { recursive: true, force: true });
+export function removeIfThere(path: string, { recursive = true } = {}): void {
+  if (lstatSync(path, { throwIfNoEntry: false })) rmSync(path, { recursive, force: true });
 }
 
 /** Which file `path` names now (device and inode), or null when none: a file moved over it is another. */

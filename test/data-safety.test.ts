@@ -621,6 +621,22 @@ describe.skipIf(TEST_LIBSQL)("the data directory", () => {
     expect([mode(backup), mode(join(backup, "stores"))]).toEqual(["700", "700"]);
   });
 
+  test("a directory where a new store's file goes is refused, never removed with what it holds", async () => {
+    const data = await loadedDataDir();
+    const inTheWay = join(data, "stores", "shop9.db");
+    mkdirSync(join(inTheWay, "sub"), { recursive: true });
+    writeFileSync(join(inTheWay, "sub", "file"), "precious");
+    const added = await runCli([
+      ...["stores", "add", "shop9", "--domain", "shop9.test", "--plan", "free"],
+      ...["--owner-email", "o@shop9.test", "--data", data],
+    ]);
+    expect([added.code, added.stderr]).toEqual([
+      1,
+      `storeapi: cannot remove ${inTheWay}: it is a directory\n`,
+    ]);
+    expect(readFileSync(join(inTheWay, "sub", "file"), "utf8")).toBe("precious");
+  });
+
   test("a kill -9 during --mail-dir delivery leaves no temporary file behind the next start", async () => {
     const data = await loadedDataDir();
     const mailDir = join(freshDir(), "mail");
