@@ -124,11 +124,17 @@ const slugsIn = (platformCopy: string) =>
     (await db.all<{ slug: string }>("SELECT slug FROM stores ORDER BY slug")).map((r) => r.slug),
   );
 
-/** Removes stores from a copy of platform.db. */
-const unregister = (platformCopy: string, slugs: string[]) =>
+/**
+ * Once every store is copied: removes from the copy of platform.db the stores deleted
+ * meanwhile, and marks every other one for mail. The registry is copied first, so a store
+ * that queued its first mail after that has no marker in it, and a server started on the
+ * restored copy would never look at that outbox.
+ */
+const finishRegistryCopy = (platformCopy: string, deleted: string[]) =>
   withRegistryCopy(platformCopy, (db) =>
     db.transaction(async (tx) => {
-      for (const slug of slugs) await unregisterStore(tx, slug);
+      for (const slug of deleted) await unregisterStore(tx, slug);
+      await tx.run("INSERT OR IGNORE INTO mail_queued (slug) SELECT slug FROM stores");
     }),
   );
 
@@ -212,7 +218,7 @@ export async function backup(
       else bytes += copied;
       progress?.(i + 1, slugs.length);
     }
-    if (deleted.length > 0) await unregister(platformCopy, deleted);
+    await finishRegistryCopy(platformCopy, deleted);
     rmSync(join(dest, UNFINISHED_BACKUP));
     return { dest, stores: slugs.length - deleted.length, bytes, ms: Date.now() - started };
   } catch (error) {

@@ -95,6 +95,13 @@ ${IDEMPOTENCY_TABLE}
     version: 6,
     sql: `INSERT INTO meta (key, value) VALUES ('registry', lower(hex(randomblob(16))));`,
   },
+  {
+    // Servers before this one queued key notices (management API, admin screen) and
+    // sign-in links without marking their store: the first start after the upgrade looks
+    // at every outbox once, so none of that mail is left behind.
+    version: 7,
+    sql: `INSERT OR IGNORE INTO mail_queued (slug) SELECT slug FROM stores;`,
+  },
 ];
 
 /**
