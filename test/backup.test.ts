@@ -11,6 +11,7 @@ import {
 import { join } from "node:path";
 import Database from "libsql";
 import { backup } from "../src/cli/backup";
+import { platformMigrations } from "../src/db/migrations";
 import { loadFixture } from "../src/load/load";
 import { otherStore, send, tempDir, testStore, until, withoutProgress } from "./helpers";
 import { isOneCleanLine, runCli, spawnServer, storeapiCommand } from "./process";
@@ -302,7 +303,7 @@ test.skipIf(TEST_LIBSQL)(
     const refused = await runCli(["backup", dest, "--data", data]);
     expect([refused.code, refused.stderr]).toEqual([
       1,
-      `storeapi: ${platformDb} has schema version 5, older than this storeapi's 6: back up with the storeapi that serves it (this one would upgrade the data directory, and the backup could not be restored for the older one)\n`,
+      `storeapi: ${platformDb} has schema version 5, older than this storeapi's ${platformMigrations.at(-1)?.version}: back up with the storeapi that serves it (this one would upgrade the data directory, and the backup could not be restored for the older one)\n`,
     ]);
     expect(versionOf(platformDb)).toBe(5);
     expect(existsSync(dest)).toBe(false);
