@@ -416,6 +416,21 @@ describe("the sign-in form", () => {
     }
   });
 
+  test("a form with a Content-Encoding is a 415 page, never read as plain text", async () => {
+    const answer = await fetch(`${server.url}/api/admin/sign-in`, {
+      method: "POST",
+      headers: {
+        Host: "shop1.test",
+        Origin: "http://shop1.test",
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Encoding": "gzip",
+      },
+      body: "email=owner%40shop1.test",
+    });
+    expect(answer.status).toBe(415);
+    expect(await answer.text()).toContain("Send the body uncompressed");
+  });
+
   test("a cross-origin or header-less post is refused with a 403 page", async () => {
     const variants: Record<string, string>[] = [
       {},

@@ -192,6 +192,16 @@ describe("POST /manage/v1/stores/{slug}/customers/{id}/sign-ins", () => {
     expect(await chunked(undefined, "")).toEqual([undefined, "", 200, json]);
     expect(await chunked("application/json", "")).toEqual(["application/json", "", 200, json]);
     expect(await chunked(undefined, "{}")).toEqual([undefined, "{}", 415, json]);
+    // Untyped bytes past the size limit are the same 415 (the media type is checked first).
+    const untypedLarge = await fetch(`${server.url}/manage/v1${path}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${hostKey}` },
+      body: new Uint8Array(2_000_000).fill(0x20),
+    });
+    expect([untypedLarge.status, ((await untypedLarge.json()) as any).error.code]).toEqual([
+      415,
+      "json_required",
+    ]);
 
     const at = await call("POST", `/stores/shop/customers/${customer.id}/sign-ins`, {
       at: "2030-05-01T10:00:00+03:00",

@@ -5,7 +5,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, asApiError } from "../errors";
 import { STRICT_UTF8 } from "../format/text";
 import type { CidrList } from "../http/cidr";
-import { readLimited, refuseTransferCodings } from "../http/json-body";
+import { readLimited, refuseContentCodings, refuseTransferCodings } from "../http/json-body";
 import { isSecure } from "../http/middleware/transport";
 import { searchParamsOf } from "../http/request-url";
 import type { RouteTable } from "../http/route-table";
@@ -162,6 +162,7 @@ export async function readForm(c: AdminContext): Promise<URLSearchParams> {
     );
   }
   refuseTransferCodings(c.req.header("transfer-encoding"));
+  refuseContentCodings(c.req.header("content-encoding"));
   if (Number(c.req.header("content-length") ?? 0) > MAX_FORM_BYTES) {
     throw new ApiError("payload_too_large", `The form is larger than ${MAX_FORM_BYTES} bytes.`);
   }

@@ -77,8 +77,8 @@ export function refuseTransferCodings(transferEncoding: string | undefined): voi
 }
 
 /** A compressed body (`Content-Encoding: gzip`) would be read as JSON text, or its JSON applied though the header said otherwise. */
-function refuseContentCodings(contentEncoding: string | undefined): void {
-  if (contentEncoding === undefined || /^\s*identity\s*$/i.test(contentEncoding)) return;
+export function refuseContentCodings(contentEncoding: string | undefined): void {
+  if (contentEncoding === undefined || /^[\s,]*(identity[\s,]*)*$/i.test(contentEncoding)) return;
   throw new ApiError(
     "json_required",
     `Send the body uncompressed: Content-Encoding "${echo(contentEncoding)}" is not supported.`,
@@ -96,7 +96,10 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
   refuseContentCodings(c.req.header("content-encoding"));
   const length = c.req.header("content-length");
   const declared = Number(length ?? 0);
-  if (declared > limit) throw tooLarge(limit);
+  // Untyped, only no body is taken: its first byte is the 415, before any size is judged.
+  const most = untypedMayBeEmpty ? 0 : limit;
+  const overMost = () => (untypedMayBeEmpty ? fixedError("json_required") : tooLarge(limit));
+  if (declared > most) throw overMost();
   // A body with a declared length (at most the limit, and Bun reads exactly that much) is
   // read in one piece; only a chunked one is streamed, counting bytes as they arrive (the
   // stream reader cost ~8% of a PATCH).
@@ -106,16 +109,14 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
   try {
     bytes = sized
       ? new Uint8Array(await c.req.raw.arrayBuffer())
-      : await readLimited(c.req.raw.body, limit);
+      : await readLimited(c.req.raw.body, most);
   } catch (error) {
     // Our own 413 aside, a body that cannot be read is one the client stopped sending (Bun
     // also aborts the request's signal; Deno's read fails with the signal untouched).
-    throw error instanceof ApiError
-      ? error
-      : new ClientClosed("the client closed the connection before sending its body");
+    if (error instanceof ApiError) throw error.code === "payload_too_large" ? overMost() : error;
+    throw new ClientClosed("the client closed the connection before sending its body");
   }
   if (optional && bytes.length === 0) return {};
-  if (untypedMayBeEmpty) throw fixedError("json_required");
   let body: unknown;
   try {
     body = JSON.parse(STRICT_UTF8.decode(bytes));
