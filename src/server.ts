@@ -218,13 +218,13 @@ export async function startServer(
   logger = new Logger(config.logLevel, runtime().logOutput()),
 ): Promise<RunningServer> {
   const location = config.location ?? new FileLocation(config.dataDir);
+  await requireResolvable("--listen", config.hostname, config.port);
+  if (config.metrics)
+    await requireResolvable("--metrics-listen", config.metrics.hostname, config.metrics.port);
   // On a libSQL server the data directory holds only this node's name (`node-id`) and,
   // with --libsql-replicas, the open stores' replicas.
   if (location.remote) makePrivateDir(config.dataDir);
   else requireDataDir(config.dataDir);
-  await requireResolvable("--listen", config.hostname, config.port);
-  if (config.metrics)
-    await requireResolvable("--metrics-listen", config.metrics.hostname, config.metrics.port);
   // One server per data directory: two would each keep their own idempotency records,
   // rate limits and mail queue state for the same stores (on a libSQL server, one name).
   const lock = DataDirLock.forServer(config.dataDir);

@@ -142,7 +142,7 @@ export function makeDataDirPrivate(dataDir: string): string[] {
 export function makeDirsPrivate(dataDir: string): void {
   for (const dir of [dataDir, join(dataDir, "stores")]) {
     const mode = statSync(dir, { throwIfNoEntry: false })?.mode ?? 0;
-    if (mode & 0o077) chmodIfOurs(dir, mode & 0o700);
+    if (mode & 0o077) chmodIfOurs(dir, mode & 0o7700); // setgid and sticky stay too
   }
 }
 
