@@ -40,32 +40,38 @@ const operator = () => `${process.env.USER ?? "an operator"} (command line)`;
  * finds platform.db writable, so a full disk or a lock refuses the command before anything
  * changed (the bump refused after a delete left the key working on a running server,
  * with "the disk is full"); the second has a running server reload the keys and deliver
- * the notice. Should only the second be refused, the line says what `made` was.
+ * the notice. Should only the second be refused, the change stands and `untold` says so,
+ * for the command to show what it made (a new key's secret) before it fails.
  */
-function withStore<T>(
+async function withStore<T>(
   location: Location,
   slug: string,
   fn: (store: Store, pool: StorePool) => Promise<T>,
-  made: (result: T) => string,
-): Promise<T> {
+): Promise<{ result: T; untold?: string }> {
   return withPlatformAndPool(location, async (platform, pool) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
     await platform.markMailQueued(slug); // before the notice is queued: see `mail_queued`
     await platform.bumpKeysAndMail(slug);
     const result = await fn(store, pool);
-    await platform.bumpKeysAndMail(slug).catch((error) => {
+    try {
+      await platform.bumpKeysAndMail(slug);
+      return { result };
+    } catch (error) {
       const why = isDiskFull(error)
         ? " (the disk is full)"
         : isLocked(error)
           ? " (it is locked)"
           : "";
-      throw new CliError(
-        `${made(result)}, but a running server was not told: platform.db could not record it${why}; until the store's next key change or the server's restart, it goes on with the keys it had`,
-      );
-    });
-    return result;
+      const untold = `a running server was not told of this change: platform.db could not record it${why}; until the store's next key change or the server's restart, it goes on with the keys it had`;
+      return { result, untold };
+    }
   });
+}
+
+/** After the output: the change stands, but a running server may not know it (exit 1). */
+function failIfUntold(untold: string | undefined): void {
+  if (untold) throw new CliError(untold);
 }
 
 const AREA_FLAGS = Object.fromEntries(
@@ -121,7 +127,7 @@ const create = command(
     const input = keyInput(values, now);
     refuseDiscardedOutput("the new key's secret");
     const { permissions, expiresAt } = input;
-    const created = await withStore(
+    const { result: created, untold } = await withStore(
       existingLocationOf(values),
       slug,
       (store, pool) =>
@@ -131,8 +137,6 @@ const create = command(
             if (error instanceof KeyLimitError) throw new CliError(error.message);
             throw error;
           }),
-      (key) =>
-        `key ${key.id} of ${slug} is made, its secret not shown (delete it: storeapi keys delete ${slug} ${key.id})`,
     );
     ifOutputLost(
       `key ${created.id} of ${slug} was created but its secret was not written: delete it (storeapi keys delete ${slug} ${created.id}) and create another`,
@@ -144,17 +148,20 @@ const create = command(
       permissions,
       expiresAt: formatIsraelOrNull(expiresAt),
     };
-    if (values.json) return printJson(result);
-    printLine(
-      `created key ${created.id} "${values.name}" for ${slug} (${describePermissions(permissions)})`,
-    );
-    printLine(`expires: ${result.expiresAt ?? "never"}`);
-    printLine("");
-    printLine(`  ${created.secret}`);
-    printLine("");
-    printLine(
-      "This is the only time the key is shown; store it now. An email to the store owner is queued.",
-    );
+    if (values.json) printJson(result);
+    else {
+      printLine(
+        `created key ${created.id} "${values.name}" for ${slug} (${describePermissions(permissions)})`,
+      );
+      printLine(`expires: ${result.expiresAt ?? "never"}`);
+      printLine("");
+      printLine(`  ${created.secret}`);
+      printLine("");
+      printLine(
+        "This is the only time the key is shown; store it now. An email to the store owner is queued.",
+      );
+    }
+    failIfUntold(untold);
   },
 );
 
@@ -204,7 +211,7 @@ const remove = command(
   async ({ values, args: [slug, idText] }) => {
     if (!/^[1-9]\d{0,14}$/.test(idText))
       throw new UsageError(`ID must be a positive integer, not "${echo(idText)}"`);
-    const key = await withStore(
+    const { result: key, untold } = await withStore(
       existingLocationOf(values),
       slug,
       (store, pool) =>
@@ -214,13 +221,13 @@ const remove = command(
             if (error instanceof KeyNotFoundError) throw new CliError(error.message);
             throw error;
           }),
-      (deleted) => `key ${deleted.id} of ${slug} is deleted`,
     );
-    if (values.json)
-      return printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
-    printLine(
-      `deleted key ${key.id} "${key.name}" (${key.hint}) from ${slug}; an email to the store owner is queued`,
-    );
+    if (values.json) printJson({ id: key.id, name: key.name, hint: key.hint, deleted: true });
+    else
+      printLine(
+        `deleted key ${key.id} "${key.name}" (${key.hint}) from ${slug}; an email to the store owner is queued`,
+      );
+    failIfUntold(untold);
   },
 );
 
