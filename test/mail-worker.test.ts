@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../scripts/bench/processes";
-import { databaseClosed } from "../src/db/driver";
+import { databaseClosed, StoreArriving } from "../src/db/driver";
 import { Platform } from "../src/db/platform";
 import { StorePool } from "../src/db/pool";
 import { createKey } from "../src/keys/repository";
@@ -547,6 +547,36 @@ describe("mail worker, a store deleted and made anew meanwhile", () => {
     h.worker.notify("shop1");
     expect((await eventually(() => allSent(h))).length).toBe(1);
     expect(h.logger.lines.filter((line) => line.level === "error")).toEqual([]);
+  });
+});
+
+describe("mail worker, a store a load has not yet moved in", () => {
+  test("is looked at again every second without a word, and named once after 30 s", async () => {
+    let clock = Date.now();
+    const h = await harness({ now: () => clock });
+    await h.queue("shop1", approved("Dana"));
+    let tries = 0;
+    const use = h.pool.use.bind(h.pool);
+    h.pool.use = ((slug: string, work: never) => {
+      if (slug !== "shop1") return use(slug, work);
+      tries++;
+      throw new StoreArriving("stores/shop1.db is not in place yet");
+    }) as typeof h.pool.use;
+    h.worker.start();
+    h.worker.notify("shop1");
+    const errors = () => h.logger.lines.filter((line) => line.level === "error");
+    for (let second = 1; second <= 29; second++) {
+      clock += 1000;
+      const before = tries;
+      await eventually(() => (tries > before ? true : undefined));
+    }
+    expect(errors()).toEqual([]);
+    clock += 2000;
+    const before = tries;
+    await eventually(() => (tries > before ? true : undefined));
+    expect(errors().map((line) => [line.msg, line.store, line.error])).toEqual([
+      ["mail: cannot process a store's outbox", "shop1", "stores/shop1.db is not in place yet"],
+    ]);
   });
 });
 

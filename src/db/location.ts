@@ -134,7 +134,7 @@ export class FileLocation implements Location {
     const staged = stagedStorePath(this.dataDir, slug);
     if (existsSync(staged))
       return new StoreArriving(
-        `${path} is not in place yet: a load registered store "${slug}" and is moving its file in from ${staged}; it is there within seconds`,
+        `${path} is not in place yet: a load registered store "${slug}" and moves its file in from ${staged} (a load that stopped meanwhile is finished by a running server, or by any storeapi command on ${this.dataDir})`,
       );
     const what = existsSync(path) ? "is empty" : "is missing";
     // A restored file would take a WAL left here for its own, and apply another file's pages.

@@ -31,6 +31,8 @@ import {
 
 /** How soon a store whose file a load is still moving in is looked at again. */
 const ARRIVING_RETRY_MS = 1000;
+/** How long such a store is waited for without a word: a load moves hundreds in seconds. */
+const ARRIVING_QUIET_MS = 30_000;
 
 export interface MailWorkerOptions {
   pool: StorePool;
@@ -107,6 +109,8 @@ export class MailWorker {
   private readonly marked = new Set<string>();
   /** Stores whose outbox failed and was logged: not logged again until it works. */
   private readonly outOfReach = new Set<string>();
+  /** Stores a load has registered but not yet moved in (`StoreArriving`): since when. */
+  private readonly arrivingSince = new Map<string, number>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private draining: Promise<void> | null = null;
   private scanning: Promise<void> = Promise.resolve();
@@ -289,6 +293,7 @@ export class MailWorker {
       if (this.halted) return outcome; // past the stop grace: the databases are closing
       const next = await this.options.pool.use(slug, nextDueAt);
       this.schedule.deliveryEnded(slug, next);
+      this.arrivingSince.delete(slug);
       if (this.outOfReach.delete(slug))
         this.options.logger.info("mail: a store's outbox works again", { store: slug });
     } catch (error) {
@@ -318,8 +323,13 @@ export class MailWorker {
       return;
     }
     if (error instanceof StoreArriving) {
-      this.schedule.retryAt(slug, this.now() + ARRIVING_RETRY_MS);
-      return;
+      const since = this.arrivingSince.get(slug) ?? this.now();
+      this.arrivingSince.set(slug, since);
+      if (this.now() - since < ARRIVING_QUIET_MS) {
+        this.schedule.retryAt(slug, this.now() + ARRIVING_RETRY_MS);
+        return;
+      }
+      // Past that, the load that moves it in has stopped or hangs: said once, as below.
     }
     if (!this.outOfReach.has(slug)) {
       this.outOfReach.add(slug);
@@ -332,6 +342,7 @@ export class MailWorker {
   private forget(slug: string): void {
     this.schedule.forget(slug);
     this.outOfReach.delete(slug);
+    this.arrivingSince.delete(slug);
   }
 
   private async deliverRow(db: Db, store: Store, row: OutboxRow): Promise<StoreOutcome> {
