@@ -109,7 +109,10 @@ for (const [what, answered, queue] of queuedBy) {
     let running = await spawnServer(dir, ["--smtp", relay.url]);
     try {
       expect(await queue(running.url, hostKey)).toBe(answered);
-      await sending;
+      await Promise.race([
+        sending,
+        Bun.sleep(30_000).then(() => Promise.reject(new Error("the relay never got the mail"))),
+      ]);
       await running.signal("SIGKILL");
       running = await spawnServer(dir, ["--mail-dir", mailTo]);
       const files = await firstMail(mailTo);
