@@ -182,4 +182,6 @@ export async function readLimited(
   return bytes;
 }
 
-const tooLarge = (limit: number) => new ApiError("payload_too_large", tooLargeMessage(limit));
+// `Connection: close`: the runtime would otherwise read and throw away the rest of the body, of any size.
+const tooLarge = (limit: number) =>
+  new ApiError("payload_too_large", tooLargeMessage(limit), {}, { Connection: "close" });
