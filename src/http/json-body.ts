@@ -32,8 +32,9 @@ const DECIMAL = /^\d+$/;
 export async function readJsonBody(
   c: AppContext,
   limit = MAX_BODY_BYTES,
+  optional = false,
 ): Promise<Record<string, unknown>> {
-  const body = await readJson(c, limit);
+  const body = await readJson(c, limit, optional);
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw invalidField("body", "The body must be a JSON object.");
   }
@@ -46,16 +47,8 @@ export async function readJsonBody(
  * send their usual `Content-Type: application/json` either way), is `{}`; else as
  * `readJsonBody`.
  */
-export async function optionalJsonBody(
-  c: AppContext,
-  limit = MAX_BODY_BYTES,
-): Promise<Record<string, unknown>> {
-  const body = await readJson(c, limit, true);
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw invalidField("body", "The body must be a JSON object.");
-  }
-  return body as Record<string, unknown>;
-}
+export const optionalJsonBody = (c: AppContext, limit = MAX_BODY_BYTES) =>
+  readJsonBody(c, limit, true);
 
 /** A body that is a JSON array (a set replaced whole), with the same rules otherwise. */
 export async function readJsonArrayBody(c: AppContext, limit = MAX_BODY_BYTES): Promise<unknown[]> {
