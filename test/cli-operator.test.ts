@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
+import { platformMigrations, storeMigrations } from "../src/db/migrations";
 import { loadFixture } from "../src/load/load";
 import { KEYS, scratchDirs, send, testStore } from "./helpers";
 import { isOneCleanLine, runCli, runCliInProcess, spawnServer } from "./process";
@@ -599,10 +600,13 @@ describe("--version and --help", () => {
     const lines = result.stdout.split("\n");
     expect(lines[0]).toBe(`storeapi ${version}`);
     expect(lines[1]).toMatch(/^libSQL \d+\.\d+\.\d+ \(SQLite \d+\.\d+\.\d+\), Bun \d+\.\d+\.\d+/);
-    expect(lines.slice(2)).toEqual([""]);
+    // The schema versions it migrates to: two builds of one version number may differ.
+    const [platform, store] = [platformMigrations, storeMigrations].map((m) => m.at(-1)?.version);
+    expect(lines.slice(2)).toEqual([`schema: platform.db ${platform}, stores ${store}`, ""]);
     const json = await runCli(["--version", "--json"]);
     expect(json.code).toBe(0);
-    expect(Object.keys(json.json)).toEqual(["storeapi", "libsql", "sqlite", "runtime"]);
+    expect(Object.keys(json.json)).toEqual(["storeapi", "libsql", "sqlite", "runtime", "schema"]);
+    expect(json.json.schema).toEqual({ platform, store });
     expect(json.json.storeapi).toBe(version);
     expect(`libSQL ${json.json.libsql} (SQLite ${json.json.sqlite}), ${json.json.runtime}`).toBe(
       lines[1],
