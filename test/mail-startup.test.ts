@@ -25,11 +25,11 @@ const scanLine = (stdout: string) =>
     .filter((line) => line.includes('"mail: start-up scan done"'))
     .map((line) => JSON.parse(line) as { storesScanned: number; storesOpened: number });
 
-/** The files of `--mail-dir` once the first arrives. */
+/** The emails of `--mail-dir` once the first arrives (not a hidden one still being written). */
 const firstMail = (dir: string) =>
   eventually(() => {
     try {
-      const names = readdirSync(dir);
+      const names = readdirSync(dir).filter((name) => name.endsWith(".eml"));
       return names.length ? names : undefined;
     } catch {
       return undefined;
