@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
+import { Platform } from "../src/db/platform";
 import { loadFixture } from "../src/load/load";
 import { AdminClient } from "./admin-support";
 import { tempDir, testStore } from "./helpers";
@@ -181,4 +182,31 @@ describe.skipIf(TEST_LIBSQL)("queued mail without its store's marker", () => {
       rmSync(restored, { recursive: true, force: true });
     }
   });
+});
+
+// A stop clears the markers of the stores whose mail this server delivered. A command's
+// key notice the server had not yet seen (its version bump is read every 250 ms) had its
+// marker cleared all the same, and no later start sent it. The stop now clears a marker
+// only while the store's mail version is the one the server saw.
+test("a stop keeps the marker of a store whose mail version moved since the server saw it", async () => {
+  const dir = tempDir("storeapi-mail-stop-");
+  const location = await testLocation(dir);
+  await loadFixture(location, { stores: [testStore({ slug: "s1", domain: "s1.test", keys: [] })] });
+  const platform = await Platform.open(location);
+  try {
+    await platform.clearMailQueued([{ slug: "s1", mailVersion: 0 }]); // the load's marker
+    const seen = (await platform.getStore("s1"))?.mailVersion ?? -1;
+    await platform.markForKeyChange("s1"); // a command, between the server's last look and its stop
+    await platform.clearMailQueued([{ slug: "s1", mailVersion: seen }]);
+    expect(await platform.storesWithQueuedMail()).toEqual(["s1"]);
+    await platform.clearMailQueued([{ slug: "s1", mailVersion: seen + 1 }]);
+    expect(await platform.storesWithQueuedMail()).toEqual([]);
+    // A store deleted since: its marker goes whatever the version.
+    await platform.markMailQueued("gone");
+    await platform.clearMailQueued([{ slug: "gone", mailVersion: -1 }]);
+    expect(await platform.storesWithQueuedMail()).toEqual([]);
+  } finally {
+    await platform.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

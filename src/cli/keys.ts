@@ -51,8 +51,7 @@ async function withStore<T>(
   return withPlatformAndPool(location, async (platform, pool) => {
     const store = await platform.getStore(slug);
     if (!store) throw new CliError(`no store "${slug}"`);
-    await platform.markMailQueued(slug); // before the notice is queued: see `mail_queued`
-    await platform.bumpKeysAndMail(slug);
+    await platform.markForKeyChange(slug); // before the notice is queued: see `mail_queued`
     const result = await fn(store, pool);
     try {
       await platform.bumpKeysAndMail(slug);

@@ -3,6 +3,9 @@ import type { Db, Queryable, SqlValue } from "./driver";
 import { FileLocation, type Location } from "./location";
 import { settleCrashedLoad } from "./staging";
 
+const BUMP_KEYS_AND_MAIL =
+  "UPDATE stores SET keys_version = keys_version + 1, mail_version = mail_version + 1 WHERE slug = ?";
+
 export interface StoreSettings {
   manualCustomerApproval: boolean;
   notifyStatusChange: boolean;
@@ -222,10 +225,7 @@ export class Platform {
 
   /** After a key change: a running server reloads the store's keys and delivers the owner's notice. */
   async bumpKeysAndMail(slug: string): Promise<void> {
-    await this.db.run(
-      "UPDATE stores SET keys_version = keys_version + 1, mail_version = mail_version + 1 WHERE slug = ?",
-      [slug],
-    );
+    await this.db.run(BUMP_KEYS_AND_MAIL, [slug]);
   }
 
   /** Before queuing mail in a store's outbox: its outbox is looked at on the next start. */
@@ -238,11 +238,33 @@ export class Platform {
     return rows.map((row) => row.slug);
   }
 
-  /** After a clean stop, for stores whose outbox holds nothing queued. */
-  async clearMailQueued(slugs: string[]): Promise<void> {
-    if (slugs.length === 0) return;
+  /**
+   * After a clean stop, for stores whose outbox holds nothing queued as far as the server
+   * knows: `mailVersion` is the store's version it last saw. A marker is kept when the
+   * version has moved since: a command queued mail (and marked the store) that the server
+   * never looked at.
+   */
+  async clearMailQueued(stores: Array<{ slug: string; mailVersion: number }>): Promise<void> {
+    if (stores.length === 0) return;
     await this.db.transaction(async (tx) => {
-      for (const slug of slugs) await tx.run("DELETE FROM mail_queued WHERE slug = ?", [slug]);
+      for (const { slug, mailVersion } of stores)
+        await tx.run(
+          `DELETE FROM mail_queued WHERE slug = ?1
+             AND NOT EXISTS (SELECT 1 FROM stores WHERE slug = ?1 AND mail_version <> ?2)`,
+          [slug, mailVersion],
+        );
+    });
+  }
+
+  /**
+   * Before a command changes a store's keys: marks the store for mail and bumps its key and
+   * mail versions, together, so a server stopping meanwhile either sees the bump and keeps
+   * the marker, or clears it before the marker is written (`clearMailQueued`).
+   */
+  async markForKeyChange(slug: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.run("INSERT OR IGNORE INTO mail_queued (slug) VALUES (?)", [slug]);
+      await tx.run(BUMP_KEYS_AND_MAIL, [slug]);
     });
   }
 

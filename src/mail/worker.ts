@@ -185,7 +185,9 @@ export class MailWorker {
 
   /** At stop, requests finished: a marked store with nothing queued needs no look next start. */
   private async unmarkDelivered(): Promise<void> {
-    const delivered = [...this.marked].filter((slug) => !this.schedule.has(slug));
+    const delivered = [...this.marked]
+      .filter((slug) => !this.schedule.has(slug))
+      .map((slug) => ({ slug, mailVersion: this.options.registry.get(slug)?.mailVersion ?? -1 }));
     await this.options.markers
       ?.clearMailQueued(delivered)
       .catch((error) =>
