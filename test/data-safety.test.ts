@@ -245,7 +245,7 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
     }
   });
 
-  for (const step of ["committed", "moved-one"]) {
+  for (const step of ["committed", "copied-one", "moved-one"]) {
     test(`killed at "${step}": every store is registered and has its data`, async () => {
       const dir = freshDir();
       const data = join(dir, "data");

@@ -74,6 +74,8 @@ export const storeDbPath = (dataDir: string, slug: string) => join(dataDir, "sto
 export const stagingDir = (dataDir: string) => join(dataDir, "loading");
 export const stagedStorePath = (dataDir: string, slug: string) =>
   join(stagingDir(dataDir), `${slug}.db`);
+/** The whole copy of a staged store file, beside its place, until it is renamed into it. */
+export const arrivingCopy = (final: string) => `${final}.copy`;
 
 /** `DIR/platform.db` and `DIR/stores/{slug}.db`. */
 export class FileLocation implements Location {
@@ -132,7 +134,7 @@ export class FileLocation implements Location {
   storeMissing(slug: string) {
     const path = this.storeName(slug);
     const staged = stagedStorePath(this.dataDir, slug);
-    if (existsSync(staged))
+    if (existsSync(staged) || existsSync(arrivingCopy(path)))
       return new StoreArriving(
         `${path} is not in place yet: a load registered store "${slug}" and moves its file in from ${staged} (a load that stopped meanwhile is finished by a running server, or by any storeapi command on ${this.dataDir})`,
       );

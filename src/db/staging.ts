@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs
 import { removeIfThere } from "../file-system";
 import { DataDirLock, LOAD_LOCK } from "./data-dir";
 import type { Db, Queryable } from "./driver";
-import { stagedStorePath, stagingDir, storeDbPath } from "./location";
+import { arrivingCopy, stagedStorePath, stagingDir, storeDbPath } from "./location";
 
 /**
  * How `load` stays all or nothing across a crash: store files are built in
@@ -36,12 +36,18 @@ export async function recordPendingMove(tx: Queryable, slugs: string[]): Promise
  * Run again after a crash, it finishes the same move.
  */
 export function moveIntoPlace(staged: string, final: string): void {
-  if (!existsSync(staged)) return; // moved before a crash
-  const copy = `${final}.copy`;
-  copyFileSync(staged, copy);
+  const copy = arrivingCopy(final);
+  // The staged file goes once its copy is whole, before the copy is moved into place: run
+  // again after a crash, the move never copies the staged file over a store already in
+  // place, which a server may have opened and written to since.
+  if (existsSync(staged)) {
+    copyFileSync(staged, copy);
+    rmSync(staged, { force: true });
+    crashPoint("copied-one");
+  }
+  if (!existsSync(copy)) return; // moved before a crash
   for (const suffix of ["-wal", "-shm"]) rmSync(final + suffix, { force: true });
   renameSync(copy, final);
-  rmSync(staged, { force: true });
 }
 
 let stopAt = process.env.STOREAPI_TEST_LOAD_STOP;

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type * as v from "valibot";
-import { FileLocation, LibsqlAdminError, storeDbPath } from "../../db/location";
+import { arrivingCopy, FileLocation, LibsqlAdminError, storeDbPath } from "../../db/location";
 import { writeStore } from "../../db/platform";
 import { moveIntoPlace } from "../../db/staging";
 import { ApiError } from "../../errors";
@@ -58,7 +58,7 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
     } catch (error) {
       // What a full disk let it write, where nothing would ever clear it.
       removeDatabase(tempPath);
-      rmSync(`${finalPath}.copy`, { force: true });
+      rmSync(arrivingCopy(finalPath), { force: true });
       throw error;
     }
   } else {
