@@ -124,6 +124,26 @@ async function requireResolvable(flag: ListenFlag, hostname: string, port: numbe
   });
 }
 
+/**
+ * An answer given before the request's body was read (a 401, a 404, a 413) closes the
+ * connection: with no size backstop, the runtime would otherwise read and throw away the
+ * rest of the body, however large, to reach the next request.
+ */
+function closingUnread<C>(
+  fetch: (request: Request, connection: C) => Response | Promise<Response>,
+) {
+  return async (request: Request, connection: C): Promise<Response> => {
+    const response = await fetch(request, connection);
+    const sent = request.headers.has("content-length") || request.headers.has("transfer-encoding");
+    if (sent && !request.bodyUsed && request.headers.get("content-length") !== "0") {
+      try {
+        response.headers.set("Connection", "close");
+      } catch {} // a response with immutable headers: the runtime decides
+    }
+    return response;
+  };
+}
+
 function listenOn(
   flag: ListenFlag,
   hostname: string,
@@ -351,7 +371,7 @@ async function serveFrom(
         // The app answers a body over its limits (1 MiB at most) with a 413 envelope in the
         // contract's order of checks; Bun's own limit answered a bare 413 ahead of all of them.
         maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-        fetch: inFlight.track(app.fetch),
+        fetch: inFlight.track(closingUnread(app.fetch)),
       }),
     config.tls?.certFile,
   );
