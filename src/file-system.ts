@@ -19,6 +19,7 @@ export const FILE_SYSTEM_REASONS: Record<string, string> = {
   ENAMETOOLONG: "the name is too long",
   ELOOP: "too many symbolic links",
   EIO: "an I/O error",
+  EBADF: "it is not open for writing",
 };
 
 /**

@@ -177,6 +177,7 @@ describe("--smtp URLs", () => {
       '--smtp: "starttls" is given more than once; give it once',
     );
     expect(() => parseSmtpUrl("smtp://h:0")).toThrow("--smtp: port 0 is no relay's port");
+    expect(() => parseSmtpUrl("smtp://h?starttls")).toThrow('--smtp: unknown option "starttls";');
     // A bad escape is named, the password it is in never quoted.
     const badPassword = () => parseSmtpUrl("smtp://u:%ZZsecret@h:25");
     expect(badPassword).toThrow("--smtp: the password has a bad %-escape; write % itself as %25");

@@ -42,7 +42,7 @@ export function parseSmtpUrl(text: string): SMTPPoolOptions {
     else if (key === "tls" && value === "insecure") options.tls = { rejectUnauthorized: false };
     else
       throw new Error(
-        `--smtp: unknown option "${key}=${value}"; use starttls=required, starttls=off or tls=insecure`,
+        `--smtp: unknown option "${value ? `${key}=${value}` : key}"; use starttls=required, starttls=off or tls=insecure`,
       );
   }
   if (secure && options.ignoreTLS)
