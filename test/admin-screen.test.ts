@@ -406,6 +406,9 @@ describe("the sign-in form", () => {
       signal,
     });
 
+  const FORM_TOO_LARGE =
+    "The form is larger than 16384 bytes; shorten what you typed and send it again.";
+
   test("a form over 16 KiB sent in chunks is a 413 page at once, however it is cut", async () => {
     const chunk = new TextEncoder().encode("a".repeat(8192));
     for (const chunks of [3, 13]) {
@@ -418,8 +421,19 @@ describe("the sign-in form", () => {
       });
       // The answer never came for 13 chunks: bounded.
       const answer = await postSignIn(body, {}, AbortSignal.timeout(30_000));
-      expect([chunks, answer.status]).toEqual([chunks, 413]);
+      expect([chunks, answer.status, answer.headers.get("connection")]).toEqual([
+        chunks,
+        413,
+        "close",
+      ]);
+      expect(await answer.text()).toContain(FORM_TOO_LARGE);
     }
+  });
+
+  test("a form declared over 16 KiB is the same 413 page, and the connection closes", async () => {
+    const answer = await postSignIn(`email=x&pad=${"a".repeat(16_384)}`);
+    expect([answer.status, answer.headers.get("connection")]).toEqual([413, "close"]);
+    expect(await answer.text()).toContain(FORM_TOO_LARGE);
   });
 
   test("a form with a Content-Encoding is a 415 page, never read as plain text", async () => {

@@ -163,10 +163,10 @@ export async function readForm(c: AdminContext): Promise<URLSearchParams> {
   }
   refuseTransferCodings(c.req.header("transfer-encoding"));
   refuseContentCodings(c.req.header("content-encoding"));
-  if (Number(c.req.header("content-length") ?? 0) > MAX_FORM_BYTES) {
-    throw new ApiError("payload_too_large", `The form is larger than ${MAX_FORM_BYTES} bytes.`);
-  }
-  const bytes = await readLimited(c.req.raw.body, MAX_FORM_BYTES);
+  if (Number(c.req.header("content-length") ?? 0) > MAX_FORM_BYTES) throw formTooLarge();
+  const bytes = await readLimited(c.req.raw.body, MAX_FORM_BYTES).catch((error) => {
+    throw error instanceof ApiError && error.code === "payload_too_large" ? formTooLarge() : error;
+  });
   const text = decodedForm(bytes);
   if (text === null)
     throw new ApiError(
@@ -176,6 +176,15 @@ export async function readForm(c: AdminContext): Promise<URLSearchParams> {
     );
   return new URLSearchParams(text);
 }
+
+// `Connection: close`: the runtime would otherwise read and throw away the rest of the body.
+const formTooLarge = () =>
+  new ApiError(
+    "payload_too_large",
+    `The form is larger than ${MAX_FORM_BYTES} bytes; shorten what you typed and send it again.`,
+    {},
+    { Connection: "close" },
+  );
 
 /**
  * The form's text, or null unless it and every name and value in it (percent-decoded) are
