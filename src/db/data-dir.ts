@@ -194,6 +194,9 @@ export class DataDirLock {
     try {
       db = new Database(path);
       db.exec("PRAGMA busy_timeout = 0");
+      // No journal file: a lock that writes one could not be taken on a full disk, where a
+      // backup must still read the data off.
+      db.exec("PRAGMA journal_mode = MEMORY");
       db.exec("PRAGMA locking_mode = EXCLUSIVE");
       db.exec("BEGIN EXCLUSIVE");
       return new DataDirLock(db);

@@ -111,6 +111,18 @@ describe.skipIf(!canMount)("a full disk", () => {
     ]);
     expect(existsSync(backupDir) ? readdirSync(backupDir) : []).toEqual([]);
 
+    // A backup to another disk still reads everything off this one, to the last byte full
+    // (it failed taking the stores lock, whose journal could not be written).
+    const filler = join(mountPoint, "filler");
+    fillDisk(filler, 0);
+    try {
+      const copy = join(outside, "copy");
+      const copied = await runCli(["backup", copy, "--data", data, "--json"]);
+      expect([copied.code, copied.stderr, copied.json?.stores]).toEqual([0, "", 1]);
+    } finally {
+      rmSync(filler);
+    }
+
     expect(await run(["mount", "-o", "remount,size=16m", mountPoint])).toBe(true);
     const after = await send(url, "/api/v1/products", {
       method: "POST",
@@ -297,13 +309,18 @@ describe.skipIf(!canMount || serverRunsOnDeno())("a full disk under the libSQL s
 });
 
 /** Writes `path` until the disk has only `leave` bytes of room left. */
+/** Fills the disk to its last byte with the file `path`, then gives `leave` bytes back. */
 function fillDisk(path: string, leave: number): void {
   const fd = openSync(path, "w");
-  const chunk = Buffer.alloc(64 * 1024, 1);
   try {
-    for (;;) writeSync(fd, chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+    for (const size of [64 * 1024, 4096, 1]) {
+      const chunk = Buffer.alloc(size, 1);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+      }
+    }
   } finally {
     ftruncateSync(fd, Math.max(0, fstatSync(fd).size - leave));
     closeSync(fd);
