@@ -41,6 +41,22 @@ describe("parseDateTime", () => {
     expect(parseDateTime("2026-10-25")).toBe(Date.UTC(2026, 9, 24, 21, 0, 0));
     expect(parseDateTime("2026-10-26")).toBe(Date.UTC(2026, 9, 25, 22, 0, 0));
   });
+  test("a bare date on a night the clocks went back to 00:00 is the first 00:00", () => {
+    // 2004-09-22: 01:00+03:00 became 00:00+02:00, so 00:00 came twice.
+    expect(parseDateTime("2004-09-22")).toBe(Date.UTC(2004, 8, 21, 21, 0, 0));
+    expect(formatIsrael(parseDateTime("2004-09-22") as number)).toBe("2004-09-22T00:00:00+03:00");
+    expect(parseDateTime("1980-09-14")).toBe(Date.UTC(1980, 8, 13, 21, 0, 0));
+    // A night the clocks skipped 00:00 starts at 01:00.
+    expect(formatIsrael(parseDateTime("1985-04-14") as number)).toBe("1985-04-14T01:00:00+03:00");
+  });
+  test("a fraction finer than a millisecond is cut, or rounded up for a lower bound", () => {
+    const at = (ms: number) => Date.UTC(2026, 4, 4, 20, 59, 59) + ms;
+    expect(parseDateTime("2026-05-04T20:59:59.9995Z")).toBe(at(999));
+    expect(parseDateTime("2026-05-04T20:59:59.9995Z", "ceil")).toBe(at(1000));
+    expect(parseDateTime("2026-05-04T20:59:59.123000000Z", "ceil")).toBe(at(123));
+    expect(parseDateTime("2026-05-04T20:59:59.5Z", "ceil")).toBe(at(500));
+    expect(parseDateTime("2026-05-04T20:59:59.577Z")).toBe(at(577));
+  });
   test("round trip of formatted output", () => {
     const instant = Date.UTC(2026, 9, 24, 22, 30, 0);
     expect(parseDateTime(formatIsrael(instant))).toBe(instant);

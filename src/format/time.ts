@@ -158,16 +158,32 @@ const FIRST_INSTANT = israelMidnight(1, 1, 1);
 const LAST_INSTANT = israelMidnight(10_000, 1, 1) - 1;
 const inRange = (instant: number) => instant >= FIRST_INSTANT && instant <= LAST_INSTANT;
 
-/** Epoch ms of 00:00 Israel time on the given calendar day. */
+/**
+ * Epoch ms of the start of the given calendar day in Israel: its 00:00, the first one where
+ * the clocks went back from 01:00 to 00:00 that night, and 01:00 where they skipped 00:00.
+ */
 function israelMidnight(year: number, month: number, day: number): number {
   const wallClock = utc(year, month - 1, day);
   let instant = wallClock - israelOffsetMinutes(wallClock) * 60_000;
   instant = wallClock - israelOffsetMinutes(instant) * 60_000;
-  return instant;
+  // The offset of the day before read the same wall clock earlier, if it was in force then.
+  const earlier = wallClock - israelOffsetMinutes(wallClock - DAY) * 60_000;
+  const readsMidnight = earlier + israelOffsetMinutes(earlier) * 60_000 === wallClock;
+  return readsMidnight && earlier < instant ? earlier : instant;
 }
 
-/** Parses a date-time input; null when it is not one of the accepted forms. */
-export function parseDateTime(text: string): number | null {
+/** Milliseconds of a fraction's digits (`5` is 500), the rest cut or, for `"ceil"`, rounded up. */
+function fractionMillis(digits: string, fraction: "floor" | "ceil"): number {
+  const millis = Number(digits.slice(0, 3).padEnd(3, "0"));
+  return fraction === "ceil" && /[1-9]/.test(digits.slice(3)) ? millis + 1 : millis;
+}
+
+/**
+ * Parses a date-time input; null when it is not one of the accepted forms. Instants are
+ * kept to the millisecond: a finer fraction is cut, or rounded up for `"ceil"` (a lower
+ * bound, which must not take in an earlier millisecond).
+ */
+export function parseDateTime(text: string, fraction: "floor" | "ceil" = "floor"): number | null {
   const dateOnly = DATE_ONLY.exec(text);
   if (dateOnly) {
     const [year, month, day] = dateOnly.slice(1, 4).map(Number);
@@ -179,7 +195,7 @@ export function parseDateTime(text: string): number | null {
   if (!m) return null;
   const [year, month, day, hour, minute] = m.slice(1, 6).map(Number);
   const second = m[6] ? Number(m[6]) : 0;
-  const millis = m[7] ? Math.floor(Number(`0.${m[7]}`) * 1000) : 0;
+  const millis = m[7] ? fractionMillis(m[7], fraction) : 0;
   if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
   let offsetMinutes = 0;
   if (m[8] !== "Z") {

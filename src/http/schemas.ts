@@ -155,7 +155,8 @@ export const dateTimeParam = () =>
             : "must be an ISO 8601 date-time with an offset (2026-01-31T09:00:00+02:00) or a date (2026-01-31).",
       ),
       v.metadata(DATE_TIME_IN_KEYWORDS),
-      v.transform((s) => parseDateTime(s) as number),
+      // A lower bound (`created_since`): a fraction finer than a millisecond rounds up.
+      v.transform((s) => parseDateTime(s, "ceil") as number),
     ),
   );
 
