@@ -748,6 +748,27 @@ describe("load", () => {
     },
   );
 
+  test("a store without orderStatuses gets the default ones; an empty list gives none", async () => {
+    const dir = freshDir();
+    const run = inDir(dir);
+    const order = { number: 1001, status: 6, total: 10 };
+    const { orderStatuses: _, ...store } = testStore({ orders: [order] });
+    const file = join(dir, "fixture.json");
+    writeFileSync(file, JSON.stringify({ stores: [store] }));
+    expect((await run("load", file)).code).toBe(0);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        stores: [{ ...store, slug: "bare", domain: "bare.test", orderStatuses: [] }],
+      }),
+    );
+    const none = await run("load", file);
+    expect([none.code, none.stderr]).toEqual([
+      1,
+      "storeapi: fixture refused, nothing loaded: stores[0].orders[0].status: status 6 must be an id in the store's orderStatuses (it has none).\n",
+    ]);
+  });
+
   test("a fixture file that cannot be read is named with the reason, in one line", async () => {
     const dir = freshDir();
     const run = inDir(dir);
