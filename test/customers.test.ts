@@ -149,6 +149,9 @@ describe("GET /customers", () => {
     expect(ids(await get("/customers?email=BOB@example.COM&status=pending"))).toEqual([2]);
     expect(ids(await get("/customers?email=bob@example.com&status=active"))).toEqual([]);
     expect(ids(await get("/customers?email=bob"))).toEqual([]);
+    // Only A–Z fold: a Kelvin sign (U+212A, lower case "k" to toLowerCase) is no "k".
+    expect(ids(await get("/customers?email=LOCKED.one@example.com"))).toEqual([101]);
+    expect(ids(await get("/customers?email=loc%E2%84%AAed.one@example.com"))).toEqual([]);
   });
 
   test("bad parameters are 400 invalid_parameter naming the parameter", async () => {

@@ -39,8 +39,12 @@ export interface Customer {
 export const CUSTOMER_COLUMNS =
   "id, email, email_lower, first_name, last_name, phone, newsletter, status, notes, registered_at, last_visit_at, created_at";
 
-/** The key emails are unique by and filtered on: the address in lower case. */
-export const emailKey = (email: string) => email.toLowerCase();
+/**
+ * The key emails are unique by and filtered on: the address with A–Z in lower case. Only
+ * those: addresses are ASCII, and `toLowerCase` would let a filter's Kelvin sign (U+212A)
+ * find an address with a `k`.
+ */
+export const emailKey = (email: string) => email.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
 
 export function toCustomer(row: CustomerRow): Customer {
   return {
