@@ -780,6 +780,25 @@ describe("§1 shape of the service", () => {
 });
 
 describe("requests the runtimes' parsers hand over differently answer alike", () => {
+  test("a Host holding / ? # @ or \\ is an unknown host, whatever path it would make (Deno builds the URL from it)", async () => {
+    for (const host of [
+      "x/manage/v1/stores#",
+      "x/healthz?",
+      "shop1.test/",
+      "a@shop1.test",
+      "x\\y",
+    ]) {
+      const answer = await rawRequest(
+        `GET /api/v1/orders HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${KEYS.all}\r\nConnection: close\r\n\r\n`,
+      );
+      expect([host, answer.status, JSON.parse(answer.body).error.message]).toEqual([
+        host,
+        404,
+        "No store is served at this host name; check the domain in the URL.",
+      ]);
+    }
+  });
+
   test("a transfer coding other than chunked is refused before the body is used (Bun's parser, else the app)", async () => {
     const before = await server.request("/api/v1/customers/1");
     const body = JSON.stringify({ firstName: "Gzipped" });

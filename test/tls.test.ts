@@ -77,6 +77,30 @@ describe("HTTPS", () => {
     );
   });
 
+  test("a client that offers HTTP/2 reaches its store (Deno speaks it, and sends no Host)", async () => {
+    const port = new URL(server.url).port;
+    // Not spawnSync: the server may run in this process.
+    const curl = Bun.spawn(
+      [
+        "curl",
+        "-sk",
+        "--http2",
+        "--resolve",
+        `shop1.test:${port}:127.0.0.1`,
+        "-H",
+        `Authorization: Bearer ${KEYS.all}`,
+        "-w",
+        "\\n%{http_version} %{http_code}",
+        `https://shop1.test:${port}/api/v1/__tls-probe`,
+      ],
+      { stdout: "pipe", stderr: "pipe", timeout: 30_000 },
+    );
+    const [body, protocol] = (await new Response(curl.stdout).text()).split("\n");
+    // Deno negotiates HTTP/2 (ALPN); Bun's TLS offers HTTP/1.1 only.
+    expect(protocol).toBe(serverRunsOnDeno() ? "2 404" : "1.1 404");
+    expect(JSON.parse(body).error.message).toBe("There is no endpoint at /api/v1/__tls-probe.");
+  });
+
   test("the certificate is checked by default (self-signed is refused without the opt-out)", async () => {
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });

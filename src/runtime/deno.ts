@@ -68,6 +68,18 @@ class DenoStdout implements LogOutput {
   }
 }
 
+/**
+ * The request with a `Host` header. Over HTTP/2, which Deno speaks on a TLS port that
+ * offers it (and to a cleartext client that starts with it), the host comes as
+ * `:authority`, which Deno puts in the URL only; stores are chosen by `Host`.
+ */
+function withHostHeader(request: Request): Request {
+  if (request.headers.has("host")) return request;
+  const headers = new Headers(request.headers);
+  headers.set("host", new URL(request.url).host);
+  return new Request(request, { headers });
+}
+
 /** How long a server that could not accept a connection waits before it listens again. */
 const RELISTEN_PAUSE_MS = 500;
 
@@ -92,7 +104,7 @@ export const denoRuntime: Runtime = {
       Deno.serve(
         { hostname, port: at, ...tls, onListen() {}, onError: unexpectedError },
         (request, info) =>
-          fetch(request, {
+          fetch(withHostHeader(request), {
             get peerIp() {
               return info.remoteAddr.hostname;
             },

@@ -4,15 +4,27 @@ import { ApiError } from "../../errors";
 import type { StoreRegistry } from "../../registry";
 import type { AppContext, AppEnv } from "../context";
 
+const unknownHost = () =>
+  new ApiError("not_found", "No store is served at this host name; check the domain in the URL.");
+
+/**
+ * A character that ends a URL's host, in the `Host` header. Deno builds the request's URL
+ * from `Host` and the request line, so `Host: x/manage/v1/stores#` made a request for
+ * `/api/v1/orders` one for `/manage/v1/stores`. No store's host has one.
+ */
+const NOT_IN_A_HOST = /[/?#@\\]/;
+
+/** Answers a `Host` that is no host name at all as an unknown host, before anything is routed. */
+export const refuseMalformedHost: MiddlewareHandler<AppEnv> = (c, next) => {
+  if (NOT_IN_A_HOST.test(c.req.header("host") ?? "")) throw unknownHost();
+  return next();
+};
+
 /** Picks the store by `Host` and leases its database for the request. */
 export function storeByHost(registry: StoreRegistry, pool: StorePool): MiddlewareHandler<AppEnv> {
   return function storeByHostMiddleware(c, next) {
     const store = registry.resolveHost(c.req.header("host"));
-    if (!store)
-      throw new ApiError(
-        "not_found",
-        "No store is served at this host name; check the domain in the URL.",
-      );
+    if (!store) throw unknownHost();
     c.set("store", store);
     // An open database is leased without waiting; only a store's first request waits for it.
     const lease = pool.leaseOpen(store.slug);
