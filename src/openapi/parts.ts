@@ -220,7 +220,7 @@ The Store Management API: one server, many stores. **The Host header picks the s
 belongs to one store and has per-area permissions (\`products\`, \`orders\`, \`customers\`,
 \`leads\`): \`{area}:read\` for GET, \`{area}:write\` for POST and PATCH. The API is included
 in the \`growth\` plan and above. 20 bad keys from one address within 10 minutes block it for
-10 minutes (429 \`too_many_failures\`).
+10 minutes (429 \`too_many_failures\`; the count is configurable).
 
 **Envelope.** Every answer is JSON (\`application/json; charset=utf-8\`): \`{"ok": true, "data": …}\`,
 lists add \`hasMore\` and \`nextCursor\`, errors are \`{"ok": false, "error": {"code", "message", "field"?, "validIds"?}}\`.
