@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fingerprint } from "../src/http/idempotency";
-import { tempDir } from "./helpers";
+import { tempDir, until } from "./helpers";
 import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import { type ServerProcess, spawnServer } from "./process";
 import { TEST_LIBSQL } from "./sqld";
@@ -81,6 +81,42 @@ test("creates with Idempotency-Key run once per (host key, key): replayed, diffe
   const badAgain = await post("/stores/idem/leads", { email: "x@example.com" }, "lead-bad");
   expect(badAgain.headers.get("Idempotent-Replayed")).toBe("true");
   expect(badAgain.text).toBe(bad.text);
+});
+
+test("a host key's Idempotency-Key used in one store is 400 in another store and on a store create", async () => {
+  expect((await post("/stores", storeBody("scope-a"), "scope-store-a")).status).toBe(201);
+  expect((await post("/stores", storeBody("scope-b"), "scope-store-b")).status).toBe(201);
+  const lead = await post("/stores/scope-a/leads", { name: "Gal" }, "scope-lead");
+  expect(lead.status).toBe(201);
+  const usedElsewhere = (answer: Awaited<ReturnType<typeof post>>) => [
+    answer.status,
+    answer.json.error?.code,
+    answer.json.error?.field,
+  ];
+  // Recorded beside the answer (on a libSQL server a request later): waited for with a body
+  // that creates nothing either way.
+  const refused = async () =>
+    (await post("/stores/scope-b/leads", {}, "scope-lead")).json.error.field === "Idempotency-Key";
+  expect(await until(refused)).toBe(true);
+  const elsewhere = await post("/stores/scope-b/leads", { name: "Gal" }, "scope-lead");
+  expect(usedElsewhere(elsewhere)).toEqual([400, "invalid_parameter", "Idempotency-Key"]);
+  expect(usedElsewhere(await post("/stores", storeBody("scope-c"), "scope-lead"))).toEqual([
+    400,
+    "invalid_parameter",
+    "Idempotency-Key",
+  ]);
+  // A store create's key, likewise, in a store.
+  expect(
+    usedElsewhere(await post("/stores/scope-b/leads", { name: "Gal" }, "scope-store-a")),
+  ).toEqual([400, "invalid_parameter", "Idempotency-Key"]);
+  // Still replayed where it was first used; another host key's is its own.
+  const again = await post("/stores/scope-a/leads", { name: "Gal" }, "scope-lead");
+  expect([again.text, again.headers.get("Idempotent-Replayed")]).toEqual([lead.text, "true"]);
+  expect(
+    (await post("/stores/scope-b/leads", { name: "Gal" }, "scope-lead", otherHostKey)).status,
+  ).toBe(201);
+  const leads = (slug: string) => manage(server.url, "GET", `/stores/${slug}`, { key: hostKey });
+  expect((await leads("scope-c")).status).toBe(404); // the refused create made no store
 });
 
 // platform.db held by another process (an operator's sqlite3): only the files case has one.

@@ -8,10 +8,13 @@ import {
   ClaimLostError,
   claimScope,
   findAnswer,
+  firstScopeOf,
+  IDEMPOTENCY_TTL_MS,
+  recordScope,
   releaseClaim,
   storeAnswer,
 } from "./idempotency";
-import { storeMigrations } from "./migrations";
+import { platformMigrations, storeMigrations } from "./migrations";
 import { openDb } from "./open";
 
 const dir = mkdtempSync(join(tmpdir(), "storeapi-idem-"));
@@ -42,6 +45,26 @@ test("a claim is held until it expires; one taken over cannot commit or be relea
     expect([kept?.status, kept?.body]).toEqual([201, "{}"]);
     // an answer is never claimed over
     expect(await claimScope(db, scope, "print", t0 + 5 * CLAIM_TTL_MS)).toBeNull();
+  } finally {
+    await db.close();
+  }
+});
+
+test("a host key's Idempotency-Key keeps the scope it was first used in for 24 hours", async () => {
+  const db = await openDb(`file:${join(dir, "platform.db")}`, platformMigrations);
+  try {
+    const t0 = 1_700_000_000_000;
+    const inA = { hostKeyId: 1, key: "k", scope: "a" };
+    const inB = { ...inA, scope: "b" };
+    expect(await firstScopeOf(db, inA, t0)).toBeUndefined();
+    await recordScope(db, inA, t0);
+    await recordScope(db, inB, t0 + 1); // a later use elsewhere changes nothing
+    expect(await firstScopeOf(db, inB, t0 + IDEMPOTENCY_TTL_MS - 1)).toBe("a");
+    expect(await firstScopeOf(db, { ...inB, hostKeyId: 2 }, t0)).toBeUndefined();
+    // Expired: free for anywhere, and the next use records its own scope.
+    expect(await firstScopeOf(db, inB, t0 + IDEMPOTENCY_TTL_MS)).toBeUndefined();
+    await recordScope(db, inB, t0 + IDEMPOTENCY_TTL_MS);
+    expect(await firstScopeOf(db, inA, t0 + IDEMPOTENCY_TTL_MS)).toBe("b");
   } finally {
     await db.close();
   }

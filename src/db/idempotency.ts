@@ -121,3 +121,43 @@ export async function storeAnswer(
     [scope.keyId, scope.key, answer.fingerprint, answer.status, answer.body, now],
   );
 }
+
+/** The scope of a store create, in `host_idempotency` (no store's slug is empty). */
+export const STORE_CREATE_SCOPE = "";
+
+/**
+ * A host key's `Idempotency-Key` and where it is used: a store's slug, or
+ * `STORE_CREATE_SCOPE`. Management answers are kept where each create commits (the
+ * store's database, platform.db for a store create), but the key is scoped to the host
+ * key (management-api.md §2); platform.db `host_idempotency` remembers where each was
+ * first used.
+ */
+export interface HostKeyUse {
+  hostKeyId: number;
+  key: string;
+  scope: string;
+}
+
+/** The scope the key was first used in within the last 24 hours, if any. */
+export async function firstScopeOf(platform: Db, use: HostKeyUse, now: number) {
+  const found = await platform.get<{ scope: string }>(
+    "SELECT scope FROM host_idempotency WHERE host_key_id = ? AND idem_key = ? AND created_at > ?",
+    [use.hostKeyId, use.key, now - IDEMPOTENCY_TTL_MS],
+  );
+  return found?.scope;
+}
+
+/** Records where the key is used, unless it was used within 24 hours; clears a batch of expired records. */
+export function recordScope(platform: Db, use: HostKeyUse, now: number): Promise<void> {
+  const cutoff = now - IDEMPOTENCY_TTL_MS;
+  return platform.transaction(async (tx) => {
+    await tx.run(
+      "DELETE FROM host_idempotency WHERE rowid IN (SELECT rowid FROM host_idempotency WHERE created_at <= ? ORDER BY created_at LIMIT ?)",
+      [cutoff, PURGE_BATCH],
+    );
+    await tx.run(
+      "INSERT INTO host_idempotency (host_key_id, idem_key, scope, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (host_key_id, idem_key) DO UPDATE SET scope = excluded.scope, created_at = excluded.created_at WHERE host_idempotency.created_at <= ?",
+      [use.hostKeyId, use.key, use.scope, now, cutoff],
+    );
+  });
+}

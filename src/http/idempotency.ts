@@ -7,8 +7,12 @@ import {
   ClaimLostError,
   claimScope,
   findAnswer,
+  firstScopeOf,
+  type HostKeyUse,
   IN_PROGRESS,
+  recordScope,
   releaseClaim,
+  STORE_CREATE_SCOPE,
   stillRunning,
   storeAnswer,
   UNCHECKED_CLAIM_TTL_MS,
@@ -129,6 +133,12 @@ export interface Place {
    * Records live 24 hours; after that this finds none.
    */
   earlier?: { db: Db; keyId: number };
+  /**
+   * A management create's: its key is scoped to the host key, not to where its answer is
+   * kept, so a key first used in another scope (store) is refused (src/db/idempotency.ts
+   * `HostKeyUse`).
+   */
+  host?: { platform: Db } & Omit<HostKeyUse, "key">;
 }
 
 /** The store API's place: the store the request is for, under its API key. */
@@ -146,6 +156,7 @@ export const hostPlaceIn = (c: AppContext, slug: string, db: Db): Place => {
     keyId: -c.get("hostKey").id,
     queue: `${slug}\nhost ${c.get("hostKey").id}`,
     earlier: { db: earlier, keyId },
+    host: { platform: earlier, hostKeyId: keyId, scope: slug },
   };
 };
 
@@ -153,7 +164,39 @@ export const hostPlaceIn = (c: AppContext, slug: string, db: Db): Place => {
 function platformPlace(c: AppContext): Place {
   const platform = c.get("deps").manage?.platform;
   if (!platform) throw new Error("the management API answered without its platform database");
-  return { db: platform.db, keyId: c.get("hostKey").id, queue: `host\n${c.get("hostKey").id}` };
+  const hostKeyId = c.get("hostKey").id;
+  return {
+    db: platform.db,
+    keyId: hostKeyId,
+    queue: `host\n${hostKeyId}`,
+    host: { platform: platform.db, hostKeyId, scope: STORE_CREATE_SCOPE },
+  };
+}
+
+const usedForAnotherRequest = () =>
+  invalidParameter(
+    IDEMPOTENCY_HEADER,
+    'Header "Idempotency-Key" was already used for a different request in the last 24 hours; use a new key for a new request.',
+  );
+
+/** Refuses a host key's `Idempotency-Key` first used in another scope (another store, or a store create). */
+async function refuseUsedElsewhere(place: Place, key: string, now: number): Promise<void> {
+  if (!place.host) return;
+  const first = await firstScopeOf(place.host.platform, { ...place.host, key }, now);
+  if (first !== undefined && first !== place.host.scope) throw usedForAnotherRequest();
+}
+
+/**
+ * Once a management create has its answer: where its key was used, written beside the
+ * answer, not before it, so a create never waits for platform.db (an operator's lock on it
+ * held every lead back). Not written (platform.db busy, a crash first), a use of the key in
+ * another store is not refused; the store's own record still makes each create run once.
+ */
+function noteUse(place: Place, key: string, now: number): void {
+  const host = place.host;
+  if (!host) return;
+  const use: HostKeyUse = { hostKeyId: host.hostKeyId, key, scope: host.scope };
+  void recordScope(host.platform, use, now).catch(() => {});
 }
 
 /** The answer kept for the same request where `place` kept its records before, if any. */
@@ -186,17 +229,18 @@ function once(
   const print = fingerprint(c.req.method, c.req.path, request.body);
   const deps = c.get("deps");
   return deps.idempotencyQueue.run(`${place.queue}\n${scope.key}`, async () => {
+    await refuseUsedElsewhere(place, scope.key, deps.now());
+    const run = async (claim: string | null) => {
+      const answered = await execute(scope, print, claim);
+      noteUse(place, scope.key, deps.now());
+      return answered;
+    };
     for (;;) {
       const now = deps.now();
       const previous =
         (await findAnswer(place.db, scope, now)) ??
         (await keptEarlier(place, scope.key, print, now));
-      if (previous && previous.fingerprint !== print) {
-        throw invalidParameter(
-          IDEMPOTENCY_HEADER,
-          'Header "Idempotency-Key" was already used for a different request in the last 24 hours; use a new key for a new request.',
-        );
-      }
+      if (previous && previous.fingerprint !== print) throw usedForAnotherRequest();
       if (previous && previous.status !== IN_PROGRESS)
         return jsonAnswer(c, previous.body, previous.status, { "Idempotent-Replayed": "true" });
       if (previous && stillRunning(previous, now, claimTtl)) {
@@ -204,11 +248,11 @@ function once(
         continue;
       }
       // Files are served by one process (the data directory's lock): the queue above is enough.
-      if (!deps.pool.location.remote) return execute(scope, print, null);
+      if (!deps.pool.location.remote) return run(null);
       const claim = await claimScope(place.db, scope, print, now, claimTtl);
       if (!claim) continue;
       try {
-        return await execute(scope, print, claim);
+        return await run(claim);
       } catch (error) {
         if (error instanceof ClaimLostError) continue;
         await releaseClaim(place.db, scope, claim).catch(() => {});

@@ -37,8 +37,9 @@ over the limit is 429 \`rate_limited\` with \`Retry-After\`.
 lookup of an unknown slug or id is 404.
 
 **Idempotency.** \`POST /stores\`, \`POST …/keys\`, \`POST …/orders\` and \`POST …/leads\` accept
-\`Idempotency-Key\`, scoped to the host key (and to the store, for a create in one store): a retry
-within 24 hours returns the first answer with \`Idempotent-Replayed: true\`.
+\`Idempotency-Key\`, scoped to the host key: a retry within 24 hours returns the first answer with
+\`Idempotent-Replayed: true\`; the same key for a different request (another body, path or store)
+is 400 \`invalid_parameter\`.
 
 **Not supported.** CORS; \`OPTIONS\` and other methods on a known path are 405 with \`Allow\`.
 \`HEAD\` is answered as \`GET\` without the body; it is not listed per operation.
