@@ -364,6 +364,22 @@ describe("failed-key lockout", () => {
     }
   });
 
+  test("a burst of bad keys at a store's first request is counted exactly (they all wait for its keys)", async () => {
+    const app = await startInProcess({ stores, authFailureLimit: 3 }, KEYS.all);
+    try {
+      const burst = Array.from({ length: 10 }, () =>
+        app.request("/api/v1/things", { key: BAD_KEY, peerIp: "203.0.113.55" }),
+      );
+      const codes = (await Promise.all(burst)).map(code).sort();
+      expect(codes).toEqual([
+        ...Array(3).fill("401 unauthorized"),
+        ...Array(7).fill("429 too_many_failures"),
+      ]);
+    } finally {
+      await app.stop();
+    }
+  });
+
   test("a success does not reset the count; failures older than 10 minutes drop out", async () => {
     const app = await startInProcess({ stores, authFailureLimit: 3 }, KEYS.all);
     try {

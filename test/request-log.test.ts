@@ -112,5 +112,21 @@ describe("request log", () => {
       "203.0.113.7",
       "127.0.0.1",
     ]);
+    expect(lines.filter((l) => l.msg?.startsWith("--trust-proxy"))).toEqual([]);
+  });
+
+  test("a --trust-proxy range of every address is warned about at start", async () => {
+    const server = await spawnServer(dataDir, ["--trust-proxy", "10.0.0.0/8,::/0"]);
+    expect(await server.signal("SIGTERM")).toBe(0);
+    const warnings = server
+      .stdout()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .filter((l) => l.level === "warn" && l.msg?.startsWith("--trust-proxy"))
+      .map((l) => l.msg);
+    expect(warnings).toEqual([
+      "--trust-proxy trusts every address: any client can set X-Forwarded-For (its address for the lockout) and X-Forwarded-Proto; list only your proxies",
+    ]);
   });
 });

@@ -89,6 +89,10 @@ export const serveCommand = command(
     stopOnSignals(server);
     if (config.allowHttp)
       server.logger.warn("plain HTTP is allowed (--allow-http): for development only");
+    if (config.trustProxy?.trustsAnyone)
+      server.logger.warn(
+        "--trust-proxy trusts every address: any client can set X-Forwarded-For (its address for the lockout) and X-Forwarded-Proto; list only your proxies",
+      );
     const listening = {
       url: server.url,
       dataDir: config.location.describe,

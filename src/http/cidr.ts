@@ -123,6 +123,11 @@ export class CidrList {
     return new CidrList(ranges);
   }
 
+  /** Whether a range is every address (`0.0.0.0/0`, `::/0`): then any client is a proxy. */
+  get trustsAnyone(): boolean {
+    return this.ranges.some((r) => r.bits === 0);
+  }
+
   contains(address: string | Ip): boolean {
     const ip = typeof address === "string" ? parseIp(address) : address;
     if (!ip) return false;

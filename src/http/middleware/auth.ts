@@ -68,6 +68,9 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<AppEnv> {
         ? await options.keys.find(c.get("store"), secret)
         : undefined;
     const now = options.now();
+    // Again after the wait for a store's keys (its first request): a burst of bad keys all
+    // waiting for them would otherwise each be a 401, past the lockout's count.
+    refuseBlockedIp(c, options.failures, now);
     if (!key || !isActive(key, now)) throw failedKey(c, options.failures, now);
     c.set("key", key);
     await next();
