@@ -82,6 +82,24 @@ describe("signing in with a one-time link", () => {
     expect(again.headers.get("set-cookie")).toBeNull();
   });
 
+  test("a HEAD on a link (a mail scanner's, a link checker's) neither spends it nor signs in", async () => {
+    const t = await token();
+    const probe = await fetch(`${server.url}/api/admin/sign-in?token=${t}`, {
+      method: "HEAD",
+      headers: { Host: "shop1.test" },
+      redirect: "manual",
+    });
+    // What GET answers, without the session.
+    expect([probe.status, probe.headers.get("location"), probe.headers.get("set-cookie")]).toEqual([
+      303,
+      "/api/admin/",
+      null,
+    ]);
+    const admin = client();
+    expect((await admin.get(`/api/admin/sign-in?token=${t}`)).status).toBe(303);
+    expect((await admin.get("/api/admin/")).status).toBe(200);
+  });
+
   test("an expired, foreign-store, unknown or malformed token shows the sign-in page with the message (400)", async () => {
     const expired = await token("shop1", Date.now() - 15 * 60_000 - 1);
     const foreign = await token("shop2");

@@ -9,8 +9,26 @@ import { testLocation } from "./sqld";
  * never follows redirects, so each 303 can be asserted.
  */
 export class AdminClient {
-  cookie: string | undefined;
+  /** The cookies the screen set, by name (the session's, and a new key's page's). */
+  private jar = new Map<string, string>();
   formToken: string | undefined;
+
+  /** The `Cookie` header this client sends (undefined with none). */
+  get cookie(): string | undefined {
+    return this.jar.size === 0
+      ? undefined
+      : [...this.jar].map(([name, value]) => `${name}=${value}`).join("; ");
+  }
+
+  set cookie(header: string | undefined) {
+    this.jar.clear();
+    for (const pair of header?.split(/;\s*/) ?? []) this.keep(pair);
+  }
+
+  private keep(pair: string): void {
+    const at = pair.indexOf("=");
+    if (at > 0) this.jar.set(pair.slice(0, at), pair.slice(at + 1));
+  }
 
   constructor(
     readonly baseUrl: string,
@@ -75,8 +93,11 @@ export class AdminClient {
       headers: { Host: this.host, ...(this.cookie ? { Cookie: this.cookie } : {}), ...headers },
       body,
     });
-    const set = response.headers.get("set-cookie");
-    if (set) this.cookie = /Max-Age=0/i.test(set) ? undefined : set.split(";")[0];
+    for (const set of response.headers.getSetCookie()) {
+      const pair = set.split(";")[0];
+      if (/Max-Age=0/i.test(set)) this.jar.delete(pair.slice(0, pair.indexOf("=")));
+      else this.keep(pair);
+    }
     return readAnswer(response);
   }
 }

@@ -22,6 +22,7 @@ import {
   confirmDelete,
   createKeyFromForm,
   deleteKeyFromForm,
+  forgetShownKey,
   showCreatedKey,
   showKeys,
 } from "./keys";
@@ -66,6 +67,8 @@ export function adminApp(deps: AdminDeps): Hono<AdminEnv> {
       }),
     );
   app.use(storeByHost(deps.registry, deps.pool));
+
+  app.use(forgetShownKey(state));
 
   const session = signedIn(state);
   const form = guardedPost(state);

@@ -118,6 +118,14 @@ export function isHttps(c: AdminContext, trustProxy: CidrList | null): boolean {
  * it (with `no-referrer`, same-origin posts carry `Origin: null`); else `Origin` must be
  * the page's own. Neither header, or `Origin: null` alone, is not enough.
  */
+/** The screen's cookies: its own path, never read by scripts or sent from other sites. */
+export const cookieOptions = (state: AdminState, c: AdminContext) => ({
+  path: "/api/admin",
+  httpOnly: true,
+  sameSite: "Strict" as const,
+  secure: isHttps(c, state.deps.trustProxy),
+});
+
 export function isSameOrigin(
   headers: { secFetchSite?: string; origin?: string },
   own: string,

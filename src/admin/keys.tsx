@@ -1,4 +1,5 @@
-import type { Handler } from "hono";
+import type { Handler, MiddlewareHandler } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError } from "../errors";
 import { AREAS } from "../keys/permissions";
@@ -13,7 +14,7 @@ import {
 } from "../keys/repository";
 import type { AdminContext, AdminEnv, AdminState } from "./context";
 import type { Flash } from "./flash";
-import { page, redirect } from "./http";
+import { cookieOptions, page, redirect } from "./http";
 import {
   ADMIN_PATH,
   ConfirmDeletePage,
@@ -117,6 +118,23 @@ export const createKeyFromForm =
   };
 
 /** The new key's secret, once: a reload goes back to the screen. */
+/**
+ * Set with a new key's page and cleared by the next page of the screen: a cookie changed
+ * since a page was left keeps Chrome from bringing it back from its back/forward cache,
+ * which keeps `Cache-Control: no-store` pages too, key and all (the page's script clears the
+ * key as it is left; this also holds with scripts off).
+ */
+export const KEY_SHOWN_COOKIE = "storeapi_key_shown";
+
+/** Clears `KEY_SHOWN_COOKIE` on any other page of the screen. */
+export const forgetShownKey =
+  (state: AdminState): MiddlewareHandler<AdminEnv> =>
+  (c, next) => {
+    if (c.req.path !== CREATED_PATH && getCookie(c, KEY_SHOWN_COOKIE) !== undefined)
+      deleteCookie(c, KEY_SHOWN_COOKIE, cookieOptions(state, c));
+    return next();
+  };
+
 export const showCreatedKey =
   (state: AdminState): AdminHandler =>
   (c) => {
@@ -124,6 +142,7 @@ export const showCreatedKey =
     const { id, formToken } = c.get("session");
     const flash = flashFor(state, c, "created");
     if (flash?.kind !== "created") return redirect(c, ADMIN_PATH);
+    setCookie(c, KEY_SHOWN_COOKIE, "1", cookieOptions(state, c));
     return page(
       c,
       <KeyCreatedPage

@@ -79,6 +79,15 @@ export async function consumeSignInLink(
   return result.changes === 1;
 }
 
+/** Whether the token would sign in now, without spending it (a HEAD's answer). */
+export async function signInLinkUsable(db: Queryable, token: string, now = Date.now()) {
+  const row = await db.get(
+    "SELECT 1 AS usable FROM admin_links WHERE digest = ? AND used_at IS NULL AND expires_at > ?",
+    [digestOf(token), now],
+  );
+  return row !== undefined;
+}
+
 /** An origin for a link: `http(s)://host[:port]` with nothing after it; null when it is not one. */
 export function parseOrigin(text: string): string | null {
   try {

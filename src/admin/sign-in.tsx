@@ -2,22 +2,25 @@ import type { Handler } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import { queueMail } from "../mail/outbox";
 import { adminSignInLink } from "../mail/templates";
-import type { AdminContext, AdminEnv, AdminState } from "./context";
-import { isHttps, page, readForm, redirect, requireSameOrigin, sessionOf } from "./http";
-import { LINK_LIFETIME_MS, SIGN_IN_PATH, signInUrl, TOKEN_MADE_WHEN_SENT } from "./links";
+import type { AdminEnv, AdminState } from "./context";
+import { cookieOptions, page, readForm, redirect, requireSameOrigin, sessionOf } from "./http";
+import {
+  LINK_LIFETIME_MS,
+  SIGN_IN_PATH,
+  signInLinkUsable,
+  signInUrl,
+  TOKEN_MADE_WHEN_SENT,
+} from "./links";
 import { ADMIN_PATH, BAD_LINK, EMAIL_SENT, ErrorPage, SESSION_ENDED, SignInPage } from "./pages";
 import { endSession, SESSION_COOKIE, SESSION_LIFETIME_MS, signInWithToken } from "./sessions";
 
 type AdminHandler = Handler<AdminEnv>;
 
-const cookieOptions = (state: AdminState, c: AdminContext) => ({
-  path: "/api/admin",
-  httpOnly: true,
-  sameSite: "Strict" as const,
-  secure: isHttps(c, state.deps.trustProxy),
-});
-
-/** GET sign-in: with a one-time token, start a session; without, the page asking for the owner's email. */
+/**
+ * GET sign-in: with a one-time token, start a session; without, the page asking for the
+ * owner's email. A HEAD never spends the token (a mail scanner or link checker probing the
+ * emailed link left the owner a dead one): it answers as GET would, without the session.
+ */
 export const signIn =
   (state: AdminState): AdminHandler =>
   async (c) => {
@@ -33,9 +36,15 @@ export const signIn =
             : undefined;
       return page(c, <SignInPage storeName={storeName} notice={notice} />);
     }
-    const session = /^[A-Za-z0-9_-]{32,128}$/.test(token)
-      ? await signInWithToken(c.get("db"), token, state.deps.now())
-      : undefined;
+    const wellFormed = /^[A-Za-z0-9_-]{32,128}$/.test(token);
+    if (c.req.method === "HEAD") {
+      const usable = wellFormed && (await signInLinkUsable(c.get("db"), token, state.deps.now()));
+      if (usable) return redirect(c, ADMIN_PATH);
+    }
+    const session =
+      wellFormed && c.req.method !== "HEAD"
+        ? await signInWithToken(c.get("db"), token, state.deps.now())
+        : undefined;
     if (!session) return page(c, <SignInPage storeName={storeName} error={BAD_LINK} />, 400);
     setCookie(c, SESSION_COOKIE, session.id, {
       ...cookieOptions(state, c),

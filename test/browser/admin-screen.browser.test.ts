@@ -55,7 +55,17 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
     dir = mkdtempSync(join(tmpdir(), "storeapi-browser-"));
     mailDir = join(dir, "mail");
     await loadFixture(await testLocation(join(dir, "data")), {
-      stores: [testStore({ name: STORE_NAME, keys: [] }), otherStore({ keys: [] })],
+      stores: [
+        testStore({ name: STORE_NAME, keys: [] }),
+        otherStore({ keys: [] }),
+        // The back/forward cache test's own: its keys change no other test's count.
+        testStore({
+          slug: "shop3",
+          domain: "shop3.test",
+          ownerEmail: "owner@shop3.test",
+          keys: [],
+        }),
+      ],
     });
     server = await spawnServer(join(dir, "data"), ["--mail-dir", mailDir]);
     port = new URL(server.url).port;
@@ -100,6 +110,18 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
     );
     expect(link.code).toBe(0);
     return JSON.parse(link.stdout).url as string;
+  }
+
+  /** The page's HTML, read once a navigation under way (a reload) lets it be read. */
+  async function settledContent(tab: Page): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await tab.content();
+      } catch (error) {
+        if (attempt === 100 || !String(error).includes("navigating")) throw error;
+        await Bun.sleep(100);
+      }
+    }
   }
 
   async function createKey(name: string, orders: "No access" | "Read" | "Read and update") {
@@ -169,6 +191,62 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
         `API key "ERP" created for ${STORE_NAME}`,
         `API key "ERP" deleted for ${STORE_NAME}`,
       ]);
+    },
+    SLOW,
+  );
+
+  test(
+    "going back to a new key's page never shows the key, with the back/forward cache on, scripts on or off",
+    async () => {
+      const { chromium } = await import("playwright-core");
+      // Playwright turns Chrome's back/forward cache off; a user's Chrome has it on, and
+      // keeps `Cache-Control: no-store` pages in it.
+      const browser = await chromium.launch({
+        executablePath: chromiumPath,
+        headless: true,
+        args: CHROMIUM_ARGS,
+        ignoreDefaultArgs: ["--disable-back-forward-cache"],
+      });
+      try {
+        for (const javaScriptEnabled of [true, false]) {
+          const own = await browser.newContext({ javaScriptEnabled });
+          const tab = await own.newPage();
+          const shop3 = `http://shop3.localhost:${port}`;
+          const link = await runCli(
+            ["admin-link", "shop3", "--origin", shop3, "--json", "--data", join(dir, "data")],
+            { underTest: true },
+          );
+          await tab.goto(JSON.parse(link.stdout).url);
+          const leaveAndComeBack = async (leave: () => Promise<unknown>) => {
+            await tab.getByLabel("Name", { exact: true }).fill(`cache-${javaScriptEnabled}`);
+            await tab
+              .getByRole("group", { name: "Leads" })
+              .getByLabel("Read", { exact: true })
+              .check();
+            await tab.getByRole("button", { name: "Create key" }).click();
+            const secret = (await tab.locator("#new-key").textContent()) ?? "";
+            expect(secret).toMatch(/^svc_sk_/);
+            await leave();
+            // A page brought back from the cache fires no load event: wait for the commit.
+            await tab.goBack({ waitUntil: "commit" });
+            const shown = (await settledContent(tab)).includes(secret);
+            // Loaded afresh, the page is the screen: the key is not shown again.
+            if (!shown) await tab.waitForURL(`${shop3}/api/admin/`);
+            return [javaScriptEnabled, shown];
+          };
+          const byLink = () => tab.getByRole("link", { name: "Back to API and keys" }).click();
+          expect(await leaveAndComeBack(byLink)).toEqual([javaScriptEnabled, false]);
+          await tab.goto(`${shop3}/api/admin/`);
+          // Off to another site: only the page's script can clear the key as it goes.
+          if (javaScriptEnabled) {
+            const elsewhere = () => tab.goto(`http://127.0.0.1:${evil.port}/hand-over?to=x`);
+            expect(await leaveAndComeBack(elsewhere)).toEqual([true, false]);
+          }
+          await own.close();
+        }
+      } finally {
+        await browser.close();
+      }
     },
     SLOW,
   );

@@ -1,4 +1,18 @@
 // Progressive enhancement only: the page works without this script.
+// A new key's page keeps no copy of the key once left: Chrome's back/forward cache keeps
+// pages whole, `Cache-Control: no-store` or not, and going back would show the key again.
+// A page brought back from that cache is loaded afresh (the server then shows no key).
+(() => {
+  const key = document.getElementById("new-key");
+  if (!key) return;
+  window.addEventListener("pagehide", () => {
+    key.textContent = "";
+  });
+  window.addEventListener("pageshow", (event) => {
+    if (event.persisted) window.location.reload();
+  });
+})();
+
 // Reveals the "Copy key" button and copies the new key's text when it is pressed.
 (() => {
   const button = document.getElementById("copy-key");
