@@ -472,6 +472,15 @@ describe("the sign-in form", () => {
         (await client().post("/api/admin/sign-in", { email: "owner@shop1.test" }, headers)).status,
       ).toBe(403);
     }
+    // What Chrome sends over plain HTTP on a host that is not *.localhost: it says so.
+    const plain = await client().post(
+      "/api/admin/sign-in",
+      { email: "owner@shop1.test" },
+      { Origin: "null" },
+    );
+    expect(plain.text).toContain(
+      "Over plain HTTP browsers do not say which page a form comes from, except on localhost host names: open this screen over HTTPS (or, while developing, at a *.localhost host name).",
+    );
   });
 });
 

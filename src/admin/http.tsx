@@ -113,11 +113,6 @@ export function isHttps(c: AdminContext, trustProxy: CidrList | null): boolean {
   );
 }
 
-/**
- * A state-changing POST from this origin? `Sec-Fetch-Site` decides when the browser sends
- * it (with `no-referrer`, same-origin posts carry `Origin: null`); else `Origin` must be
- * the page's own. Neither header, or `Origin: null` alone, is not enough.
- */
 /** The screen's cookies: its own path, never read by scripts or sent from other sites. */
 export const cookieOptions = (state: AdminState, c: AdminContext) => ({
   path: "/api/admin",
@@ -126,6 +121,11 @@ export const cookieOptions = (state: AdminState, c: AdminContext) => ({
   secure: isHttps(c, state.deps.trustProxy),
 });
 
+/**
+ * A state-changing POST from this origin? `Sec-Fetch-Site` decides when the browser sends
+ * it (with `no-referrer`, same-origin posts carry `Origin: null`); else `Origin` must be
+ * the page's own. Neither header, or `Origin: null` alone, is not enough.
+ */
 export function isSameOrigin(
   headers: { secFetchSite?: string; origin?: string },
   own: string,
@@ -142,9 +142,17 @@ export function isSameOrigin(
 export function requireSameOrigin(c: AdminContext, trustProxy: CidrList | null): string {
   const own = ownOrigin(c, trustProxy);
   const headers = { secFetchSite: c.req.header("sec-fetch-site"), origin: c.req.header("origin") };
-  if (!isSameOrigin(headers, own)) throw forbidden();
-  return own;
+  if (isSameOrigin(headers, own)) return own;
+  // What a browser sends from a page over plain HTTP on a host that is not `*.localhost`.
+  const unsaid = headers.secFetchSite === undefined && headers.origin === "null";
+  throw unsaid && !isHttps(c, trustProxy) ? plainHttpForm() : forbidden();
 }
+
+const plainHttpForm = () =>
+  new ApiError(
+    "insufficient_scope",
+    "Over plain HTTP browsers do not say which page a form comes from, except on localhost host names: open this screen over HTTPS (or, while developing, at a *.localhost host name).",
+  );
 
 const forbidden = () =>
   new ApiError(
