@@ -654,7 +654,7 @@ describe("mail worker, other transports", () => {
     ).toBe(parsed.headers["message-id"]);
   });
 
-  test("without SMTP or a mail dir, each email is one log line with no body", async () => {
+  test("without SMTP or a mail dir, each email is one log line with its text", async () => {
     const h = await harness();
     expect(h.worker.transportName).toBe("log");
     await h.queue("shop1", statusMail("SECRET-TRACKING"));
@@ -673,7 +673,7 @@ describe("mail worker, other transports", () => {
       from: `${HEBREW_STORE} <no-reply@localhost>`,
       to: "dana@example.com",
       subject: "Order #1001: Shipped",
+      text: expect.stringContaining("SECRET-TRACKING"),
     });
-    expect(JSON.stringify(h.logger.lines)).not.toContain("SECRET-TRACKING");
   });
 });

@@ -3,7 +3,7 @@ import { Logger } from "../../log";
 import { LogTransport } from "./log";
 
 // The log is where such an email goes: a level that hides info lines must not lose it.
-test("without SMTP or a mail dir, an email is logged at every log level", async () => {
+test("without SMTP or a mail dir, an email is logged at every log level, with its text but no sign-in token", async () => {
   for (const level of ["debug", "info", "warn", "error", "silent"] as const) {
     const chunks: string[] = [];
     const logger = new Logger(level, { write: (chunk) => chunks.push(chunk) > 0, once: () => {} });
@@ -15,7 +15,7 @@ test("without SMTP or a mail dir, an email is logged at every log level", async 
       replyTo: null,
       to: "owner@shop1.test",
       subject: "A key was deleted",
-      text: "body",
+      text: "Open https://shop1.test/api/admin/sign-in?token=abc_DEF-123 to sign in.",
       html: "<p>body</p>",
       messageId: "<7@shop1>",
       date: new Date(0),
@@ -38,6 +38,7 @@ test("without SMTP or a mail dir, an email is logged at every log level", async 
           from: "Shop <no-reply@localhost>",
           to: "owner@shop1.test",
           subject: "A key was deleted",
+          text: "Open https://shop1.test/api/admin/sign-in?token=… (not logged; storeapi admin-link makes a link) to sign in.",
         },
       ],
     ]);
