@@ -586,6 +586,11 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
     expect(hebrew.status).toBe(303);
     expect((await admin.get("/api/admin/keys/new")).text).toContain("מפתח");
     expect(nul.text).toContain("Name must be valid Unicode text without NUL characters.");
+    // Shown again without the NUL (a page cannot carry one), focused and tied to the error.
+    expect(nul.text).toContain('value="abcd" autofocus="" aria-describedby="page-error"/>');
+    expect(nul.text).toContain('<p class="message error" role="alert" id="page-error">');
+    // A name is counted in characters by the server alone: no maxlength cuts 😀 at 50.
+    expect(nul.text).not.toContain("maxlength");
     const nothing = await admin.post("/api/admin/keys", {
       ...ORDERS_WRITE,
       name: "Nothing",
@@ -629,7 +634,7 @@ describe("keys on the screen (no JavaScript: forms and redirects)", () => {
     expect(screen.text).toContain(LIMIT_SENTENCE);
     const sixth = await admin.post("/api/admin/keys", { ...ORDERS_WRITE, name: "k6" });
     expect(sixth.status).toBe(409);
-    expect(sixth.text).toContain(`role="alert">${LIMIT_SENTENCE}</p>`);
+    expect(sixth.text).toContain(`role="alert" id="page-error">${LIMIT_SENTENCE}</p>`);
   });
 });
 

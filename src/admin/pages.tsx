@@ -93,12 +93,26 @@ function Layout({ title, storeName, formToken, refreshTo, children }: LayoutProp
   );
 }
 
+/** The page's error message, which a refused form's field names as its description. */
+const ERROR_ID = "page-error";
+
 const Message = ({ kind, text }: { kind: "error" | "notice"; text?: Child }) =>
   text ? (
-    <p class={`message ${kind}`} role={kind === "error" ? "alert" : "status"}>
+    <p
+      class={`message ${kind}`}
+      role={kind === "error" ? "alert" : "status"}
+      id={kind === "error" ? ERROR_ID : undefined}
+    >
       {text}
     </p>
   ) : null;
+
+/**
+ * A refused name as the form shows it again: without NUL and unpaired surrogates (the
+ * reason it was refused), which a page cannot carry and a browser would send back as U+FFFD.
+ */
+const shownAgain = (name: string) =>
+  name.replace(/\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "");
 
 export function SignInPage(p: {
   storeName: string;
@@ -226,10 +240,13 @@ function CreateForm({
   formToken,
   atLimit,
   values,
+  refused,
 }: {
   formToken: string;
   atLimit: boolean;
   values?: CreateFormValues;
+  /** The form came back refused: its first field takes the focus, described by the error. */
+  refused: boolean;
 }) {
   const expires = values?.expires ?? "never";
   return (
@@ -243,10 +260,11 @@ function CreateForm({
           id="key-name"
           name="name"
           type="text"
-          maxlength={100}
           required
           dir="auto"
-          value={values?.name ?? ""}
+          value={shownAgain(values?.name ?? "")}
+          autofocus={refused}
+          aria-describedby={refused ? ERROR_ID : undefined}
         />
         <div class="choices">
           {AREAS.map((area) => (
@@ -314,7 +332,12 @@ export function KeysScreen(p: ScreenProps) {
           <p class="muted">No active keys yet.</p>
         )}
       </section>
-      <CreateForm formToken={p.formToken} atLimit={inUse >= MAX_ACTIVE_KEYS} values={p.values} />
+      <CreateForm
+        formToken={p.formToken}
+        atLimit={inUse >= MAX_ACTIVE_KEYS}
+        values={p.values}
+        refused={p.error !== undefined && p.values !== undefined}
+      />
       {past.length > 0 && (
         <section class="card" aria-labelledby="past-heading">
           <h2 id="past-heading">Expired and deleted keys</h2>

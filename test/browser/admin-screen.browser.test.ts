@@ -306,6 +306,14 @@ describe.skipIf(!chromiumPath)("the API and keys screen in Chromium", () => {
       await page.getByRole("button", { name: "Create key" }).click();
       expect((await refused).status()).toBe(409);
       expect(await page.getByRole("alert").textContent()).toBe(LIMIT_SENTENCE);
+      // The refused form's first field has the focus, and the error is its description.
+      await page.waitForLoadState();
+      expect(
+        await page.evaluate(() => [
+          document.activeElement?.id,
+          document.activeElement?.getAttribute("aria-describedby"),
+        ]),
+      ).toEqual(["key-name", "page-error"]);
     },
     SLOW,
   );
