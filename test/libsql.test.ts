@@ -518,10 +518,32 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("migrate-to-libsql", () => {
         1,
         "storeapi: the libSQL server already has stores (shop1, shop2); migrate-to-libsql fills an empty one\n",
       ]);
+
+      // A backup of that server moves onto another: its stores name the first server's
+      // registry, and each new namespace keeps its own (it was "UNIQUE constraint failed").
+      const copy = join(dir, "server-backup");
+      expect((await runCli(["backup", copy, ...empty.flags])).code).toBe(0);
+      const second = await startSqld();
+      try {
+        const restored = await runCli(["migrate-to-libsql", "--data", copy, ...second.flags]);
+        expect([restored.code, restored.stderr, restored.stdout]).toEqual([
+          0,
+          "",
+          `copied 2 stores (shop1, shop2) to ${second.url}\n`,
+        ]);
+        const server = await spawnServer(join(dir, "unused-2"), second.flags);
+        try {
+          expect((await send(server.url, page, { key: key.json.key })).json).toEqual(before.json);
+        } finally {
+          await server.signal("SIGTERM");
+        }
+      } finally {
+        await second.stop();
+      }
     } finally {
       await empty.stop();
     }
-  });
+  }, 120_000);
 
   test("many stores: progress on stderr; the summary and a refusal count them without naming each", async () => {
     const files = join(dir, "many-files");

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { copyRows } from "../db/copy";
 import { DataDirLock, requireOwnDataDir, SERVE_LOCK } from "../db/data-dir";
+import type { Queryable } from "../db/driver";
 import { FileLocation, type Location } from "../db/location";
 import { collectingEvery } from "../db/open";
 import { Platform } from "../db/platform";
@@ -22,13 +23,23 @@ function namedFew(slugs: string[]): string {
     : slugs.join(", ");
 }
 
+/**
+ * Copies every row into `to`, which keeps its own registry name (`meta` `registry`): the
+ * namespaces made on the server carry the server's, where a copy from a backup of another
+ * server names that one's.
+ */
+async function copyKeepingRegistry(from: Queryable, to: Queryable): Promise<void> {
+  const own = await to.get<{ value: string }>("SELECT value FROM meta WHERE key = 'registry'");
+  await copyRows(from, to, true);
+  if (own) await to.run("UPDATE meta SET value = ? WHERE key = 'registry'", [own.value]);
+}
+
 /** Copies one store's database from files into its new namespace, in one transaction. */
 async function copyStore(source: Location, target: Location, slug: string): Promise<void> {
-  await target.createStore(slug);
   const from = await source.openStore(slug);
   const to = await target.openStore(slug);
   try {
-    await to.transaction((tx) => copyRows(from, tx));
+    await to.transaction((tx) => copyKeepingRegistry(from, tx));
   } finally {
     await Promise.all([from.close(), to.close()]);
   }
@@ -73,7 +84,8 @@ export const migrateCommand = command(
 /** Copies every store, then the platform's rows; the stores copied are deleted again on a failure. */
 async function copyOnto(source: FileLocation, target: Location, json?: boolean): Promise<void> {
   const [from, to] = [await Platform.open(source), await Platform.open(target)];
-  const copied: string[] = [];
+  /** The namespaces made, the one being copied included: a failure deletes them all. */
+  const made: string[] = [];
   try {
     const already = await to.listStores();
     if (already.length > 0) {
@@ -89,29 +101,23 @@ async function copyOnto(source: FileLocation, target: Location, json?: boolean):
       const progress = progressPrinter(PROGRESS_FROM);
       const closed = collectingEvery();
       for (const { slug } of stores) {
+        await target.createStore(slug);
+        made.push(slug);
         await copyStore(source, target, slug);
         await closed();
-        copied.push(slug);
-        progress("migrate: stores copied", copied.length, stores.length);
+        progress("migrate: stores copied", made.length, stores.length);
       }
-      await to.db.transaction(async (tx) => {
-        // The registry keeps its own name, which the namespaces made above carry.
-        const own = await tx.get<{ value: string }>(
-          "SELECT value FROM meta WHERE key = 'registry'",
-        );
-        await copyRows(from.db, tx, true);
-        if (own) await tx.run("UPDATE meta SET value = ? WHERE key = 'registry'", [own.value]);
-      });
+      await to.db.transaction((tx) => copyKeepingRegistry(from.db, tx));
     } catch (error) {
-      for (const slug of copied) await target.deleteStore(slug).catch(() => {});
+      for (const slug of made) await target.deleteStore(slug).catch(() => {});
       throw error;
     }
   } finally {
     await Promise.all([from.close(), to.close()]);
   }
-  if (json) return printJson({ stores: copied, to: target.describe });
-  const named = copied.length <= NAMED_STORES ? ` (${copied.join(", ")})` : "";
+  if (json) return printJson({ stores: made, to: target.describe });
+  const named = made.length <= NAMED_STORES ? ` (${made.join(", ")})` : "";
   printLine(
-    `copied ${copied.length} store${copied.length === 1 ? "" : "s"}${named} to ${target.describe}`,
+    `copied ${made.length} store${made.length === 1 ? "" : "s"}${named} to ${target.describe}`,
   );
 }
