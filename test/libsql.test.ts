@@ -1141,5 +1141,52 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO || !namesResolve)(
         expect(refreshFailures.length).toBeLessThanOrEqual(2);
       }
     });
+
+    test("writes waiting behind one the server leaves unanswered give up with it: none waits past one deadline", async () => {
+      const stalled = await startSqld();
+      const fixture = join(dir, "stall-fixture.json");
+      writeFileSync(fixture, JSON.stringify({ stores: [testStore()] }));
+      const data = join(dir, "stall-node");
+      expect((await runCli(["load", fixture, ...stalled.flags, "--data", data])).code).toBe(0);
+      const node = await spawnServer(data, stalled.flags);
+      try {
+        // No Idempotency-Key: its lookup is a read, which would meet the stall first.
+        const create = (i: number) =>
+          send(node.url, "/api/v1/products", {
+            method: "POST",
+            body: { name: `Stalled ${i}`, price: 1 },
+          });
+        expect((await create(0)).status).toBe(201);
+        stalled.signal("SIGSTOP");
+        const sentAt = performance.now();
+        const answers = await Promise.all(
+          [1, 2, 3, 4].map(async (i) => {
+            const answer = await create(i);
+            return {
+              status: answer.status,
+              code: answer.json?.error?.code,
+              ms: performance.now() - sentAt,
+            };
+          }),
+        );
+        stalled.signal("SIGCONT");
+        // Before: 16 s for the first (its rollback waited a deadline of its own), 24 and
+        // 32 s for those behind it, past Bun's 10 s cut (no answer at all).
+        for (const answer of answers) {
+          expect([answer.status, answer.code]).toEqual([503, "store_unavailable"]);
+          expect(answer.ms).toBeLessThan(12_000);
+        }
+        // None of them was made, and the server takes writes again.
+        expect((await create(5)).status).toBe(201);
+        const names = (await send(node.url, "/api/v1/products?limit=100")).json.data.map(
+          (p: { name: string }) => p.name,
+        );
+        expect(names.sort()).toEqual(["Stalled 0", "Stalled 5"]);
+      } finally {
+        stalled.signal("SIGCONT");
+        await node.signal("SIGTERM");
+        await stalled.stop();
+      }
+    }, 120_000);
   },
 );

@@ -50,6 +50,13 @@ function unavailableOrSelf(error: unknown): unknown {
   return error;
 }
 
+/** Whether a failure is a call the server left unanswered past its deadline (not a refusal). */
+function wentUnanswered(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause)
+    if (cause.name === "TimeoutError") return true;
+  return false;
+}
+
 /** `call`, its failures as `unavailableOrSelf` says. */
 async function reaching<T>(call: Promise<T>): Promise<T> {
   try {
@@ -98,6 +105,8 @@ export class ClientDb implements Db {
   private client: Client;
   private queries: Queryable;
   private writes = new Mutex();
+  /** When a write last went unanswered (`performance.now()`): the writes waiting then give up. */
+  private unansweredAt = Number.NEGATIVE_INFINITY;
   private waitingBatches: WaitingBatch[] = [];
   /** Whether a group commit is queued for the writer (it takes whatever waits when it runs). */
   private groupCommitQueued = false;
@@ -130,18 +139,39 @@ export class ClientDb implements Db {
     return this.queries.get<T>(sql, args);
   }
   run(sql: string, args?: Args) {
-    return this.writes.run(() => this.queries.run(sql, args));
+    return this.asWriter(() => this.queries.run(sql, args));
+  }
+
+  /**
+   * Runs `work` as the one writer. A write that waited while the writer before it went
+   * unanswered gives up at once (503): each would otherwise wait out a deadline of its own
+   * in turn, and a stalled server answered the last of them after 16, 24 s.
+   */
+  private asWriter<T>(work: () => Promise<T>): Promise<T> {
+    const queuedAt = performance.now();
+    return this.writes.run(async () => {
+      if (this.unansweredAt > queuedAt)
+        throw new DatabaseUnavailable("the libSQL server did not answer the writes before it");
+      try {
+        return await work();
+      } catch (error) {
+        if (wentUnanswered(error)) this.unansweredAt = performance.now();
+        throw error;
+      }
+    });
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.writes.run(async () => {
+    return this.asWriter(async () => {
       const tx = await reaching(this.client.transaction("write"));
       try {
         const result = await fn(adapt(tx));
         await reaching(tx.commit());
         return result;
       } catch (error) {
-        await tx.rollback().catch(() => {});
+        // A server that left a call unanswered would leave the rollback so too, for another
+        // deadline; closing the stream below ends the transaction there all the same.
+        if (!wentUnanswered(error)) await tx.rollback().catch(() => {});
         throw error;
       } finally {
         tx.close();
@@ -193,7 +223,7 @@ export class ClientDb implements Db {
   }
 
   async exec(sql: string): Promise<void> {
-    await this.writes.run(() => reaching(this.client.executeMultiple(sql)));
+    await this.asWriter(() => reaching(this.client.executeMultiple(sql)));
   }
 
   async checkpoint(): Promise<void> {
