@@ -1,4 +1,4 @@
-import { COMMAND_STORES_WAIT_MS, commandStoresBusy } from "../db/data-dir";
+import { COMMAND_STORES_WAIT_MS, commandStoresBusy, commandStoresWaiting } from "../db/data-dir";
 import type { Location } from "../db/location";
 import type { NewStore, Platform, Store } from "../db/platform";
 import { insertOrderStatuses } from "../stores/order-statuses";
@@ -108,6 +108,7 @@ const add = command(
               throw error;
             });
         },
+        commandStoresWaiting(location.describe),
       ),
     );
     if (values.json)

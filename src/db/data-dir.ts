@@ -255,17 +255,29 @@ export const commandStoresBusy = (where: string) => () =>
     `another storeapi command kept changing the stores of ${where} for a minute; try again when it is done`,
   );
 
+/** A command's `waiting` for `Location.changeStores`: one line on stderr, so a wait is never silent. */
+export const commandStoresWaiting = (where: string) => () =>
+  process.stderr.write(
+    `storeapi: waiting for another storeapi process changing the stores of ${where} (up to a minute; on a libSQL server a node that stopped in the middle of a change holds them that long)\n`,
+  );
+
 /**
  * Runs `change` holding the data directory's stores lock (STORES_LOCK), waiting up to
- * `waitMs` for another process's change to end; `busy` is thrown when it does not.
+ * `waitMs` for another process's change to end (`waiting` is called when it starts to
+ * wait); `busy` is thrown when it does not.
  */
 export async function withStoresLock<T>(
   dataDir: string,
   waitMs: number,
   busy: () => Error,
   change: () => Promise<T>,
+  waiting?: () => void,
 ): Promise<T> {
-  const lock = await DataDirLock.waitFor(dataDir, STORES_LOCK, waitMs);
+  let lock = DataDirLock.tryAcquire(dataDir, STORES_LOCK);
+  if (!lock) {
+    waiting?.();
+    lock = await DataDirLock.waitFor(dataDir, STORES_LOCK, waitMs);
+  }
   if (!lock) throw busy();
   try {
     return await change();

@@ -59,7 +59,12 @@ export interface Location {
    * Runs `change` (a store's database made, moved or archived, and its registration) as the
    * only such change here, waiting up to `waitMs` for another process's; else `busy()` is thrown.
    */
-  changeStores<T>(waitMs: number, busy: () => Error, change: () => Promise<T>): Promise<T>;
+  changeStores<T>(
+    waitMs: number,
+    busy: () => Error,
+    change: () => Promise<T>,
+    waiting?: () => void,
+  ): Promise<T>;
 }
 
 /**
@@ -148,8 +153,13 @@ export class FileLocation implements Location {
     );
   }
   /** Across processes: the data directory's stores lock. */
-  changeStores<T>(waitMs: number, busy: () => Error, change: () => Promise<T>) {
-    return withStoresLock(this.dataDir, waitMs, busy, change);
+  changeStores<T>(
+    waitMs: number,
+    busy: () => Error,
+    change: () => Promise<T>,
+    waiting?: () => void,
+  ) {
+    return withStoresLock(this.dataDir, waitMs, busy, change, waiting);
   }
 }
 
@@ -332,11 +342,18 @@ export class LibsqlLocation implements Location {
    * (STORES_LEASE), taken by one statement and given back after `change`; a holder that
    * died frees it when the lease runs out.
    */
-  async changeStores<T>(waitMs: number, busy: () => Error, change: () => Promise<T>) {
+  async changeStores<T>(
+    waitMs: number,
+    busy: () => Error,
+    change: () => Promise<T>,
+    waiting?: () => void,
+  ) {
     const platform = await this.open(PLATFORM_NAMESPACE, platformMigrations);
     try {
       const holder = randomUUID();
-      for (const giveUpAt = Date.now() + waitMs; !(await takeStoresLease(platform, holder)); ) {
+      for (let tries = 0, giveUpAt = Date.now() + waitMs; ; tries++) {
+        if (await takeStoresLease(platform, holder)) break;
+        if (tries === 0) waiting?.();
         if (Date.now() >= giveUpAt) throw busy();
         await runtime().sleep(LEASE_POLL_MS);
       }

@@ -29,7 +29,7 @@ const STORES_LOCK_WAIT_MS = 8_000;
 const storesBusy = () =>
   new ApiError(
     "service_unavailable",
-    "Another storeapi command is changing this server's stores (a load registering its stores, say); retry in a moment.",
+    "Another storeapi process is changing this server's stores (a load registering its stores, say; on a libSQL server, a node that stopped in the middle of such a change holds them for up to a minute); retry in a moment.",
   );
 
 /**
