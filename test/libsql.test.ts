@@ -726,6 +726,28 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("libSQL flags", () => {
     ]);
   });
 
+  test("a server or admin API that refuses the connection is named, in our words", async () => {
+    // A port nobody listens on: taken and given back.
+    const closed = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+    const url = `http://127.0.0.1:${closed.port}`;
+    closed.stop(true);
+    const refused = "did not answer: the connection was refused (is it running, on that address?)";
+    const server = await runCli(["stores", "list", "--libsql-url", url]);
+    expect([server.code, server.stderr]).toEqual([
+      1,
+      `storeapi: the libSQL server at ${url} ${refused}\n`,
+    ]);
+    const admin = await runCli([
+      ...["stores", "add", "shop9", "--domain", "shop9.example.com", "--plan", "growth"],
+      ...["--owner-email", "o@shop9.example.com", "--libsql-url", sqld.url],
+      ...["--libsql-admin-url", url],
+    ]);
+    expect([admin.code, admin.stderr]).toEqual([
+      1,
+      `storeapi: the libSQL server's admin API at ${url} ${refused}\n`,
+    ]);
+  });
+
   test("adding a store without the admin API says what is missing", async () => {
     const result = await runCli([
       "stores",

@@ -224,13 +224,25 @@ export function namespaceFetch(
 /** The signal that ends one request to a libSQL server unanswered (its body included). */
 const deadline = () => AbortSignal.timeout(REMOTE_DEADLINE_MS);
 
-/** A request to the libSQL server at `url` that failed without an answer, as `DatabaseUnavailable`. */
-function unanswered(url: string, error: unknown): DatabaseUnavailable {
-  const reason =
-    (error as Error)?.name === "TimeoutError"
-      ? `no answer within ${REMOTE_DEADLINE_MS / 1000} s`
-      : String((error as Error)?.message ?? error);
-  return new DatabaseUnavailable(`the libSQL server at ${url} did not answer: ${reason}`, {
+/** Why a request got no answer, in our words (the runtime's ask "Is the computer able to access the url?"). */
+function noAnswerReason(error: unknown): string {
+  const { name, code, message } = (error ?? {}) as {
+    name?: string;
+    code?: string;
+    message?: string;
+  };
+  if (name === "TimeoutError") return `no answer within ${REMOTE_DEADLINE_MS / 1000} s`;
+  if (code === "ConnectionRefused" || code === "ECONNREFUSED" || /ECONNREFUSED/.test(message ?? ""))
+    return "the connection was refused (is it running, on that address?)";
+  return String(message ?? error);
+}
+
+/**
+ * A request to the libSQL server at `url` (its admin API when `what` says so) that failed
+ * without an answer, as `DatabaseUnavailable`.
+ */
+function unanswered(url: string, error: unknown, what = "the libSQL server"): DatabaseUnavailable {
+  return new DatabaseUnavailable(`${what} at ${url} did not answer: ${noAnswerReason(error)}`, {
     cause: error,
   });
 }
@@ -502,7 +514,7 @@ export class LibsqlLocation implements Location {
         signal: deadline(),
       });
     } catch (error) {
-      throw unanswered(adminUrl, error);
+      throw unanswered(adminUrl, error, "the libSQL server's admin API");
     }
     if (!response.ok && !allowed.includes(response.status)) {
       const hint =
