@@ -15,7 +15,10 @@ describe("clientIp", () => {
     expect(clientIp("127.0.0.1", "9.9.9.9", trust)).toBe("9.9.9.9");
     expect(clientIp("127.0.0.1", "1.1.1.1, 9.9.9.9, 10.1.2.3", trust)).toBe("9.9.9.9");
     expect(clientIp("::ffff:10.0.0.7", "9.9.9.9:4711", trust)).toBe("9.9.9.9");
-    expect(clientIp("::1", "[2001:db8::1]:443", trust)).toBe("2001:db8:0:0:0:0:0:1");
+    expect(clientIp("::1", "[2001:db8::1]:443", trust)).toBe("2001:db8::1");
+    // Written as RFC 5952 does (as nginx and Caddy log it): the longest zero run is "::".
+    expect(clientIp("::1", "1:0:0:2:0:0:0:3", trust)).toBe("1:0:0:2::3");
+    expect(clientIp("::1", "2001:DB8:0:1:1:1:1:1", trust)).toBe("2001:db8:0:1:1:1:1:1");
   });
 
   test("a spoofed left part cannot choose the IP; garbage is its own bucket, never trusted", () => {
@@ -66,8 +69,8 @@ describe("cidr helpers", () => {
 
   test("failures count per IPv4 address and per IPv6 /64", () => {
     expect(failureBucket("::ffff:1.2.3.4")).toBe("1.2.3.4");
-    expect(failureBucket("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2:0:0:0:0/64");
-    expect(failureBucket("2001:db8:1:2:bbbb::9")).toBe("2001:db8:1:2:0:0:0:0/64");
+    expect(failureBucket("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
+    expect(failureBucket("2001:db8:1:2:bbbb::9")).toBe("2001:db8:1:2::/64");
     expect(failureBucket("unknown")).toBe("unknown");
   });
 });
