@@ -12,7 +12,7 @@ import { readJsonBody } from "./http/json-body";
 import { authenticate, recordKeyUse, requirePlan } from "./http/middleware/auth";
 import { rateLimit } from "./http/middleware/rate-limit";
 import { requestId } from "./http/middleware/request-id";
-import { refuseMalformedHost, storeByHost } from "./http/middleware/store-by-host";
+import { storeByHost } from "./http/middleware/store-by-host";
 import { clientIp, transport } from "./http/middleware/transport";
 import type { RateLimiter } from "./http/rate-limit";
 import { requestPath, searchParamsOf } from "./http/request-url";
@@ -314,7 +314,6 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   // rendered answer, errors included, so it is Hono middleware of its own, after the id.
   app.use(chain(provideDeps, requestId()));
   if (deps.log) app.use(requestLog(deps.log, deps.now, deps.trustProxy));
-  app.use(refuseMalformedHost); // before step 1: under Deno such a Host changes the path
   const front = [keyInUrl];
   // The store API's steps in the contract's order (§2); after `path` only paths under
   // /api/v1/ and /healthz remain. Route, scope, validate and handler follow in mountRoutes.

@@ -6,6 +6,7 @@ import type { AppContext, AppEnv } from "../http/context";
 import type { KeyedQueue } from "../http/idempotency";
 import { failedKey, presentedKey, refuseBlockedIp } from "../http/middleware/auth";
 import { rateLimit } from "../http/middleware/rate-limit";
+import { refuseMalformedHost } from "../http/middleware/store-by-host";
 import { transport } from "../http/middleware/transport";
 import type { RateLimiter } from "../http/rate-limit";
 import { jsonAnswer } from "../http/respond";
@@ -72,6 +73,8 @@ export function mountManage(
 ): void {
   const checks = [
     ...front,
+    // Answered on any host, the one API a Host that is no host name could be routed to.
+    refuseMalformedHost,
     transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }),
     refuseOptions(routes),
     authenticateHost(deps, manage.hostKeys),

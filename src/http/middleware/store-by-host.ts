@@ -10,11 +10,12 @@ const unknownHost = () =>
 /**
  * A character that ends a URL's host, in the `Host` header. Deno builds the request's URL
  * from `Host` and the request line, so `Host: x/manage/v1/stores#` made a request for
- * `/api/v1/orders` one for `/manage/v1/stores`. No store's host has one.
+ * `/api/v1/orders` one for `/manage/v1/stores`. No store's host has one, so the store API
+ * and the admin screen answer such a request as an unknown host anyway.
  */
 const NOT_IN_A_HOST = /[/?#@\\]/;
 
-/** Answers a `Host` that is no host name at all as an unknown host, before anything is routed. */
+/** Answers a `Host` that is no host name at all as an unknown host (the management API's check). */
 export const refuseMalformedHost: MiddlewareHandler<AppEnv> = (c, next) => {
   if (NOT_IN_A_HOST.test(c.req.header("host") ?? "")) throw unknownHost();
   return next();
