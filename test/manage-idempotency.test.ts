@@ -117,6 +117,16 @@ test("a host key's Idempotency-Key used in one store is 400 in another store and
   ).toBe(201);
   const leads = (slug: string) => manage(server.url, "GET", `/stores/${slug}`, { key: hostKey });
   expect((await leads("scope-c")).status).toBe(404); // the refused create made no store
+
+  // A first answer that was a 4xx (kept and replayed) uses the key just the same.
+  expect((await post("/stores/scope-a/leads", {}, "scope-refused")).status).toBe(400);
+  const refusedThere = async () =>
+    (await post("/stores/scope-b/leads", {}, "scope-refused")).json.error.field ===
+    "Idempotency-Key";
+  expect(await until(refusedThere)).toBe(true);
+  expect(
+    usedElsewhere(await post("/stores/scope-b/leads", { name: "Gal" }, "scope-refused")),
+  ).toEqual([400, "invalid_parameter", "Idempotency-Key"]);
 });
 
 // platform.db held by another process (an operator's sqlite3): only the files case has one.

@@ -179,24 +179,25 @@ const usedForAnotherRequest = () =>
     'Header "Idempotency-Key" was already used for a different request in the last 24 hours; use a new key for a new request.',
   );
 
-/** Refuses a host key's `Idempotency-Key` first used in another scope (another store, or a store create). */
-async function refuseUsedElsewhere(place: Place, key: string, now: number): Promise<void> {
-  if (!place.host) return;
-  const first = await firstScopeOf(place.host.platform, { ...place.host, key }, now);
-  if (first !== undefined && first !== place.host.scope) throw usedForAnotherRequest();
-}
+const nothingToNote = (_at: number) => {};
 
 /**
- * Once a management create has its answer: where its key was used, written beside the
- * answer, not before it, so a create never waits for platform.db (an operator's lock on it
- * held every lead back). Not written (platform.db busy, a crash first), a use of the key in
- * another store is not refused; the store's own record still makes each create run once.
+ * Refuses a host key's `Idempotency-Key` first used in another scope (another store, or a
+ * store create). Returns a function that records this scope for the key once an answer is
+ * kept (a no-op where that is known already, or off the management API).
  */
-function noteUse(place: Place, key: string, now: number): void {
+async function refuseUsedElsewhere(place: Place, key: string, now: number) {
   const host = place.host;
-  if (!host) return;
+  if (!host) return nothingToNote;
   const use: HostKeyUse = { hostKeyId: host.hostKeyId, key, scope: host.scope };
-  void recordScope(host.platform, use, now).catch(() => {});
+  const first = await firstScopeOf(host.platform, use, now);
+  if (first !== undefined && first !== host.scope) throw usedForAnotherRequest();
+  if (first !== undefined) return nothingToNote;
+  // Written beside the answer, not before it, so a create never waits for platform.db (an
+  // operator's lock on it held every lead back). Not written (platform.db busy, a crash
+  // first), a use of the key elsewhere is not refused; the store's own record still makes
+  // each create run once.
+  return (at: number) => void recordScope(host.platform, use, at).catch(() => {});
 }
 
 /** The answer kept for the same request where `place` kept its records before, if any. */
@@ -229,11 +230,17 @@ function once(
   const print = fingerprint(c.req.method, c.req.path, request.body);
   const deps = c.get("deps");
   return deps.idempotencyQueue.run(`${place.queue}\n${scope.key}`, async () => {
-    await refuseUsedElsewhere(place, scope.key, deps.now());
+    const noteUse = await refuseUsedElsewhere(place, scope.key, deps.now());
+    // Any kept answer uses the key: a 201, and a 4xx (`rememberError` keeps it, then throws).
     const run = async (claim: string | null) => {
-      const answered = await execute(scope, print, claim);
-      noteUse(place, scope.key, deps.now());
-      return answered;
+      try {
+        const answered = await execute(scope, print, claim);
+        noteUse(deps.now());
+        return answered;
+      } catch (error) {
+        if (keepsError(error)) noteUse(deps.now());
+        throw error;
+      }
     };
     for (;;) {
       const now = deps.now();
@@ -241,8 +248,10 @@ function once(
         (await findAnswer(place.db, scope, now)) ??
         (await keptEarlier(place, scope.key, print, now));
       if (previous && previous.fingerprint !== print) throw usedForAnotherRequest();
-      if (previous && previous.status !== IN_PROGRESS)
+      if (previous && previous.status !== IN_PROGRESS) {
+        noteUse(now); // a record lost before (platform.db was busy) is written at the retry
         return jsonAnswer(c, previous.body, previous.status, { "Idempotent-Replayed": "true" });
+      }
       if (previous && stillRunning(previous, now, claimTtl)) {
         await runtime().sleep(WAIT_STEP_MS);
         continue;
