@@ -113,3 +113,44 @@ test("a namespace the server answers 404 for is one store unavailable (503), nam
     `${name}: the libSQL server does not serve this database's namespace (HTTP 404): sqld answers so while --max-active-namespaces others are active (100 by default; start it with more than the number of stores)`,
   );
 });
+
+test("writes waiting behind one the server leaves unanswered give up with it, batches too", async () => {
+  let asked = 0; // requests carrying SQL (closing a stream is one too)
+  // A server that never answers: each request ends at its deadline, as namespaceFetch's do.
+  const unanswered = async (request: Request) => {
+    if ((await request.text()).includes('"sql"')) asked++;
+    await Bun.sleep(100);
+    throw new DOMException("The operation timed out.", "TimeoutError");
+  };
+  const db = new ClientDb("http://127.0.0.1:9", { fetch: unanswered });
+  const gaveUp = "the libSQL server did not answer the writes before it";
+  const outcome = (write: Promise<unknown>) =>
+    write.then(
+      () => "done",
+      (error) => [error instanceof DatabaseUnavailable, (error as Error).message === gaveUp],
+    );
+  try {
+    // A transaction left unanswered: a batch and a statement queued behind it give up.
+    const first = outcome(db.transaction((tx) => tx.run("INSERT INTO t VALUES (1)")));
+    const behind = [
+      outcome(db.batch([{ sql: "INSERT INTO t VALUES (2)" }])),
+      outcome(db.run("SELECT 1")),
+    ];
+    expect(await first).toEqual([true, false]);
+    expect(await Promise.all(behind)).toEqual([
+      [true, true],
+      [true, true],
+    ]);
+    expect(asked).toBe(1);
+    // A batch left unanswered: a transaction queued behind it gives up.
+    const batch = outcome(db.batch([{ sql: "INSERT INTO t VALUES (3)" }]));
+    const transaction = outcome(db.transaction((tx) => tx.run("INSERT INTO t VALUES (4)")));
+    expect([await batch, await transaction]).toEqual([
+      [true, false],
+      [true, true],
+    ]);
+    expect(asked).toBe(2);
+  } finally {
+    await db.close();
+  }
+});

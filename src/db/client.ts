@@ -79,7 +79,13 @@ interface WaitingBatch {
   statements: Statement[];
   resolve(results: RunResult[]): void;
   reject(error: unknown): void;
+  /** When it began to wait (`performance.now()`). */
+  queuedAt: number;
 }
+
+/** A write that waited while the one before it went unanswered (see `ClientDb.asWriter`). */
+const leftUnansweredBefore = () =>
+  new DatabaseUnavailable("the libSQL server did not answer the writes before it");
 
 function adapt(executor: Executor): Queryable {
   const execute = (sql: string, args: Args = []) =>
@@ -150,15 +156,18 @@ export class ClientDb implements Db {
   private asWriter<T>(work: () => Promise<T>): Promise<T> {
     const queuedAt = performance.now();
     return this.writes.run(async () => {
-      if (this.unansweredAt > queuedAt)
-        throw new DatabaseUnavailable("the libSQL server did not answer the writes before it");
+      if (this.unansweredAt > queuedAt) throw leftUnansweredBefore();
       try {
         return await work();
       } catch (error) {
-        if (wentUnanswered(error)) this.unansweredAt = performance.now();
+        this.noteIfUnanswered(error);
         throw error;
       }
     });
+  }
+
+  private noteIfUnanswered(error: unknown): void {
+    if (wentUnanswered(error)) this.unansweredAt = performance.now();
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -181,7 +190,7 @@ export class ClientDb implements Db {
 
   batch(statements: Statement[]): Promise<RunResult[]> {
     const { promise, resolve, reject } = Promise.withResolvers<RunResult[]>();
-    this.waitingBatches.push({ statements, resolve, reject });
+    this.waitingBatches.push({ statements, resolve, reject, queuedAt: performance.now() });
     if (!this.groupCommitQueued) this.queueGroupCommit();
     return promise;
   }
@@ -197,9 +206,16 @@ export class ClientDb implements Db {
    * the others with it, so each is then run alone and only that one fails.
    */
   private async commitWaitingBatches(): Promise<void> {
-    const group = this.waitingBatches.splice(0, GROUP_COMMIT_LIMIT);
+    const taken = this.waitingBatches.splice(0, GROUP_COMMIT_LIMIT);
     this.groupCommitQueued = false;
     if (this.waitingBatches.length > 0) this.queueGroupCommit();
+    // As `asWriter`: those that waited while the writer before them went unanswered give up.
+    const group = taken.filter((waiting) => {
+      if (this.unansweredAt <= waiting.queuedAt) return true;
+      waiting.reject(leftUnansweredBefore());
+      return false;
+    });
+    if (group.length === 0) return;
     try {
       const results = await this.runBatch(group.flatMap((waiting) => waiting.statements));
       let first = 0;
@@ -208,6 +224,7 @@ export class ClientDb implements Db {
         first += waiting.statements.length;
       }
     } catch (error) {
+      this.noteIfUnanswered(error);
       if (group.length === 1 || isStorageFailure(error)) {
         for (const waiting of group) waiting.reject(error);
         return;
