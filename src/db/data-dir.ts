@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import {
+  accessSync,
   chmodSync,
+  constants,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -218,10 +220,22 @@ export class DataDirLock {
     }
   }
 
-  /** The lock for a server's life, or a DataDirError naming who holds it. */
+  /**
+   * The lock for a server's life, or a DataDirError naming who holds it. A server writes its
+   * directory (platform.db's WAL, new stores): one it may not write is named now, as when
+   * the lock's journal had to be made there.
+   */
   static forServer(dataDir: string): DataDirLock {
     const lock = DataDirLock.tryAcquire(dataDir);
-    if (lock) return lock;
+    if (lock) {
+      try {
+        accessSync(dataDir, constants.W_OK | constants.X_OK);
+      } catch (error) {
+        lock.release();
+        throw new InaccessibleDatabase(join(dataDir, SERVE_LOCK), error);
+      }
+      return lock;
+    }
     // `load --replace` holds the serve lock too, for as long as it runs.
     throw new DataDirError(
       DataDirLock.isHeld(dataDir, LOAD_LOCK)

@@ -104,17 +104,17 @@ ${IDEMPOTENCY_TABLE}
   },
   {
     // Where each host key's Idempotency-Key was first used (src/db/idempotency.ts
-    // `hostKeyScope`): its answers are kept per store, so a use in another store went unseen.
+    // `HostKeyUse`): its answers are kept per store, so a use in another store went unseen.
     version: 8,
     sql: `
-      CREATE TABLE host_idempotency (
+      CREATE TABLE IF NOT EXISTS host_idempotency (
         host_key_id INTEGER NOT NULL,
         idem_key TEXT NOT NULL,
         scope TEXT NOT NULL,
         created_at INTEGER NOT NULL,
         PRIMARY KEY (host_key_id, idem_key)
       );
-      CREATE INDEX host_idempotency_created ON host_idempotency (created_at);`,
+      CREATE INDEX IF NOT EXISTS host_idempotency_created ON host_idempotency (created_at);`,
   },
 ];
 

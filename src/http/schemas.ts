@@ -148,7 +148,7 @@ export const dateTimeParam = () =>
     v.pipe(
       v.string(),
       v.check(
-        (s) => parseDateTime(s) !== null,
+        (s) => parseDateTime(s, "ceil") !== null,
         (issue) =>
           PLUS_AS_SPACE.test(String(issue.input))
             ? "has a space where its offset's + belongs: a URL query reads + as a space, so write it as %2B (2026-01-31T09:00:00%2B02:00)."
