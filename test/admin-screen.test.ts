@@ -481,6 +481,13 @@ describe("the sign-in form", () => {
     expect(plain.text).toContain(
       "Over plain HTTP browsers do not say which page a form comes from, except on localhost host names: open this screen over HTTPS (or, while developing, at a *.localhost host name).",
     );
+    // On a *.localhost host a browser says so: such a post is not one of its, and gets the usual page.
+    const local = await new AdminClient(server.url, "shop1.localhost").post(
+      "/api/admin/sign-in",
+      { email: "owner@shop1.test" },
+      { Origin: "null" },
+    );
+    expect([local.status, local.text.includes("Over plain HTTP")]).toEqual([403, false]);
   });
 });
 

@@ -1365,12 +1365,12 @@ describe("§5 lists and pagination", () => {
         (l: { id: number }) => l.id,
       ),
     ).toEqual([51]);
-    // Finer than the millisecond kept: a bound a hair after the row leaves it out.
+    // Finer than the millisecond kept: cut, as a record's time is, so the row is in.
     expect(
-      (await api("/api/v1/leads?created_since=2026-01-01T00:50:00.0001Z")).json.data.map(
+      (await api("/api/v1/leads?created_since=2026-01-01T00:50:00.0009Z")).json.data.map(
         (l: { id: number }) => l.id,
       ),
-    ).toEqual([]);
+    ).toEqual([51]);
     expect(
       (await api("/api/v1/products?updated_since=2026-01-02T10:00:00%2B02:00")).json.data.map(
         (p: { id: number }) => p.id,

@@ -145,7 +145,8 @@ export function requireSameOrigin(c: AdminContext, trustProxy: CidrList | null):
   if (isSameOrigin(headers, own)) return own;
   // What a browser sends from a page over plain HTTP on a host that is not `*.localhost`.
   const unsaid = headers.secFetchSite === undefined && headers.origin === "null";
-  throw unsaid && !isHttps(c, trustProxy) ? plainHttpForm() : forbidden();
+  const localhost = /^http:\/\/(?:[^/:]+\.)?localhost(?::\d+)?$/.test(own);
+  throw unsaid && !localhost && !isHttps(c, trustProxy) ? plainHttpForm() : forbidden();
 }
 
 const plainHttpForm = () =>

@@ -49,12 +49,11 @@ describe("parseDateTime", () => {
     // A night the clocks skipped 00:00 starts at 01:00.
     expect(formatIsrael(parseDateTime("1985-04-14") as number)).toBe("1985-04-14T01:00:00+03:00");
   });
-  test("a fraction finer than a millisecond is cut, or rounded up for a lower bound", () => {
+  test("a fraction finer than a millisecond is cut", () => {
     const at = (ms: number) => Date.UTC(2026, 4, 4, 20, 59, 59) + ms;
     expect(parseDateTime("2026-05-04T20:59:59.9995Z")).toBe(at(999));
-    expect(parseDateTime("2026-05-04T20:59:59.9995Z", "ceil")).toBe(at(1000));
-    expect(parseDateTime("2026-05-04T20:59:59.123000000Z", "ceil")).toBe(at(123));
-    expect(parseDateTime("2026-05-04T20:59:59.5Z", "ceil")).toBe(at(500));
+    expect(parseDateTime("2026-05-04T20:59:59.123000001Z")).toBe(at(123));
+    expect(parseDateTime("2026-05-04T20:59:59.5Z")).toBe(at(500));
     expect(parseDateTime("2026-05-04T20:59:59.577Z")).toBe(at(577));
   });
   test("round trip of formatted output", () => {

@@ -172,18 +172,12 @@ function israelMidnight(year: number, month: number, day: number): number {
   return readsMidnight && earlier < instant ? earlier : instant;
 }
 
-/** Milliseconds of a fraction's digits (`5` is 500), the rest cut or, for `"ceil"`, rounded up. */
-function fractionMillis(digits: string, fraction: "floor" | "ceil"): number {
-  const millis = Number(digits.slice(0, 3).padEnd(3, "0"));
-  return fraction === "ceil" && /[1-9]/.test(digits.slice(3)) ? millis + 1 : millis;
-}
-
 /**
  * Parses a date-time input; null when it is not one of the accepted forms. Instants are
- * kept to the millisecond: a finer fraction is cut, or rounded up for `"ceil"` (a lower
- * bound, which must not take in an earlier millisecond).
+ * kept to the millisecond: a finer fraction is cut, in a record and in a filter alike, so
+ * a filter given a row's own time finds it.
  */
-export function parseDateTime(text: string, fraction: "floor" | "ceil" = "floor"): number | null {
+export function parseDateTime(text: string): number | null {
   const dateOnly = DATE_ONLY.exec(text);
   if (dateOnly) {
     const [year, month, day] = dateOnly.slice(1, 4).map(Number);
@@ -195,7 +189,7 @@ export function parseDateTime(text: string, fraction: "floor" | "ceil" = "floor"
   if (!m) return null;
   const [year, month, day, hour, minute] = m.slice(1, 6).map(Number);
   const second = m[6] ? Number(m[6]) : 0;
-  const millis = m[7] ? fractionMillis(m[7], fraction) : 0;
+  const millis = m[7] ? Number(m[7].slice(0, 3).padEnd(3, "0")) : 0;
   if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
   let offsetMinutes = 0;
   if (m[8] !== "Z") {

@@ -148,15 +148,14 @@ export const dateTimeParam = () =>
     v.pipe(
       v.string(),
       v.check(
-        (s) => parseDateTime(s, "ceil") !== null,
+        (s) => parseDateTime(s) !== null,
         (issue) =>
           PLUS_AS_SPACE.test(String(issue.input))
             ? "has a space where its offset's + belongs: a URL query reads + as a space, so write it as %2B (2026-01-31T09:00:00%2B02:00)."
             : "must be an ISO 8601 date-time with an offset (2026-01-31T09:00:00+02:00) or a date (2026-01-31).",
       ),
       v.metadata(DATE_TIME_IN_KEYWORDS),
-      // A lower bound (`created_since`): a fraction finer than a millisecond rounds up.
-      v.transform((s) => parseDateTime(s, "ceil") as number),
+      v.transform((s) => parseDateTime(s) as number),
     ),
   );
 
