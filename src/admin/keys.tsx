@@ -117,7 +117,6 @@ export const createKeyFromForm =
     }
   };
 
-/** The new key's secret, once: a reload goes back to the screen. */
 /**
  * Set with a new key's page and cleared by the next page of the screen: a cookie changed
  * since a page was left keeps Chrome from bringing it back from its back/forward cache,
@@ -135,6 +134,7 @@ export const forgetShownKey =
     return next();
   };
 
+/** The new key's secret, once: a reload goes back to the screen. */
 export const showCreatedKey =
   (state: AdminState): AdminHandler =>
   (c) => {

@@ -57,7 +57,8 @@ export interface Location {
   readonly platformName: string;
   /**
    * Runs `change` (a store's database made, moved or archived, and its registration) as the
-   * only such change here, waiting up to `waitMs` for another process's; else `busy()` is thrown.
+   * only such change here, waiting up to `waitMs` for another process's (`waiting()` is
+   * called once as it starts to wait); else `busy()` is thrown.
    */
   changeStores<T>(
     waitMs: number,
