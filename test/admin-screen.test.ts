@@ -424,6 +424,10 @@ describe("the sign-in form", () => {
       signal,
     });
 
+  /** Whether the answer closes its connection (Deno may say `close, close`: the app's and its own). */
+  const closes = (answer: Response) =>
+    (answer.headers.get("connection") ?? "").split(/\s*,\s*/).every((token) => token === "close");
+
   const FORM_TOO_LARGE =
     "The form is larger than 16384 bytes; shorten what you typed and send it again.";
 
@@ -439,18 +443,14 @@ describe("the sign-in form", () => {
       });
       // The answer never came for 13 chunks: bounded.
       const answer = await postSignIn(body, {}, AbortSignal.timeout(30_000));
-      expect([chunks, answer.status, answer.headers.get("connection")]).toEqual([
-        chunks,
-        413,
-        "close",
-      ]);
+      expect([chunks, answer.status, closes(answer)]).toEqual([chunks, 413, true]);
       expect(await answer.text()).toContain(FORM_TOO_LARGE);
     }
   });
 
   test("a form declared over 16 KiB is the same 413 page, and the connection closes", async () => {
     const answer = await postSignIn(`email=x&pad=${"a".repeat(16_384)}`);
-    expect([answer.status, answer.headers.get("connection")]).toEqual([413, "close"]);
+    expect([answer.status, closes(answer)]).toEqual([413, true]);
     expect(await answer.text()).toContain(FORM_TOO_LARGE);
   });
 

@@ -8,12 +8,14 @@ import {
   type ResultSet,
   type Transaction,
 } from "@libsql/client";
+import { runtime } from "../runtime/runtime";
 import {
   type Args,
   BUSY_TIMEOUT_MS,
   DatabaseUnavailable,
   type Db,
   databaseClosed,
+  isLocked,
   isStorageFailure,
   Mutex,
   NamespaceNotServed,
@@ -161,6 +163,10 @@ export class ClientDb implements Db {
         return await work();
       } catch (error) {
         this.noteIfUnanswered(error);
+        // On a file, a statement refused as busy stays active on its connection until it is
+        // collected (the client never resets it), and a later COMMIT there fails with "SQL
+        // statements in progress": collected now, the connection is whole again.
+        if (this.isFile && isLocked(error)) runtime().collectGarbage();
         throw error;
       }
     });
