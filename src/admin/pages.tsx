@@ -1,4 +1,5 @@
 import type { Child } from "hono/jsx";
+import { withoutUnstorable } from "../format/text";
 import { formatIsraelForPeople } from "../format/time";
 import { type Access, AREAS, type Area } from "../keys/permissions";
 import {
@@ -106,13 +107,6 @@ const Message = ({ kind, text }: { kind: "error" | "notice"; text?: Child }) =>
       {text}
     </p>
   ) : null;
-
-/**
- * A refused name as the form shows it again: without NUL and unpaired surrogates (the
- * reason it was refused), which a page cannot carry and a browser would send back as U+FFFD.
- */
-const shownAgain = (name: string) =>
-  name.replace(/\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "");
 
 export function SignInPage(p: {
   storeName: string;
@@ -262,7 +256,9 @@ function CreateForm({
           type="text"
           required
           dir="auto"
-          value={shownAgain(values?.name ?? "")}
+          // Without NUL and lone surrogates (why such a name was refused): a page cannot
+          // carry them, and a browser would send them back as U+FFFD.
+          value={withoutUnstorable(values?.name ?? "")}
           autofocus={refused}
           aria-describedby={refused ? ERROR_ID : undefined}
         />

@@ -3,7 +3,12 @@
  * a lone surrogate (not valid Unicode) into U+FFFD, so both are refused rather than altered.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what is refused
-export const storable = (s: string) => !/[\u0000\uD800-\uDFFF]/u.test(s);
+const UNSTORABLE = /[\u0000\uD800-\uDFFF]/gu;
+
+export const storable = (s: string) => s.search(UNSTORABLE) === -1;
+
+/** `s` without what `storable` refuses: NUL and lone surrogates. */
+export const withoutUnstorable = (s: string) => s.replace(UNSTORABLE, "");
 
 /** Decodes UTF-8 and throws on bytes that are not: text a client sent is refused, never altered. */
 export const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });

@@ -81,23 +81,8 @@ export function formatIp(ip: Ip): string {
   const groups: string[] = [];
   for (let shift = 112n; shift >= 0n; shift -= 16n)
     groups.push(((ip.value >> shift) & 0xffffn).toString(16));
-  return compressed(groups);
-}
-
-/**
- * IPv6 groups as RFC 5952 writes them, as nginx and Caddy log them: the longest run of two
- * or more zero groups (the first of equals) becomes `::` (`2001:db8::1`).
- */
-function compressed(groups: string[]): string {
-  let [start, length] = [-1, 1];
-  for (let i = 0; i < groups.length; ) {
-    let end = i;
-    while (end < groups.length && groups[end] === "0") end++;
-    if (end - i > length) [start, length] = [i, end - i];
-    i = end === i ? i + 1 : end;
-  }
-  if (start < 0) return groups.join(":");
-  return `${groups.slice(0, start).join(":")}::${groups.slice(start + length).join(":")}`;
+  // The URL standard writes IPv6 as RFC 5952 does, as nginx and Caddy log it (`2001:db8::1`).
+  return new URL(`http://[${groups.join(":")}]`).hostname.slice(1, -1);
 }
 
 /**
