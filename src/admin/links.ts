@@ -63,6 +63,9 @@ export async function createSignInLink(
   return { url: signInUrl(origin, token), token, expiresAt };
 }
 
+/** A link that signs in now (its token's digest, then now): made, not spent, not expired. */
+const USABLE_LINK = "digest = ? AND used_at IS NULL AND expires_at > ?";
+
 /**
  * Spends a token: true exactly once for a token made for this store and not yet expired.
  * One conditional UPDATE, so two requests racing with the same token cannot both win.
@@ -72,19 +75,20 @@ export async function consumeSignInLink(
   token: string,
   now = Date.now(),
 ): Promise<boolean> {
-  const result = await tx.run(
-    "UPDATE admin_links SET used_at = ? WHERE digest = ? AND used_at IS NULL AND expires_at > ?",
-    [now, digestOf(token), now],
-  );
+  const result = await tx.run(`UPDATE admin_links SET used_at = ? WHERE ${USABLE_LINK}`, [
+    now,
+    digestOf(token),
+    now,
+  ]);
   return result.changes === 1;
 }
 
 /** Whether the token would sign in now, without spending it (a HEAD's answer). */
 export async function signInLinkUsable(db: Queryable, token: string, now = Date.now()) {
-  const row = await db.get(
-    "SELECT 1 AS usable FROM admin_links WHERE digest = ? AND used_at IS NULL AND expires_at > ?",
-    [digestOf(token), now],
-  );
+  const row = await db.get(`SELECT 1 AS usable FROM admin_links WHERE ${USABLE_LINK}`, [
+    digestOf(token),
+    now,
+  ]);
   return row !== undefined;
 }
 

@@ -210,12 +210,21 @@ export class DataDirLock {
     }
   }
 
-  /** The lock, waited for up to `waitMs` (polled: the wait never blocks the event loop), or null. */
-  static async waitFor(dataDir: string, name: string, waitMs: number): Promise<DataDirLock | null> {
+  /**
+   * The lock, waited for up to `waitMs` (polled: the wait never blocks the event loop), or
+   * null; `waiting` is called once the first try finds it held.
+   */
+  static async waitFor(
+    dataDir: string,
+    name: string,
+    waitMs: number,
+    waiting?: () => void,
+  ): Promise<DataDirLock | null> {
     const until = Date.now() + waitMs;
-    for (;;) {
+    for (let tries = 0; ; tries++) {
       const lock = DataDirLock.tryAcquire(dataDir, name);
       if (lock || Date.now() >= until) return lock;
+      if (tries === 0) waiting?.();
       await runtime().sleep(LOCK_POLL_MS);
     }
   }
@@ -287,11 +296,7 @@ export async function withStoresLock<T>(
   change: () => Promise<T>,
   waiting?: () => void,
 ): Promise<T> {
-  let lock = DataDirLock.tryAcquire(dataDir, STORES_LOCK);
-  if (!lock) {
-    waiting?.();
-    lock = await DataDirLock.waitFor(dataDir, STORES_LOCK, waitMs);
-  }
+  const lock = await DataDirLock.waitFor(dataDir, STORES_LOCK, waitMs, waiting);
   if (!lock) throw busy();
   try {
     return await change();
