@@ -124,9 +124,12 @@ export class CidrList {
     return new CidrList(ranges);
   }
 
-  /** Whether a range is every address (`0.0.0.0/0`, `::/0`): then any client is a proxy. */
+  /**
+   * Whether the ranges together hold every IPv4 or every IPv6 address (`0.0.0.0/0`, or
+   * `0.0.0.0/1,128.0.0.0/1`): then any client is a proxy.
+   */
   get trustsAnyone(): boolean {
-    return this.ranges.some((r) => r.bits === 0);
+    return [false, true].some((v6) => coversEverything(this.ranges.filter((r) => r.v6 === v6)));
   }
 
   contains(address: string | Ip): boolean {
@@ -136,6 +139,17 @@ export class CidrList {
       (r) => r.v6 === ip.v6 && mask(ip.value, r.bits, r.v6 ? 128 : 32) === r.base,
     );
   }
+}
+
+function coversEverything(ranges: Range[]): boolean {
+  const width = ranges[0]?.v6 ? 128n : 32n;
+  let next = 0n; // the lowest address not yet covered
+  for (const r of [...ranges].sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0))) {
+    if (r.base > next) return false;
+    const end = r.base + (1n << (width - BigInt(r.bits)));
+    if (end > next) next = end;
+  }
+  return ranges.length > 0 && next === 1n << width;
 }
 
 function mask(value: bigint, bits: number, width: number): bigint {

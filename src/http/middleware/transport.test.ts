@@ -61,6 +61,19 @@ describe("cidr helpers", () => {
     expect(() => CidrList.parse(" , ")).toThrow('" , " names no address');
   });
 
+  test("ranges that together hold every address of a family trust anyone", () => {
+    const anyone = (list: string) => CidrList.parse(list).trustsAnyone;
+    expect(anyone("0.0.0.0/0")).toBe(true);
+    expect(anyone("::/0,10.0.0.0/8")).toBe(true);
+    expect(anyone("128.0.0.0/1,10.0.0.0/8,0.0.0.0/1")).toBe(true);
+    expect(anyone("0.0.0.0/2,64.0.0.0/2,128.0.0.0/1")).toBe(true);
+    expect(anyone("::/1,8000::/1")).toBe(true);
+    expect(anyone("0.0.0.0/1,128.0.0.0/2")).toBe(false);
+    expect(anyone("0.0.0.0/1,::/1,8000::/2")).toBe(false);
+    expect(anyone("0.0.0.0/1,8000::/1")).toBe(false);
+    expect(anyone("127.0.0.1,10.0.0.0/8")).toBe(false);
+  });
+
   test("hops with ports parse", () => {
     expect(parseHop("1.2.3.4:80")).toEqual({ v6: false, value: 0x01020304n });
     expect(parseHop("[::1]:80")).toEqual({ v6: true, value: 1n });
