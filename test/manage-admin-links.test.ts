@@ -67,7 +67,28 @@ test.skipIf(TEST_LIBSQL)(
     expect(JSON.stringify(rows)).not.toContain(link.token);
     expect(rows.every((r) => r.ttl === 15 * 60_000 && r.used_at === null)).toBe(true);
 
-    for (const origin of ["ftp://x.example.com", "https://x.example.com/path", "not a url", 5]) {
+    for (const origin of ["http://127.0.0.1:8080", "http://[::1]:8080"]) {
+      const ip = await manage(server.url, "POST", "/stores/shop1/admin-links", {
+        key: hostKey,
+        body: { origin },
+      });
+      expect([ip.status, ip.json.data.url]).toEqual([
+        201,
+        `${origin}/api/admin/sign-in?token=${ip.json.data.token}`,
+      ]);
+    }
+
+    const badOrigins = [
+      "ftp://x.example.com",
+      "https://x.example.com/path",
+      "not a url",
+      5,
+      "http://a..b",
+      "https://-x.example.com",
+      `https://${"a".repeat(64)}.example.com`,
+      `https://${"a.".repeat(127)}com`, // 257 characters
+    ];
+    for (const origin of badOrigins) {
       const bad = await manage(server.url, "POST", "/stores/shop1/admin-links", {
         key: hostKey,
         body: { origin },

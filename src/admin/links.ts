@@ -1,4 +1,5 @@
 import type { Db, Queryable } from "../db/driver";
+import { isHostName } from "../stores/rules";
 import { digestOf, randomToken } from "./secrets";
 
 /** A sign-in link is valid this long, and only once. */
@@ -92,11 +93,15 @@ export async function signInLinkUsable(db: Queryable, token: string, now = Date.
   return row !== undefined;
 }
 
-/** An origin for a link: `http(s)://host[:port]` with nothing after it; null when it is not one. */
+/**
+ * An origin for a link: `http(s)://host[:port]` with nothing after it, the host a DNS name
+ * or an IP address; null when it is not one.
+ */
 export function parseOrigin(text: string): string | null {
   try {
     const url = new URL(text);
     if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+    if (!url.hostname.startsWith("[") && !isHostName(url.hostname)) return null;
     if (url.origin.toLowerCase() !== text.replace(/\/$/, "").toLowerCase()) return null;
     return url.origin;
   } catch {

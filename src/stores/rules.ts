@@ -12,6 +12,9 @@ const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const HOST_PATTERN =
   /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
+/** Whether a text is a DNS host name (labels of 1–63 letters, digits, inner hyphens; ≤ 253 in all). */
+export const isHostName = (text: string) => HOST_PATTERN.test(text);
+
 export const slugSchema = v.pipe(
   v.string("must be a string."),
   v.maxLength(63, "must be at most 63 characters."),
