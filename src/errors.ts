@@ -1,4 +1,5 @@
 import { isStorageFailure } from "./db/driver";
+import { withoutKeys } from "./keys/secret";
 
 /** Every error code the API answers with, and its HTTP status. */
 export const ERROR_STATUS = {
@@ -102,11 +103,12 @@ export const ECHO_LIMIT = 100;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
- * Client input as an answer quotes it: cut to `limit` characters and "…", so no answer
- * (or log line) grows with it, and half a surrogate pair shown as U+FFFD.
+ * Client input as an answer quotes it: an API key pasted into it cut to its hint, cut to
+ * `limit` characters and "…", so no answer (or log line) grows with it, and half a
+ * surrogate pair shown as U+FFFD.
  */
 export function echo(text: string, limit = ECHO_LIMIT): string {
-  return cut(text, limit).replace(LONE_SURROGATE, "\uFFFD");
+  return cut(withoutKeys(text), limit).replace(LONE_SURROGATE, "\uFFFD");
 }
 
 function cut(text: string, limit: number): string {

@@ -92,7 +92,7 @@ describe("echoed input is cut to 100 characters", () => {
     });
   });
 
-  test("a long repeated query parameter, a long unknown path, a key in a path", async () => {
+  test("a long repeated query parameter, a long unknown path, a key in a path, a query or a body", async () => {
     const name = "q".repeat(5000);
     const repeated = await send(server.url, `/api/v1/customers?${name}=1&${name}=2`);
     expect(repeated.json.error.field).toBe(`${"q".repeat(100)}…`);
@@ -109,6 +109,22 @@ describe("echoed input is cut to 100 characters", () => {
     expect(pasted.json.error.message).toBe(
       "There is no endpoint at /svc_sk_…0001/x; the API lives under /api/v1/.",
     );
+    // So does one pasted as a query parameter's or a body field's name.
+    const asParameter = await send(server.url, `/api/v1/customers?${key}=1`);
+    expect(asParameter.json.error).toEqual({
+      code: "invalid_parameter",
+      field: "svc_sk_…0001",
+      message: 'Parameter "svc_sk_…0001" is not allowed here.',
+    });
+    const asField = await send(server.url, "/api/v1/customers", {
+      method: "POST",
+      body: { email: "a@example.com", [key]: 1 },
+    });
+    expect(asField.json.error).toEqual({
+      code: "invalid_field",
+      field: "svc_sk_…0001",
+      message: 'Field "svc_sk_…0001" is not allowed here.',
+    });
     const manage = await fetch(`${server.url}/manage/v1/${key}/${"m".repeat(5000)}`, {
       method: "OPTIONS",
     });

@@ -1,6 +1,5 @@
 import { TrieRouter } from "hono/router/trie-router";
 import { ApiError, echo } from "../errors";
-import { withoutKeys } from "../keys/secret";
 
 export interface RoutePath {
   method: string;
@@ -10,7 +9,7 @@ export interface RoutePath {
 
 /** A 404 naming the path as sent, cut short and with any key in it as its hint; `more` adds a sentence part. */
 export const noEndpoint = (path: string, more = "") =>
-  new ApiError("not_found", `There is no endpoint at ${echo(withoutKeys(path))}${more}.`);
+  new ApiError("not_found", `There is no endpoint at ${echo(path)}${more}.`);
 
 /** A 405 naming the path's methods; HEAD with GET, since every GET answers HEAD too. */
 export function methodNotAllowed(methods: string[]): ApiError {
