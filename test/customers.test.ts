@@ -286,6 +286,7 @@ describe("POST /customers", () => {
       "first+tag@example.co.il",
       "user@xn--80ak6aa92e.com",
       "user@example.xn--4dbrk0ce",
+      `${"l".repeat(64)}@example.com`,
     ]) {
       const answer = await post({ email });
       expect([email, answer.status, answer.json.data?.email]).toEqual([email, 201, email]);
@@ -293,6 +294,11 @@ describe("POST /customers", () => {
     // What cannot go into a mail header as it is, or names no mail domain.
     for (const email of ['"q"@example.com', "a b@example.com", "a@x", "a@1.2.3.4", "a..b@x.com"])
       expectError(await post({ email }), 400, "invalid_field", "email");
+    const longLocal = await post({ email: `${"l".repeat(65)}@example.com` });
+    expect([longLocal.status, longLocal.json.error.message]).toEqual([
+      400,
+      'Field "email" must have at most 64 characters before the @.',
+    ]);
   });
 
   test("lengths count characters, not bytes", async () => {

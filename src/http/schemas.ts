@@ -66,6 +66,8 @@ export const email = () =>
     v.check((s) => codePoints(s) <= 254, "must be at most 254 characters long."),
     v.metadata({ maxLength: 254, format: "email" }),
     v.regex(EMAIL_PATTERN, "must be a valid email address."),
+    // RFC 5321 §4.5.3.1.1: mail servers refuse a longer local part, so its mail could never be sent.
+    v.check((s) => s.lastIndexOf("@") <= 64, "must have at most 64 characters before the @."),
   );
 
 export const bool = () => v.boolean("must be true or false.");
