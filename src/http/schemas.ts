@@ -68,6 +68,7 @@ export const email = () =>
     v.regex(EMAIL_PATTERN, "must be a valid email address."),
     // RFC 5321 §4.5.3.1.1: mail servers refuse a longer local part, so its mail could never be sent.
     v.check((s) => s.lastIndexOf("@") <= 64, "must have at most 64 characters before the @."),
+    v.metadata({ pattern: `^(?=[^@]{1,64}@)${EMAIL_PATTERN.source.slice(1)}` }),
   );
 
 export const bool = () => v.boolean("must be true or false.");
