@@ -28,6 +28,7 @@ import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RequestsInFlight } from "./http/in-flight";
 import { RateLimiter } from "./http/rate-limit";
+import { drainBody } from "./http/unread-body";
 import { errorFields, Logger, type ReportError, requestFailureLog } from "./log";
 import { MailWorker } from "./mail/worker";
 import { HostKeyCache } from "./manage/host-keys";
@@ -125,10 +126,11 @@ async function requireResolvable(flag: ListenFlag, hostname: string, port: numbe
 }
 
 /**
- * An answer given before the request's body was read (a 401, a 404, a 413) closes the
- * connection: with no size backstop, the runtime would otherwise read and throw away the
- * rest of the body, however large, to reach the next request. A request without a body
- * passes straight through (no extra promise on the common path).
+ * An answer given before the request's body was read (a 401, a 404, a 413) first reads
+ * and throws away a body of a few MiB (`drainBody`: a proxy still sending it would show
+ * 502), and closes the connection after a larger one: with no size backstop, the runtime
+ * would otherwise read the rest, however large, to reach the next request. A request
+ * without a body passes straight through (no extra promise on the common path).
  */
 function closingUnread<C>(
   fetch: (request: Request, connection: C) => Response | Promise<Response>,
@@ -137,8 +139,8 @@ function closingUnread<C>(
     const length = request.headers.get("content-length");
     const hasBody = (length !== null && length !== "0") || request.headers.has("transfer-encoding");
     if (!hasBody) return fetch(request, connection);
-    return Promise.resolve(fetch(request, connection)).then((response) => {
-      if (!request.bodyUsed) {
+    return Promise.resolve(fetch(request, connection)).then(async (response) => {
+      if (!request.bodyUsed && !(await drainBody(request))) {
         try {
           response.headers.set("Connection", "close");
         } catch {} // a response with immutable headers: the runtime decides

@@ -13,7 +13,7 @@ import { listMail } from "../src/mail/outbox";
 import { AdminClient, ORDERS_WRITE, signInToken, textOfId } from "./admin-support";
 import { otherStore, send, startTestServer, type TestServer, tempDir, testStore } from "./helpers";
 import { eventually, parseMessage } from "./mail-support";
-import { runCli } from "./process";
+import { runCli, serverRunsOnDeno } from "./process";
 import { testLocation } from "./sqld";
 
 /** Tests that start servers or CLI processes on a shared, busy machine: bounded, not tight. */
@@ -431,7 +431,11 @@ describe("the sign-in form", () => {
   const FORM_TOO_LARGE =
     "The form is larger than 16384 bytes; shorten what you typed and send it again.";
 
-  test("a form over 16 KiB sent in chunks is a 413 page at once, however it is cut", async () => {
+  // The rest of a body of up to 8 MiB is read and thrown away, and the connection kept: a
+  // proxy still sending it would otherwise meet a broken pipe and show 502. (Deno closes a
+  // connection after any body over ~1 KB, read or not.)
+  const closesOnDeno = serverRunsOnDeno();
+  test("a form over 16 KiB sent in chunks is a 413 page, however it is cut", async () => {
     const chunk = new TextEncoder().encode("a".repeat(8192));
     for (const chunks of [3, 13]) {
       const body = new ReadableStream<Uint8Array>({
@@ -443,14 +447,15 @@ describe("the sign-in form", () => {
       });
       // The answer never came for 13 chunks: bounded.
       const answer = await postSignIn(body, {}, AbortSignal.timeout(30_000));
-      expect([chunks, answer.status, closes(answer)]).toEqual([chunks, 413, true]);
+      expect([chunks, answer.status, closes(answer)]).toEqual([chunks, 413, closesOnDeno]);
       expect(await answer.text()).toContain(FORM_TOO_LARGE);
     }
   });
 
-  test("a form declared over 16 KiB is the same 413 page, and the connection closes", async () => {
+  // Over 8 MiB the connection closes unread, as for the API (test/conformance.test.ts).
+  test("a form declared over 16 KiB is the same 413 page", async () => {
     const answer = await postSignIn(`email=x&pad=${"a".repeat(16_384)}`);
-    expect([answer.status, closes(answer)]).toEqual([413, true]);
+    expect([answer.status, closes(answer)]).toEqual([413, closesOnDeno]);
     expect(await answer.text()).toContain(FORM_TOO_LARGE);
   });
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "../scripts/bench/processes";
 import { KEYS, otherStore, send, tempDir, testStore } from "./helpers";
 import { startSmtp } from "./mail-support";
+import { nginx, startNginx } from "./nginx";
 import { runCli, type ServerProcess, serverRunsOnDeno, spawnServer } from "./process";
 import { type Sqld, startSqld, TEST_LIBSQL } from "./sqld";
 
@@ -13,76 +13,6 @@ import { type Sqld, startSqld, TEST_LIBSQL } from "./sqld";
  * Idempotency-Key is held in the store's database while its create runs.
  */
 // Starts its own sqld: under STOREAPI_TEST_LIBSQL the harness would add a second one.
-const nginx = Bun.which("nginx") ?? Bun.which("nginx", { PATH: "/usr/sbin" });
-if (!nginx && process.env.STOREAPI_REQUIRE_NGINX)
-  throw new Error("STOREAPI_REQUIRE_NGINX is set but nginx is not installed");
-
-/**
- * nginx on a loopback port in front of `upstreams`, each store's Host hashed to one of them
- * (`hash $host consistent`). A node that refuses connections is skipped for 30 s and the
- * request goes to the next one: a POST is passed on only when it never reached the dead
- * node (nginx's default for non-idempotent requests), its body buffered.
- */
-async function startProxy(upstreams: string[]) {
-  const home = tempDir("storeapi-two-nodes-nginx-");
-  const port = freePort();
-  const config = join(home, "nginx.conf");
-  writeFileSync(
-    config,
-    `daemon off;
-master_process off;
-pid ${home}/nginx.pid;
-error_log ${home}/error.log warn;
-events { worker_connections 512; }
-http {
-  access_log off;
-  client_body_temp_path ${home}/body;
-  proxy_temp_path ${home}/proxy;
-  fastcgi_temp_path ${home}/fastcgi;
-  uwsgi_temp_path ${home}/uwsgi;
-  scgi_temp_path ${home}/scgi;
-  upstream nodes {
-    hash $host consistent;
-${upstreams.map((upstream) => `    server ${upstream} max_fails=1 fail_timeout=30s;`).join("\n")}
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://nodes;
-      proxy_set_header Host $host;
-      proxy_next_upstream error timeout;
-      proxy_read_timeout 60s;
-    }
-  }
-}
-`,
-  );
-  const proc = Bun.spawn([nginx as string, "-p", home, "-e", `${home}/error.log`, "-c", config], {
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const log = () => readFileSync(join(home, "error.log"), "utf8").slice(-2000);
-  for (let i = 0; ; i++) {
-    const up = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) break;
-    if (proc.exitCode !== null || i === 100) {
-      proc.kill("SIGKILL");
-      throw new Error(`nginx did not start: ${log()}`);
-    }
-    await Bun.sleep(100);
-  }
-  const stop = async () => {
-    proc.kill("SIGKILL");
-    await proc.exited;
-    rmSync(home, { recursive: true, force: true });
-  };
-  return { url, stop, log };
-}
-
 /** Which of `nodes` logged the request with this id (request lines are written in batches). */
 async function nodeThatServed(nodes: ServerProcess[], requestId: string): Promise<number> {
   for (let i = 0; i < 50; i++) {
@@ -146,7 +76,7 @@ describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL serv
         mkdirSync(join(dir, name), { mode: 0o700 });
         pair.push(await spawnServer(join(dir, name), sqld.flags));
       }
-      const proxy = await startProxy(pair.map((node) => node.url.replace("http://", "")));
+      const proxy = await startNginx(pair.map((node) => node.url.replace("http://", "")));
       try {
         const through = (i: number) =>
           send(proxy.url, "/api/v1/customers", {
@@ -208,7 +138,7 @@ describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL serv
       const dirs = ["e", "f"].map((name) => join(dir, name));
       for (const nodeDir of dirs) mkdirSync(nodeDir, { mode: 0o700 });
       const pair = [await spawnServer(dirs[0], flags), await spawnServer(dirs[1], flags)];
-      const proxy = await startProxy(pair.map((node) => node.url.replace("http://", "")));
+      const proxy = await startNginx(pair.map((node) => node.url.replace("http://", "")));
       const ship = (id: number) =>
         send(proxy.url, `/api/v1/orders/${id}`, {
           method: "PATCH",

@@ -181,9 +181,7 @@ export async function readForm(c: AdminContext): Promise<URLSearchParams> {
   refuseTransferCodings(c.req.header("transfer-encoding"));
   refuseContentCodings(c.req.header("content-encoding"));
   if (Number(c.req.header("content-length") ?? 0) > MAX_FORM_BYTES) throw formTooLarge();
-  const bytes = await readLimited(c.req.raw.body, MAX_FORM_BYTES).catch((error) => {
-    throw error instanceof ApiError && error.code === "payload_too_large" ? formTooLarge() : error;
-  });
+  const bytes = await readLimited(c.req.raw.body, MAX_FORM_BYTES, formTooLarge);
   const text = decodedForm(bytes);
   if (text === null)
     throw new ApiError(
@@ -194,13 +192,12 @@ export async function readForm(c: AdminContext): Promise<URLSearchParams> {
   return new URLSearchParams(text);
 }
 
-// `Connection: close`: the runtime would otherwise read and throw away the rest of the body.
-const formTooLarge = () =>
+const formTooLarge = (headers: Record<string, string> = {}) =>
   new ApiError(
     "payload_too_large",
     `The form is larger than ${MAX_FORM_BYTES} bytes; shorten what you typed and send it again.`,
     {},
-    { Connection: "close" },
+    headers,
   );
 
 /**

@@ -1,6 +1,7 @@
 import { ApiError, ClientClosed, echo, fixedError, invalidField, tooLargeMessage } from "../errors";
 import { STRICT_UTF8 } from "../format/text";
 import type { AppContext } from "./context";
+import { CLOSE_CONNECTION, drainRest } from "./unread-body";
 
 /** The most any body may be: a batch of 500 products, an order from checkout. */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -91,7 +92,8 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
   const declared = Number(length ?? 0);
   // Untyped, only no body is taken: its first byte is the 415, before any size is judged.
   const most = untypedMayBeEmpty ? 0 : limit;
-  const overMost = () => (untypedMayBeEmpty ? fixedError("json_required") : tooLarge(limit));
+  const overMost = (headers: Record<string, string> = {}) =>
+    untypedMayBeEmpty ? fixedError("json_required", {}, headers) : tooLarge(limit, headers);
   if (declared > most) throw overMost();
   // A body with a declared length (at most the limit, and Bun reads exactly that much) is
   // read in one piece; only a chunked one is streamed, counting bytes as they arrive (the
@@ -102,11 +104,11 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
   try {
     bytes = sized
       ? new Uint8Array(await c.req.raw.arrayBuffer())
-      : await readLimited(c.req.raw.body, most);
+      : await readLimited(c.req.raw.body, most, overMost);
   } catch (error) {
     // Our own 413 aside, a body that cannot be read is one the client stopped sending (Bun
     // also aborts the request's signal; Deno's read fails with the signal untouched).
-    if (error instanceof ApiError) throw error.code === "payload_too_large" ? overMost() : error;
+    if (error instanceof ApiError) throw error;
     throw new ClientClosed("the client closed the connection before sending its body");
   }
   if (optional && bytes.length === 0) return {};
@@ -149,10 +151,15 @@ function nestedDeeperThan(json: Uint8Array, limit: number): boolean {
   return false;
 }
 
-/** Reads a body stream, stopping as soon as it passes `limit` bytes (chunked bodies have no length). */
+/**
+ * Reads a body stream of at most `limit` bytes (chunked bodies have no length). Past the
+ * limit the rest is thrown away as it arrives (src/http/unread-body.ts) and `tooLarge`
+ * is thrown, told to close the connection when the rest was too much to wait for.
+ */
 export async function readLimited(
   stream: ReadableStream<Uint8Array> | null,
   limit: number,
+  tooLarge: (headers: Record<string, string>) => ApiError,
 ): Promise<Uint8Array> {
   if (!stream) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
@@ -160,10 +167,7 @@ export async function readLimited(
   const reader = stream.getReader();
   for (let next = await reader.read(); !next.done; next = await reader.read()) {
     size += next.value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
-    }
+    if (size > limit) throw tooLarge((await drainRest(reader, size)) ? {} : CLOSE_CONNECTION);
     chunks.push(next.value);
   }
   const bytes = new Uint8Array(size);
@@ -175,6 +179,6 @@ export async function readLimited(
   return bytes;
 }
 
-// `Connection: close`: the runtime would otherwise read and throw away the rest of the body, of any size.
-const tooLarge = (limit: number) =>
-  new ApiError("payload_too_large", tooLargeMessage(limit), {}, { Connection: "close" });
+/** A 413 for a body over `limit`; a body not read at all is drained or closed on by src/server.ts. */
+const tooLarge = (limit: number, headers: Record<string, string> = {}) =>
+  new ApiError("payload_too_large", tooLargeMessage(limit), {}, headers);

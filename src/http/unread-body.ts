@@ -1,0 +1,50 @@
+/**
+ * What happens to a request body the app answered without reading to its end (a 401, a
+ * 404, a 413 for a body over the route's limit).
+ *
+ * Closing the connection at once makes a proxy that is still sending the body (nginx,
+ * Caddy) meet a broken pipe and show its client 502 instead of the answer. So up to
+ * `DRAIN_LIMIT_BYTES` of a body are read and thrown away first, as nginx's own lingering
+ * close does, and the connection stays open; a larger body, or one still arriving after
+ * `DRAIN_TIME_MS`, is left unread and the connection closed (`CLOSE_CONNECTION`).
+ */
+export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
+export const DRAIN_TIME_MS = 10_000;
+
+/** The header that has the runtime close the connection instead of reading the rest of a body. */
+export const CLOSE_CONNECTION: Record<string, string> = { Connection: "close" };
+
+/** Whether an unread request body was read to its end (and thrown away) within the limits. */
+export function drainBody(request: Request): Promise<boolean> {
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > DRAIN_LIMIT_BYTES) return Promise.resolve(false);
+  if (!request.body) return Promise.resolve(true);
+  return drainRest(request.body.getReader(), 0);
+}
+
+/** Reads the rest of a body after `bytesSoFar` and throws it away; whether it ended within the limits. */
+export async function drainRest(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  bytesSoFar: number,
+): Promise<boolean> {
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    reader.cancel().catch(() => {});
+  }, DRAIN_TIME_MS);
+  try {
+    for (let bytes = bytesSoFar; ; ) {
+      const { done, value } = await reader.read();
+      if (done) return !late; // a cancelled read ends as done
+      bytes += value.byteLength;
+      if (bytes > DRAIN_LIMIT_BYTES) {
+        await reader.cancel().catch(() => {});
+        return false;
+      }
+    }
+  } catch {
+    return false; // the client hung up
+  } finally {
+    clearTimeout(timer);
+  }
+}
