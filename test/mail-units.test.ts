@@ -10,8 +10,12 @@ import {
   orderStatusChanged,
 } from "../src/mail/templates";
 import { DirTransport } from "../src/mail/transports/dir";
-import { parseSmtpUrl } from "../src/mail/transports/smtp";
-import { classifyFailure, describeFailure } from "../src/mail/transports/transport";
+import { parseSmtpUrl, SmtpTransport } from "../src/mail/transports/smtp";
+import {
+  classifyFailure,
+  describeFailure,
+  type OutgoingMail,
+} from "../src/mail/transports/transport";
 
 describe("templates", () => {
   test("the status email names the status, the order number and the tracking number", () => {
@@ -214,6 +218,92 @@ describe("--mail-dir files", () => {
       expect(raw).toContain("\r\nSubject: Welcome Bcc: y@example.com\r\n");
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a relay that trickles", () => {
+  /**
+   * A relay that takes the message, then answers its end with `250-` and a byte every
+   * 100 ms, never ending the line (each byte resets a limit on silence). Its second
+   * connection answers as a relay should.
+   */
+  function tricklingRelay() {
+    let connections = 0;
+    const timers: Array<ReturnType<typeof setInterval>> = [];
+    const server = Bun.listen<{ buffer: string; inData: boolean; trickles: boolean }>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(socket) {
+          socket.data = { buffer: "", inData: false, trickles: ++connections === 1 };
+          socket.write("220 relay.test ESMTP\r\n");
+        },
+        data(socket, chunk) {
+          const state = socket.data;
+          state.buffer += chunk.toString();
+          for (;;) {
+            if (state.inData) {
+              const end = state.buffer.indexOf("\r\n.\r\n");
+              if (end < 0) return;
+              state.buffer = state.buffer.slice(end + 5);
+              state.inData = false;
+              if (!state.trickles) socket.write("250 taken\r\n");
+              else {
+                socket.write("250-");
+                timers.push(setInterval(() => socket.write("-"), 100));
+              }
+              continue;
+            }
+            const eol = state.buffer.indexOf("\r\n");
+            if (eol < 0) return;
+            const line = state.buffer.slice(0, eol).toUpperCase();
+            state.buffer = state.buffer.slice(eol + 2);
+            if (line.startsWith("EHLO")) socket.write("250-relay.test\r\n250 8BITMIME\r\n");
+            else if (line === "DATA") {
+              state.inData = true;
+              socket.write("354 go on\r\n");
+            } else if (line === "QUIT") socket.end("221 bye\r\n");
+            else socket.write("250 ok\r\n");
+          }
+        },
+      },
+    });
+    const stop = () => {
+      for (const timer of timers) clearInterval(timer);
+      server.stop(true);
+    };
+    return { url: `smtp://127.0.0.1:${server.port}`, stop };
+  }
+
+  const mail: OutgoingMail = {
+    store: "shop1",
+    id: 1,
+    kind: "customer_approved",
+    from: { name: "Shop", address: "no-reply@localhost" },
+    replyTo: null,
+    to: "dana@example.com",
+    subject: "Approved",
+    text: "Hello",
+    html: "<p>Hello</p>",
+    messageId: "<shop1.1.0@localhost>",
+    date: new Date(0),
+  };
+
+  test("is cut off after the time limit for one message, as an outage, and the next message goes on a new connection", async () => {
+    const relay = tricklingRelay();
+    const transport = new SmtpTransport(relay.url, 1_000);
+    try {
+      const failure = await transport.send(mail).then(
+        () => null,
+        (error) => error,
+      );
+      expect(describeFailure(failure)).toBe("the relay took over 1 s for one message; cut off");
+      expect(classifyFailure(failure)).toBe("unavailable");
+      expect(await transport.send(mail)).toBeUndefined();
+    } finally {
+      await transport.close();
+      relay.stop();
     }
   });
 });

@@ -446,6 +446,32 @@ describe("mail worker over SMTP", () => {
     expect(sends).toBe(1);
   });
 
+  test("a message sent whose `sent` cannot be written (a full disk) is recorded later, never sent again", async () => {
+    let sends = 0;
+    const h = await harness({
+      retry: { ...FAST, claimMs: 50 },
+      transport: { name: "smtp", send: async () => void sends++, close: async () => {} },
+    });
+    // Refuses exactly the write that records a message sent, as a disk filling up would.
+    const refuseSent = `CREATE TRIGGER refuse_sent BEFORE UPDATE ON outbox WHEN NEW.status = 'sent'
+      BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`;
+    await h.pool.use("shop1", (db) => db.run(refuseSent));
+    await h.queue("shop1", approved("Dana"));
+    h.worker.start();
+    await eventually(() =>
+      h.logger.lines.some((l) => l.msg === "mail: cannot process a store's outbox")
+        ? true
+        : undefined,
+    );
+    await Bun.sleep(200); // the claim (50 ms) long over: the old worker sent it again here
+    await h.pool.use("shop1", (db) => db.run("DROP TRIGGER refuse_sent"));
+    const [row] = await eventually(() => allSent(h));
+    expect([sends, row.attempts]).toEqual([1, 1]);
+    expect(h.logger.lines.filter((l) => l.msg === "mail sent earlier, now recorded")).toHaveLength(
+      1,
+    );
+  });
+
   test("a message whose delivery outlives the grace and the wait for it stays queued and is sent by the next worker", async () => {
     const h = await harness({
       retry: { ...FAST, claimMs: 50 },

@@ -78,8 +78,8 @@ type StoreOutcome = "done" | "transport-down";
 
 /**
  * How long a stop waits for the message in a relay's hands once the grace is over: the
- * SMTP transport's own limits (10 s to connect, 10 s for the greeting, 20 s of silence)
- * end a relay that stops answering, and a server stopped by systemd (`TimeoutStopSec=30`,
+ * SMTP transport's own limits (10 s to connect, 10 s for the greeting, 20 s of silence,
+ * 60 s for a whole message) end a relay that stops answering, and a server stopped by systemd (`TimeoutStopSec=30`,
  * deploy/storeapi.service) must exit before it is killed, 5 s of grace included.
  */
 const IN_HAND_WAIT_MS = 20_000;
@@ -111,6 +111,11 @@ export class MailWorker {
   private readonly outOfReach = new Set<string>();
   /** Stores a load has registered but not yet moved in (`StoreArriving`): since when. */
   private readonly arrivingSince = new Map<string, number>();
+  /**
+   * Rows the transport took whose `sent` could not be written (a full disk): when, by
+   * `sentKey`. Their next turn writes it instead of sending them again.
+   */
+  private readonly sentUnrecorded = new Map<string, number>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private draining: Promise<void> | null = null;
   private scanning: Promise<void> = Promise.resolve();
@@ -348,6 +353,18 @@ export class MailWorker {
   }
 
   private async deliverRow(db: Db, store: Store, row: OutboxRow): Promise<StoreOutcome> {
+    const key = sentKey(store, row);
+    const sentBefore = this.sentUnrecorded.get(key);
+    if (sentBefore !== undefined) {
+      await markSent(db, row.id, sentBefore);
+      this.sentUnrecorded.delete(key);
+      this.options.logger.info("mail sent earlier, now recorded", {
+        store: store.slug,
+        outboxId: row.id,
+        kind: row.kind,
+      });
+      return "done";
+    }
     const claimedAt = this.now();
     const claimUntil = claimedAt + this.policy.claimMs;
     if (!(await claimMail(db, row.id, claimedAt, claimUntil, this.options.node ?? null)))
@@ -360,9 +377,13 @@ export class MailWorker {
     } catch (error) {
       return this.recordFailure(db, store, row, attempts, error);
     }
-    // Sent: from here on a failure to record it can only repeat this one message.
+    // Sent: only a crash before this is recorded may repeat it (the memory above dies with it).
     this.outage.delivered();
-    await markSent(db, row.id, this.now());
+    const sentAt = this.now();
+    await markSent(db, row.id, sentAt).catch((error) => {
+      this.sentUnrecorded.set(key, sentAt);
+      throw error;
+    });
     this.options.logger.info("mail sent", {
       store: store.slug,
       outboxId: row.id,
@@ -404,6 +425,9 @@ export class MailWorker {
     return "transport-down";
   }
 }
+
+/** A row of one store's life: a store deleted and made anew under its slug numbers its rows afresh. */
+const sentKey = (store: Store, row: OutboxRow) => `${store.slug}:${store.createdAt}:${row.id}`;
 
 const CUSTOMER_KINDS = new Set(["customer_approved", "order_status"]);
 

@@ -59,14 +59,28 @@ function decoded(part: string, what: string): string {
   }
 }
 
+/**
+ * The most one message may take, start to end. The limits on silence alone let a relay
+ * that sends a byte every few seconds (`250-` and no end of line) hold every store's mail
+ * on the one connection for good.
+ */
+export const MESSAGE_TIME_LIMIT_MS = 60_000;
+
 /** Delivery through one pooled SMTP connection, reused between messages. */
 export class SmtpTransport implements Transport {
   readonly name = "smtp";
-  private readonly transporter: Transporter;
+  private transporter: Transporter;
 
-  constructor(url: string) {
-    this.transporter = createTransport({
-      ...parseSmtpUrl(url),
+  constructor(
+    private readonly url: string,
+    private readonly messageTimeLimitMs = MESSAGE_TIME_LIMIT_MS,
+  ) {
+    this.transporter = this.connect();
+  }
+
+  private connect(): Transporter {
+    return createTransport({
+      ...parseSmtpUrl(this.url),
       pool: true,
       maxConnections: 1,
       // Bounded waits: a stalled relay must not hold a message (or a shutdown) for minutes.
@@ -79,7 +93,22 @@ export class SmtpTransport implements Transport {
   }
 
   async send(mail: OutgoingMail): Promise<void> {
-    await this.transporter.sendMail(toMessage(mail));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const overTime = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // A closed pool takes no more mail: the next message gets a new one.
+        const stalled = this.transporter;
+        this.transporter = this.connect();
+        stalled.close();
+        const seconds = this.messageTimeLimitMs / 1000;
+        reject(new Error(`the relay took over ${seconds} s for one message; cut off`));
+      }, this.messageTimeLimitMs);
+    });
+    try {
+      await Promise.race([this.transporter.sendMail(toMessage(mail)), overTime]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {

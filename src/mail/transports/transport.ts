@@ -50,7 +50,8 @@ export function toMessage(mail: OutgoingMail): SendMailOptions {
 
 /**
  * What a delivery failure means for the row:
- * - `rejected`: the server refused this message for good (5xx); counts toward the attempt cap;
+ * - `rejected`: the server refused this message for good (5xx); fails the row once it has had
+ *   `maxAttempts` tries of any kind;
  * - `deferred`: the server asked to try later (4xx);
  * - `unavailable`: the transport itself is down (no connection, TLS, login, disk); the worker
  *   pauses all delivery for a while instead of burning every row's attempts.
