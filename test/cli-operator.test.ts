@@ -377,6 +377,13 @@ describe("command-line messages", () => {
       [["stores", "add", "shop1", "--plan", "growth", "--domain"], "--domain needs a value"],
       [["stores", "add", "shop1", "--domain", "--plan", "growth"], "--domain needs a value"],
       [["keys", "list", "shop1", "--json=yes"], "--json takes no value"],
+      [["stores", "list", "--help=no"], "--help takes no value"],
+      // The last used to win: a key meant to write orders that cannot.
+      [
+        ["keys", "create", "shop1", "--name", "erp", "--orders", "write", "--orders=none"],
+        "--orders is given more than once; give it once",
+      ],
+      [["stores", "list", "--data", "/elsewhere"], "--data is given more than once; give it once"],
       // A lone surrogate reaches the process as bytes that are not UTF-8.
       ...["x\uFFFDy", "x\uD800y"].map((name): [string[], string] => [
         ["keys", "create", "shop1", "--name", name, "--products", "read"],

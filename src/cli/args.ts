@@ -143,8 +143,11 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
     tokens: true,
   });
   // Asked for as a flag of its own: `--name -h` is a name, and `-- --help` an argument.
-  if (tokens.some((t) => t.kind === "option" && (t.name === "help" || t.name === "h")))
-    throw new HelpRequested(commandHelp(spec));
+  const asksForHelp = tokens.some(
+    (t) => t.kind === "option" && (t.name === "help" || t.name === "h") && !t.inlineValue,
+  );
+  if (asksForHelp) throw new HelpRequested(commandHelp(spec));
+  const given = new Set<string>();
   for (const token of tokens) {
     if (token.kind !== "option") continue;
     const flag = Object.hasOwn(flags, token.name) ? flags[token.name] : undefined;
@@ -152,6 +155,10 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
       throw new UsageError(
         `unknown option ${token.rawName} for "storeapi ${spec.name}"; see storeapi ${spec.name} --help`,
       );
+    // The last would win: `--orders write --orders none` made a key that cannot write orders.
+    if (flag.type === "string" && given.has(token.name))
+      throw new UsageError(`${token.rawName} is given more than once; give it once`);
+    given.add(token.name);
     if (flag.type === "boolean" && token.inlineValue)
       throw new UsageError(`${token.rawName} takes no value`);
     // `--domain --json` would take "--json" as the domain: a value starting with "-" must be given as --domain=-x.
