@@ -255,7 +255,7 @@ describe("pages without a session", () => {
     // A cookie that was sent is judged as it is; other pages, and the same site, as before.
     const withCookie = await client().get("/api/admin/", {
       ...crossSite,
-      Cookie: "storeapi_admin=stale",
+      Cookie: `storeapi_admin=${"s".repeat(43)}`,
     });
     const signIn = "/api/admin/sign-in";
     for (const [answer, path, to] of [
@@ -709,6 +709,17 @@ describe("CSRF and sessions", () => {
       ]);
     const told = await admin.get("/api/admin/sign-in?ended");
     expect(told.text).toContain(SESSION_ENDED);
+  });
+
+  test("a second session cookie of the same name (set for a parent domain) does not sign the admin out", async () => {
+    const admin = await signedIn();
+    for (const planted of ["storeapi_admin=bogus", `storeapi_admin=${"x".repeat(43)}`]) {
+      const both = await admin.get("/api/admin/", { Cookie: `${planted}; ${admin.cookie}` });
+      expect([planted, both.status]).toEqual([planted, 200]);
+    }
+    // A cookie that was never a session id is no session that ended.
+    const made = await client().get("/api/admin/", { Cookie: "storeapi_admin=%ff%00%zz" });
+    expect([made.status, made.headers.get("location")]).toEqual([303, "/api/admin/sign-in"]);
   });
 
   test("a session is bound to its store: shop1's cookie does not open shop2's screen", async () => {

@@ -14,13 +14,13 @@ import { TEST_LIBSQL, testLocation } from "./sqld";
 const freshDir = scratchDirs("storeapi-cli-operator-");
 const freshData = () => join(freshDir(), "data");
 
+/** `stores add` with the usual flags; `flags` may give its own `--domain`. */
 const add = (data: string, slug: string, ...flags: string[]) =>
   runCli([
     "stores",
     "add",
     slug,
-    "--domain",
-    `${slug}.example.com`,
+    ...(flags.includes("--domain") ? [] : ["--domain", `${slug}.example.com`]),
     "--plan",
     "growth",
     "--owner-email",

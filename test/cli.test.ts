@@ -182,15 +182,16 @@ describe("keys", () => {
   test("a name with control characters is shown escaped: it cannot drive the operator's terminal or add a line", async () => {
     const run = inDir(freshDir());
     await addShop(run);
-    const name = "erp\u001b[2J\rfake\u009b\n   9  admin\tsvc_sk_…Zq1x";
+    const name = "erp\u001b[2J\rfake\u009b\n   9  admin\tsvc_sk_…Zq1x\u2028\u202e";
     const created = await run("keys", "create", "shop1", "--name", name, "--orders", "read");
     expect(created.code).toBe(0);
-    const shown = "erp\\x1b[2J\\x0dfake\\x9b\\x0a   9  admin\\x09svc_sk_…Zq1x";
+    const shown = "erp\\x1b[2J\\x0dfake\\x9b\\x0a   9  admin\\x09svc_sk_…Zq1x\\u2028\\u202e";
     expect(created.stdout.split("\n")[0]).toContain(`"${shown}" for shop1`);
     const text = await run("keys", "list", "shop1");
     expect(text.stdout).toContain(shown);
     expect(text.stdout.split("\n")).toHaveLength(2); // one line and the end of it
-    const raw = (out: string) => ["\u001b", "\r", "\u009b", "\t"].filter((c) => out.includes(c));
+    const raw = (out: string) =>
+      ["\u001b", "\r", "\u009b", "\t", "\u2028", "\u202e"].filter((c) => out.includes(c));
     expect(raw(text.stdout)).toEqual([]);
     const json = await run("keys", "list", "shop1", "--json");
     expect(raw(json.stdout)).toEqual([]);

@@ -10,7 +10,7 @@ import {
   orderStatusChanged,
 } from "../src/mail/templates";
 import { DirTransport } from "../src/mail/transports/dir";
-import { parseSmtpUrl, SmtpTransport } from "../src/mail/transports/smtp";
+import { loginMayGoInClear, parseSmtpUrl, SmtpTransport } from "../src/mail/transports/smtp";
 import {
   classifyFailure,
   describeFailure,
@@ -74,6 +74,24 @@ describe("templates", () => {
     const deleted = keyDeleted(notice);
     expect(deleted.subject).toBe('API key "ERP" deleted for Shop');
     expect(deleted.text).toContain("Deleted by: api\nDeleted at: 2025-01-01T10:00:00+02:00\n");
+  });
+
+  test("a name is one run of text: its line breaks cannot add a line, nor an override turn the text after it", () => {
+    const mail = keyCreated({
+      storeName: "Shop\u2028Bcc: x@evil.test",
+      keyName: "k\r\nPermissions: none\u202e\u0007",
+      hint: "svc_sk_…abcd",
+      permissions: "orders:write",
+      by: "api",
+      at: "2025-01-01T10:00:00+02:00",
+    });
+    expect(mail.subject).toBe('API key "k  Permissions: none " created for Shop Bcc: x@evil.test');
+    expect(mail.text.split("\n").slice(0, 4)).toEqual([
+      "An API key was created for Shop Bcc: x@evil.test.",
+      "",
+      "Name: k  Permissions: none ",
+      "Key: svc_sk_…abcd",
+    ]);
   });
 
   test("HTML escapes every name", () => {
@@ -164,6 +182,21 @@ describe("--smtp URLs", () => {
     expect(parseSmtpUrl("smtp://h:25?starttls=required").requireTLS).toBe(true);
     expect(parseSmtpUrl("smtp://h:25?starttls=off").ignoreTLS).toBe(true);
     expect(parseSmtpUrl("smtps://h?tls=insecure").tls).toEqual({ rejectUnauthorized: false });
+  });
+
+  test("a login that may go in clear: smtp:// to another machine without starttls=required", () => {
+    const cases = [
+      ["smtp://u:p@relay.example.com", true],
+      ["smtp://u:p@relay.example.com?starttls=off", true],
+      ["smtp://u:p@relay.example.com?starttls=required", false],
+      ["smtps://u:p@relay.example.com", false],
+      ["smtp://relay.example.com", false],
+      ["smtp://u:p@127.0.0.1:25", false],
+      ["smtp://u:p@localhost", false],
+      ["smtp://u:p@[::1]:25", false],
+    ] as const;
+    for (const [url, inClear] of cases)
+      expect([url, loginMayGoInClear(url)]).toEqual([url, inClear]);
   });
 
   test("mistakes are explained", () => {

@@ -1,5 +1,4 @@
 import type { MiddlewareHandler } from "hono";
-import { getCookie } from "hono/cookie";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, asApiError } from "../errors";
@@ -215,15 +214,42 @@ function decodedForm(bytes: Uint8Array): string | null {
   }
 }
 
-export const sessionOf = ({ deps }: AdminState, c: AdminContext) =>
-  findSession(c.get("db"), getCookie(c, SESSION_COOKIE), deps.now());
+/**
+ * The session cookie's values, at most four. A browser sends two of one name when another
+ * path or a parent domain set one too (a sibling site under the same domain can): taking
+ * only the first let such a cookie sign the admin out.
+ */
+function sessionCookies(c: AdminContext): string[] {
+  const values: string[] = [];
+  for (const pair of (c.req.header("cookie") ?? "").split(";")) {
+    const equals = pair.indexOf("=");
+    if (equals < 0 || pair.slice(0, equals).trim() !== SESSION_COOKIE) continue;
+    if (values.push(pair.slice(equals + 1).trim()) === 4) break;
+  }
+  return values;
+}
+
+/** The live session one of the request's session cookies names, if any. */
+export async function sessionOf({ deps }: AdminState, c: AdminContext) {
+  for (const id of sessionCookies(c)) {
+    const session = await findSession(c.get("db"), id, deps.now());
+    if (session) return session;
+  }
+  return undefined;
+}
+
+/** What a session id looks like (`randomToken`): a cookie of any other shape never was one. */
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 /**
  * Where a request without a live session goes: the sign-in page, saying that the session
  * ended when the browser still sent one (signed out elsewhere, or 12 hours passed).
  */
 const signInAgain = (c: AdminContext) =>
-  redirect(c, getCookie(c, SESSION_COOKIE) === undefined ? SIGN_IN_PATH : SESSION_ENDED_PATH);
+  redirect(
+    c,
+    sessionCookies(c).some((id) => SESSION_ID.test(id)) ? SESSION_ENDED_PATH : SIGN_IN_PATH,
+  );
 
 /**
  * A navigation from another site to the screen, without the session cookie: a
@@ -233,7 +259,7 @@ const arrivesFromAnotherSite = (c: AdminContext) =>
   c.req.method === "GET" &&
   c.req.path === ADMIN_PATH &&
   c.req.header("sec-fetch-site") === "cross-site" &&
-  getCookie(c, SESSION_COOKIE) === undefined;
+  sessionCookies(c).length === 0;
 
 /**
  * Pages that need a session: without one, 303 to the sign-in page; the screen reached

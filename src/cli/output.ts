@@ -49,16 +49,23 @@ let allWritten: (() => void) | undefined;
  * Control characters as `\xHH`: names and other data the output shows come from API
  * clients and fixtures, and an escape sequence in a key's name must not recolour, move or
  * rewrite the operator's terminal; nor may a newline in it add a line that looks like
- * another key. Text of several lines (help) keeps its newlines and tabs.
+ * another key. Unicode's line separators and direction overrides (which reverse the rest
+ * of a line) are written `\uHHHH` for the same reason. Text of several lines (help) keeps
+ * its newlines and tabs.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is matched
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is matched
-const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const CONTROL_BUT_LINES =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(2, "0");
-const escaped = (c: string) => `\\x${hex(c)}`;
-/** JSON escapes C0 itself; DEL and C1 (0x9b starts a sequence on some terminals) are valid JSON text. */
-const DEL_AND_C1 = /[\u007f-\u009f]/g;
+const escaped = (c: string) =>
+  c.charCodeAt(0) > 0xff ? `\\u${hex(c).padStart(4, "0")}` : `\\x${hex(c)}`;
+/**
+ * JSON escapes C0 itself; DEL, C1 (0x9b starts a sequence on some terminals), the line
+ * separators and the direction overrides are valid JSON text, written `\uHHHH` here.
+ */
+const UNESCAPED_IN_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** Text of the program's own, over several lines (help, usage). */
 export const printText = (text: string) => write(text.replace(CONTROL_BUT_LINES, escaped));
@@ -70,7 +77,9 @@ export const printLine = (text: string) => write(`${oneSafeLine(text)}\n`);
 export const oneSafeLine = (text: string) => text.replace(CONTROL, escaped);
 
 export const printJson = (value: unknown) =>
-  write(`${JSON.stringify(value, null, 2).replace(DEL_AND_C1, (c) => `\\u00${hex(c)}`)}\n`);
+  write(
+    `${JSON.stringify(value, null, 2).replace(UNESCAPED_IN_JSON, (c) => `\\u${hex(c).padStart(4, "0")}`)}\n`,
+  );
 
 function write(text: string): void {
   unwritten++;

@@ -64,6 +64,24 @@ function render(kind: MailKind, subject: string, body: Body): Rendered {
   return { kind, subject, text: toText(body), html: toHtml(subject, body) };
 }
 
+/**
+ * A name as one run of text in a line: line breaks and other control characters become
+ * spaces, so a key named "k\nPermissions: none" cannot add a line of its own to the owner's
+ * security notice, and direction overrides (U+202A–U+202E, U+2066–U+2069) are dropped, so
+ * no name reverses the text after it. Hebrew needs neither: it runs right to left by itself.
+ */
+const inline = (name: string) =>
+  name.replace(/[\p{Cc}\u2028\u2029]/gu, " ").replace(/[\u202A-\u202E\u2066-\u2069]/g, "");
+
+/** Every string of a template's parameters made `inline`. */
+function inlined<T extends object>(params: T): T {
+  const entries = Object.entries(params).map(([k, v]) => [
+    k,
+    typeof v === "string" ? inline(v) : v,
+  ]);
+  return Object.fromEntries(entries) as T;
+}
+
 const greeting = (name: string) => (name.trim() ? `Hello ${name.trim()},` : "Hello,");
 
 /** A pending customer was approved (`active: true`): they can log in now. */
@@ -72,6 +90,7 @@ export function customerApproved(p: {
   firstName: string;
   lastName?: string;
 }): Rendered {
+  p = inlined(p);
   return render("customer_approved", `Your ${p.storeName} account is approved`, {
     paragraphs: [
       greeting(`${p.firstName} ${p.lastName ?? ""}`),
@@ -89,6 +108,7 @@ export function orderStatusChanged(p: {
   statusName: string;
   trackingNumber: string | null;
 }): Rendered {
+  p = inlined(p);
   const details: Array<[string, string]> = [
     ["Order", `#${p.orderNumber}`],
     ["Status", p.statusName],
@@ -126,6 +146,7 @@ const keyDetails = (p: KeyNotice, verb: string): Array<[string, string]> => [
 
 /** To the store owner: a key was created (by a roll: the key it replaces, and until when that one works). */
 export function keyCreated(p: KeyNotice): Rendered {
+  p = inlined(p);
   const { replaces } = p;
   return render("key_created", `API key "${p.keyName}" created for ${p.storeName}`, {
     paragraphs: [
@@ -147,6 +168,7 @@ export function keyCreated(p: KeyNotice): Rendered {
 
 /** To the store owner: a key was deleted. */
 export function keyDeleted(p: KeyNotice): Rendered {
+  p = inlined(p);
   return render("key_deleted", `API key "${p.keyName}" deleted for ${p.storeName}`, {
     paragraphs: [
       `An API key was deleted for ${p.storeName}. Requests with it are refused from now on.`,
@@ -161,6 +183,7 @@ export function adminSignInLink(p: {
   url: string;
   validMinutes: number;
 }): Rendered {
+  p = inlined(p);
   return render("admin_sign_in", `Sign in to ${p.storeName}: API and keys`, {
     paragraphs: [
       `Someone asked to sign in to the "API and keys" screen of ${p.storeName}. Open this link to sign in:`,

@@ -21,7 +21,7 @@ import {
 } from "./outbox";
 import { DirTransport } from "./transports/dir";
 import { LogTransport } from "./transports/log";
-import { SmtpTransport } from "./transports/smtp";
+import { loginMayGoInClear, SmtpTransport } from "./transports/smtp";
 import {
   classifyFailure,
   describeFailure,
@@ -156,6 +156,10 @@ export class MailWorker {
     if (this.options.smtp && this.options.mailDir) {
       this.options.logger.warn("both --smtp and --mail-dir are set; mail goes by SMTP only");
     }
+    if (this.options.smtp && loginMayGoInClear(this.options.smtp))
+      this.options.logger.warn(
+        "--smtp logs in over a connection that stays plain if the relay offers no STARTTLS: add ?starttls=required or use smtps://",
+      );
     // Never the SMTP URL: it may carry a password.
     this.options.logger.info("mail delivery", {
       transport: this.transport.name,

@@ -50,6 +50,17 @@ export function parseSmtpUrl(text: string): SMTPPoolOptions {
   return options;
 }
 
+/**
+ * Whether the URL's password would go in clear to a relay that offers no STARTTLS (or to
+ * one a man in the middle strips it from): a login over `smtp://` to another machine
+ * without `?starttls=required`.
+ */
+export function loginMayGoInClear(url: string): boolean {
+  const { auth, secure, requireTLS, host = "" } = parseSmtpUrl(url);
+  const loopback = host === "localhost" || host === "::1" || host.startsWith("127.");
+  return Boolean(auth) && !secure && !requireTLS && !loopback;
+}
+
 /** A percent-decoded part of the URL; a bad escape is named without the part's text (a password). */
 function decoded(part: string, what: string): string {
   try {
