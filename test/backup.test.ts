@@ -214,7 +214,7 @@ test.skipIf(TEST_LIBSQL)(
     // (and platform.db's -wal and -shm with @libsql/client, killed before it closed the file)
     expect(readdirSync(dest)).toContain("BACKUP-UNFINISHED");
 
-    const refusal = `storeapi: ${dest} is a backup that did not finish (BACKUP-UNFINISHED is there); take the backup again\n`;
+    const refusal = `storeapi: ${dest} is a backup that did not finish (BACKUP-UNFINISHED is there); take the backup again, into a new or empty directory\n`;
     for (const command of [
       ["stores", "list"],
       ["serve", "--listen", "127.0.0.1:0", "--allow-http"],
@@ -226,8 +226,30 @@ test.skipIf(TEST_LIBSQL)(
     const again = await runCli(["backup", dest, "--data", data]);
     expect([again.code, again.stderr]).toEqual([
       1,
-      `storeapi: ${dest} is not empty: back up into a new or empty directory\n`,
+      `storeapi: ${dest} holds a backup that did not finish (BACKUP-UNFINISHED is there): remove it and back up again, or back up into a new or empty directory\n`,
     ]);
+
+    // Stopped by a signal (a timer's systemctl stop, Ctrl-C), it empties its copy, as a failure does.
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const stoppedDest = join(dir, `stopped-${signal}`);
+      const stopped = Bun.spawn([...storeapiCommand(), "backup", stoppedDest, "--data", data], {
+        stdin: "ignore",
+        stdout: "ignore",
+        stderr: "pipe",
+        timeout: 60_000,
+      });
+      const copiedThere = () =>
+        existsSync(join(stoppedDest, "stores"))
+          ? readdirSync(join(stoppedDest, "stores")).length
+          : 0;
+      expect(await until(() => copiedThere() >= 5 || stopped.exitCode !== null)).toBe(true);
+      stopped.kill(signal);
+      expect([signal, await stopped.exited]).toEqual([signal, signal === "SIGINT" ? 130 : 143]);
+      expect(await new Response(stopped.stderr).text()).toEndWith(
+        `\nstoreapi: backup stopped by ${signal}; ${stoppedDest} emptied\n`, // after its progress
+      );
+      expect(readdirSync(stoppedDest)).toEqual([]);
+    }
   },
   60_000,
 );

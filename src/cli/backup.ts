@@ -70,6 +70,10 @@ function prepareDest(dest: string, dataDir: string | null): void {
   }
   if (existsSync(dest)) {
     if (!statSync(dest).isDirectory()) throw new CliError(`${dest} exists and is not a directory`);
+    if (existsSync(join(dest, UNFINISHED_BACKUP)))
+      throw new CliError(
+        `${dest} holds a backup that did not finish (${UNFINISHED_BACKUP} is there): remove it and back up again, or back up into a new or empty directory`,
+      );
     if (readdirSync(dest).length > 0)
       throw new CliError(`${dest} is not empty: back up into a new or empty directory`);
   }
@@ -222,13 +226,34 @@ export async function backup(
     rmSync(join(dest, UNFINISHED_BACKUP));
     return { dest, stores: slugs.length - deleted.length, bytes, ms: Date.now() - started };
   } catch (error) {
-    // DEST_DIR was empty or absent: what is in it now is this failed copy.
-    for (const name of readdirSync(dest))
-      rmSync(join(dest, name), { recursive: true, force: true });
+    emptyDest(dest);
     throw error;
   } finally {
     await platform?.close();
   }
+}
+
+/** DEST_DIR was empty or absent: what is in it now is a failed or stopped copy. */
+function emptyDest(dest: string): void {
+  for (const name of readdirSync(dest)) rmSync(join(dest, name), { recursive: true, force: true });
+}
+
+/**
+ * SIGTERM or SIGINT (a timer's `systemctl stop`, Ctrl-C) during a backup empties DEST_DIR
+ * before the exit, as a failure does: only a kill leaves a copy marked unfinished.
+ */
+function emptyDestOnSignals(dest: string): () => void {
+  const stop = (signal: NodeJS.Signals) => {
+    emptyDest(dest);
+    process.stderr.write(`storeapi: backup stopped by ${signal}; ${dest} emptied\n`);
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+  return () => {
+    process.off("SIGTERM", stop);
+    process.off("SIGINT", stop);
+  };
 }
 
 /** Copies `db` into the file `to`: as it is from a file, at this storeapi's schema from a libSQL server. */
@@ -259,9 +284,10 @@ export const backupCommand = command(
   },
   async ({ values, args: [dest] }) => {
     const print = progressPrinter(PROGRESS_FROM);
+    const stopHandling = emptyDestOnSignals(dest);
     const summary = await backup(locationOf(values), dest, (done, total) =>
       print("backup: stores copied", done, total),
-    );
+    ).finally(stopHandling);
     if (values.json) return printJson(summary);
     const mib = (summary.bytes / 1024 / 1024).toFixed(1);
     printLine(

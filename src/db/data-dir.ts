@@ -81,7 +81,7 @@ export const UNFINISHED_BACKUP_TEXT =
 export function refuseUnfinishedBackup(dataDir: string): void {
   if (!existsSync(join(dataDir, UNFINISHED_BACKUP))) return;
   throw new DataDirError(
-    `${dataDir} is a backup that did not finish (${UNFINISHED_BACKUP} is there); take the backup again`,
+    `${dataDir} is a backup that did not finish (${UNFINISHED_BACKUP} is there); take the backup again, into a new or empty directory`,
   );
 }
 
