@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { storeDbPath } from "../src/db/pool";
+import { BODY_BUDGET_BYTES, bodiesInFlight } from "../src/http/body-budget";
 import { apiRoutes } from "../src/routes";
 import { KEYS, send, startTestServer, type TestServer, testStore } from "./helpers";
+import { eventually } from "./mail-support";
 import { TEST_LIBSQL } from "./sqld";
 
 /** Client input that once hurt (issue 13, items 5, 6, 7, 13, 15): over HTTP to a real server. */
@@ -237,6 +239,48 @@ describe("how large a body may be", () => {
       413,
       "The body is larger than 1048576 bytes; send less per request.",
     ]);
+  });
+});
+
+// Reaches into the server's module: in process only.
+describe.skipIf(Boolean(process.env.STOREAPI_BIN))("bodies read at once share one budget", () => {
+  test("a body past it is 503 with Retry-After before it is read; its room comes back when a reader leaves", async () => {
+    bodiesInFlight.resize(200 * 1024);
+    const half = Bun.connect({
+      hostname: "127.0.0.1",
+      port: Number(new URL(server.url).port),
+      socket: { data() {} },
+    });
+    try {
+      const socket = await half;
+      // 128 KiB declared, 1 KB sent: held while the rest is awaited.
+      socket.write(
+        `POST /api/v1/products HTTP/1.1\r\nHost: shop1.test\r\nAuthorization: Bearer ${KEYS.all}\r\nContent-Type: application/json\r\nContent-Length: 131072\r\n\r\n${" ".repeat(1000)}`,
+      );
+      await eventually(() => (bodiesInFlight.bytesInUse === 131_072 ? true : undefined));
+      const product = `{"name":"n","price":1}${" ".repeat(100_000)}`; // 100 KB of it
+      const post = () =>
+        send(server.url, "/api/v1/products", {
+          method: "POST",
+          raw: product,
+          headers: { "Content-Type": "application/json" },
+        });
+      const refused = await post();
+      expect([refused.status, refused.headers.get("retry-after"), refused.json.error]).toEqual([
+        503,
+        "1",
+        {
+          code: "service_unavailable",
+          message: "The server is receiving too many request bodies at once; retry in a moment.",
+        },
+      ]);
+      socket.end();
+      await eventually(() => (bodiesInFlight.bytesInUse === 0 ? true : undefined));
+      expect((await post()).status).toBe(201);
+    } finally {
+      bodiesInFlight.resize(BODY_BUDGET_BYTES);
+      (await half).end();
+    }
   });
 });
 

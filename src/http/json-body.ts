@@ -1,5 +1,6 @@
 import { ApiError, ClientClosed, echo, fixedError, invalidField, tooLargeMessage } from "../errors";
 import { STRICT_UTF8 } from "../format/text";
+import { bodiesInFlight } from "./body-budget";
 import type { AppContext } from "./context";
 import { CLOSE_CONNECTION, drainRest } from "./unread-body";
 
@@ -100,6 +101,9 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
   // stream reader cost ~8% of a PATCH).
   const sized =
     length !== undefined && DECIMAL.test(length) && c.req.header("transfer-encoding") === undefined;
+  // A chunked body may be as large as the limit.
+  const reserved = sized ? declared : most;
+  bodiesInFlight.take(reserved);
   let bytes: Uint8Array;
   try {
     bytes = sized
@@ -110,6 +114,8 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
     // also aborts the request's signal; Deno's read fails with the signal untouched).
     if (error instanceof ApiError) throw error;
     throw new ClientClosed("the client closed the connection before sending its body");
+  } finally {
+    bodiesInFlight.give(reserved);
   }
   if (optional && bytes.length === 0) return {};
   let body: unknown;

@@ -143,7 +143,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     rateHeaders: "sometimes",
   },
   service_unavailable: {
-    when: "The service cannot do this now; the message says why. `GET /healthz`: the platform database cannot be read or was replaced under the server, the data directory is not writable, or the process is out of file descriptors. Creating or deleting a store (management API): another storeapi command, such as a load, kept changing the stores for 8 s (retry), or this server on a libSQL server has no admin API to create namespaces with.",
+    when: "The service cannot do this now; the message says why. `GET /healthz`: the platform database cannot be read or was replaced under the server, the data directory is not writable, or the process is out of file descriptors. Creating or deleting a store (management API): another storeapi command, such as a load, kept changing the stores for 8 s (retry), or this server on a libSQL server has no admin API to create namespaces with. A request with a body: the server is reading too many request bodies at once (256 MiB in all); `Retry-After: 1`.",
     example: "Unhealthy: the data directory is not writable.",
     rateHeaders: "sometimes",
   },
@@ -178,6 +178,7 @@ const WITH_BODY: ErrorCode[] = [
   "payload_too_large",
   "invalid_json",
   "invalid_field",
+  "service_unavailable",
 ];
 
 /** The error codes one endpoint can answer: the `common` ones, its method's, and its own. */
