@@ -17,6 +17,8 @@ import {
   type OutgoingMail,
 } from "../src/mail/transports/transport";
 
+import { eventually } from "./mail-support";
+
 describe("templates", () => {
   test("the status email names the status, the order number and the tracking number", () => {
     const mail = orderStatusChanged({
@@ -263,6 +265,7 @@ describe("a relay that trickles", () => {
    */
   function tricklingRelay() {
     let connections = 0;
+    let closed = 0;
     const timers: Array<ReturnType<typeof setInterval>> = [];
     const server = Bun.listen<{ buffer: string; inData: boolean; trickles: boolean }>({
       hostname: "127.0.0.1",
@@ -300,13 +303,16 @@ describe("a relay that trickles", () => {
             else socket.write("250 ok\r\n");
           }
         },
+        close() {
+          closed++;
+        },
       },
     });
     const stop = () => {
       for (const timer of timers) clearInterval(timer);
       server.stop(true);
     };
-    return { url: `smtp://127.0.0.1:${server.port}`, stop };
+    return { url: `smtp://127.0.0.1:${server.port}`, stop, closed: () => closed };
   }
 
   const mail: OutgoingMail = {
@@ -333,6 +339,8 @@ describe("a relay that trickles", () => {
       );
       expect(describeFailure(failure)).toBe("the relay took over 1 s for one message; cut off");
       expect(classifyFailure(failure)).toBe("unavailable");
+      // The stalled connection is closed, not left open beside the next one.
+      expect(await eventually(() => (relay.closed() === 1 ? true : undefined))).toBe(true);
       expect(await transport.send(mail)).toBeUndefined();
     } finally {
       await transport.close();

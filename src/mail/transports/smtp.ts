@@ -80,18 +80,14 @@ export const MESSAGE_TIME_LIMIT_MS = 60_000;
 /** Delivery through one pooled SMTP connection, reused between messages. */
 export class SmtpTransport implements Transport {
   readonly name = "smtp";
-  private transporter: Transporter;
+  private readonly transporter: Transporter;
 
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly messageTimeLimitMs = MESSAGE_TIME_LIMIT_MS,
   ) {
-    this.transporter = this.connect();
-  }
-
-  private connect(): Transporter {
-    return createTransport({
-      ...parseSmtpUrl(this.url),
+    this.transporter = createTransport({
+      ...parseSmtpUrl(url),
       pool: true,
       maxConnections: 1,
       // Bounded waits: a stalled relay must not hold a message (or a shutdown) for minutes.
@@ -104,21 +100,14 @@ export class SmtpTransport implements Transport {
   }
 
   async send(mail: OutgoingMail): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const overTime = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        // A closed pool takes no more mail: the next message gets a new one.
-        const stalled = this.transporter;
-        this.transporter = this.connect();
-        stalled.close();
-        const seconds = this.messageTimeLimitMs / 1000;
-        reject(new Error(`the relay took over ${seconds} s for one message; cut off`));
-      }, this.messageTimeLimitMs);
-    });
+    // nodemailer closes the connection of a message whose signal aborts; the next gets a new one.
+    const signal = AbortSignal.timeout(this.messageTimeLimitMs);
     try {
-      await Promise.race([this.transporter.sendMail(toMessage(mail)), overTime]);
-    } finally {
-      clearTimeout(timer);
+      await this.transporter.sendMail({ ...toMessage(mail), signal });
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      const seconds = this.messageTimeLimitMs / 1000;
+      throw new Error(`the relay took over ${seconds} s for one message; cut off`);
     }
   }
 
