@@ -463,8 +463,16 @@ describe("mail worker over SMTP", () => {
         ? true
         : undefined,
     );
-    await Bun.sleep(200); // the claim (50 ms) long over: the old worker sent it again here
-    await h.pool.use("shop1", (db) => db.run("DROP TRIGGER refuse_sent"));
+    // Turns of the worker at the outbox past the claim (50 ms): the old worker sent it again there.
+    const claimOver = Date.now() + 100;
+    let turnsAfter = 0;
+    const use = h.pool.use.bind(h.pool);
+    h.pool.use = ((slug, work) => {
+      if (slug === "shop1" && Date.now() > claimOver) turnsAfter++;
+      return use(slug, work);
+    }) as typeof h.pool.use;
+    await eventually(() => (turnsAfter >= 4 ? true : undefined));
+    await use("shop1", (db) => db.run("DROP TRIGGER refuse_sent"));
     const [row] = await eventually(() => allSent(h));
     expect([sends, row.attempts]).toEqual([1, 1]);
     expect(h.logger.lines.filter((l) => l.msg === "mail sent earlier, now recorded")).toHaveLength(

@@ -112,10 +112,14 @@ export class MailWorker {
   /** Stores a load has registered but not yet moved in (`StoreArriving`): since when. */
   private readonly arrivingSince = new Map<string, number>();
   /**
-   * Rows the transport took whose `sent` could not be written (a full disk): when, by
-   * `sentKey`. Their next turn writes it instead of sending them again.
+   * Rows the transport took whose `sent` could not be written (a full disk): when they were
+   * sent, by store and row. Their next turn writes it instead of sending them again. A
+   * store's entries go with the store (`forget`), and with a store made anew under its slug.
    */
-  private readonly sentUnrecorded = new Map<string, number>();
+  private readonly sentUnrecorded = new Map<
+    string,
+    { createdAt: number; rows: Map<number, number> }
+  >();
   private timer: ReturnType<typeof setInterval> | undefined;
   private draining: Promise<void> | null = null;
   private scanning: Promise<void> = Promise.resolve();
@@ -349,19 +353,27 @@ export class MailWorker {
     this.schedule.retryAt(slug, this.now() + this.policy.baseDelayMs);
   }
 
+  /** The store's rows sent but not recorded, if any (a store made anew under the slug numbers its rows afresh). */
+  private unrecordedOf(store: Store): Map<number, number> | undefined {
+    const entry = this.sentUnrecorded.get(store.slug);
+    return entry?.createdAt === store.createdAt ? entry.rows : undefined;
+  }
+
   /** A store deleted: its mail stays unsent in the archived file. */
   private forget(slug: string): void {
+    this.sentUnrecorded.delete(slug);
     this.schedule.forget(slug);
     this.outOfReach.delete(slug);
     this.arrivingSince.delete(slug);
   }
 
   private async deliverRow(db: Db, store: Store, row: OutboxRow): Promise<StoreOutcome> {
-    const key = sentKey(store, row);
-    const sentBefore = this.sentUnrecorded.get(key);
-    if (sentBefore !== undefined) {
+    const unrecorded = this.unrecordedOf(store);
+    const sentBefore = unrecorded?.get(row.id);
+    if (unrecorded && sentBefore !== undefined) {
       await markSent(db, row.id, sentBefore);
-      this.sentUnrecorded.delete(key);
+      unrecorded.delete(row.id);
+      if (unrecorded.size === 0) this.sentUnrecorded.delete(store.slug);
       this.options.logger.info("mail sent earlier, now recorded", {
         store: store.slug,
         outboxId: row.id,
@@ -385,7 +397,11 @@ export class MailWorker {
     this.outage.delivered();
     const sentAt = this.now();
     await markSent(db, row.id, sentAt).catch((error) => {
-      this.sentUnrecorded.set(key, sentAt);
+      const rows = this.unrecordedOf(store) ?? new Map<number, number>();
+      this.sentUnrecorded.set(store.slug, {
+        createdAt: store.createdAt,
+        rows: rows.set(row.id, sentAt),
+      });
       throw error;
     });
     this.options.logger.info("mail sent", {
@@ -429,9 +445,6 @@ export class MailWorker {
     return "transport-down";
   }
 }
-
-/** A row of one store's life: a store deleted and made anew under its slug numbers its rows afresh. */
-const sentKey = (store: Store, row: OutboxRow) => `${store.slug}:${store.createdAt}:${row.id}`;
 
 const CUSTOMER_KINDS = new Set(["customer_approved", "order_status"]);
 
