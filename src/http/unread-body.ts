@@ -19,24 +19,33 @@ export function drainBody(request: Request): Promise<boolean> {
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > DRAIN_LIMIT_BYTES) return Promise.resolve(false);
   if (!request.body) return Promise.resolve(true);
-  return drainRest(request.body.getReader(), 0);
+  try {
+    return drainRest(request.body.getReader(), 0);
+  } catch {
+    return Promise.resolve(false); // locked by a reader the app left: the runtime closes
+  }
 }
 
 /** Reads the rest of a body after `bytesSoFar` and throws it away; whether it ended within the limits. */
 export async function drainRest(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   bytesSoFar: number,
+  timeMs = DRAIN_TIME_MS,
 ): Promise<boolean> {
-  let late = false;
-  const timer = setTimeout(() => {
-    late = true;
-    reader.cancel().catch(() => {});
-  }, DRAIN_TIME_MS);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Not only `cancel()`: a runtime's read might not end when its stream is cancelled.
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), timeMs);
+  });
   try {
     for (let bytes = bytesSoFar; ; ) {
-      const { done, value } = await reader.read();
-      if (done) return !late; // a cancelled read ends as done
-      bytes += value.byteLength;
+      const next = await Promise.race([reader.read(), late]);
+      if (next === "late") {
+        reader.cancel().catch(() => {});
+        return false;
+      }
+      if (next.done) return true;
+      bytes += next.value.byteLength;
       if (bytes > DRAIN_LIMIT_BYTES) {
         await reader.cancel().catch(() => {});
         return false;
