@@ -6,6 +6,7 @@ import {
   rmSync,
   statSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { copyRows } from "../db/copy";
@@ -189,6 +190,7 @@ export async function backup(
   source: string | Location,
   dest: string,
   progress?: (done: number, total: number) => void,
+  destIsOurs?: () => void,
 ): Promise<BackupSummary> {
   const started = Date.now();
   const location = typeof source === "string" ? new FileLocation(source) : source;
@@ -198,6 +200,7 @@ export async function backup(
   }
   if (location instanceof FileLocation) await refuseOlderRegistry(location);
   prepareDest(dest, location instanceof FileLocation ? location.dataDir : null);
+  destIsOurs?.(); // from here on, what DEST_DIR holds is this copy
   let platform: Platform | undefined;
   try {
     platform = await Platform.open(location);
@@ -239,20 +242,31 @@ function emptyDest(dest: string): void {
 }
 
 /**
- * SIGTERM or SIGINT (a timer's `systemctl stop`, Ctrl-C) during a backup empties DEST_DIR
- * before the exit, as a failure does: only a kill leaves a copy marked unfinished.
+ * SIGTERM or SIGINT (a timer's `systemctl stop`, Ctrl-C) once the copy has begun empties
+ * DEST_DIR before the exit, as a failure does: only a kill leaves a copy marked
+ * unfinished. Before, DEST_DIR is not yet checked to be empty, and is left alone.
  */
-function emptyDestOnSignals(dest: string): () => void {
-  const stop = (signal: NodeJS.Signals) => {
-    emptyDest(dest);
-    process.stderr.write(`storeapi: backup stopped by ${signal}; ${dest} emptied\n`);
+class StopsEmptyingDest {
+  private readonly stop = (signal: NodeJS.Signals) => {
+    if (this.copying) emptyDest(this.dest);
+    const what = this.copying ? `; ${this.dest} emptied` : "";
+    writeSync(2, `storeapi: backup stopped by ${signal}${what}\n`);
     process.exit(signal === "SIGINT" ? 130 : 143);
   };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
-  return () => {
-    process.off("SIGTERM", stop);
-    process.off("SIGINT", stop);
+  private copying = false;
+
+  constructor(private readonly dest: string) {
+    process.once("SIGTERM", this.stop);
+    process.once("SIGINT", this.stop);
+  }
+
+  readonly copyBegins = () => {
+    this.copying = true;
+  };
+
+  readonly end = () => {
+    process.off("SIGTERM", this.stop);
+    process.off("SIGINT", this.stop);
   };
 }
 
@@ -284,10 +298,13 @@ export const backupCommand = command(
   },
   async ({ values, args: [dest] }) => {
     const print = progressPrinter(PROGRESS_FROM);
-    const stopHandling = emptyDestOnSignals(dest);
-    const summary = await backup(locationOf(values), dest, (done, total) =>
-      print("backup: stores copied", done, total),
-    ).finally(stopHandling);
+    const signals = new StopsEmptyingDest(dest);
+    const summary = await backup(
+      locationOf(values),
+      dest,
+      (done, total) => print("backup: stores copied", done, total),
+      signals.copyBegins,
+    ).finally(signals.end);
     if (values.json) return printJson(summary);
     const mib = (summary.bytes / 1024 / 1024).toFixed(1);
     printLine(
