@@ -11,6 +11,7 @@ import type { RouteTable } from "../http/route-table";
 import type { AdminContext, AdminDeps, AdminEnv, AdminState } from "./context";
 import { SESSION_ENDED_PATH, SIGN_IN_PATH } from "./links";
 import { ADMIN_PATH, ContinuePage, ErrorPage } from "./pages";
+import { RANDOM_TOKEN } from "./secrets";
 import { findSession, SESSION_COOKIE } from "./sessions";
 
 const MAX_FORM_BYTES = 16 * 1024;
@@ -231,15 +232,12 @@ function sessionCookies(c: AdminContext): string[] {
 
 /** The live session one of the request's session cookies names, if any. */
 export async function sessionOf({ deps }: AdminState, c: AdminContext) {
-  for (const id of sessionCookies(c)) {
+  for (const id of sessionCookies(c).filter((value) => RANDOM_TOKEN.test(value))) {
     const session = await findSession(c.get("db"), id, deps.now());
     if (session) return session;
   }
   return undefined;
 }
-
-/** What a session id looks like (`randomToken`): a cookie of any other shape never was one. */
-const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 /**
  * Where a request without a live session goes: the sign-in page, saying that the session
@@ -248,7 +246,7 @@ const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 const signInAgain = (c: AdminContext) =>
   redirect(
     c,
-    sessionCookies(c).some((id) => SESSION_ID.test(id)) ? SESSION_ENDED_PATH : SIGN_IN_PATH,
+    sessionCookies(c).some((id) => RANDOM_TOKEN.test(id)) ? SESSION_ENDED_PATH : SIGN_IN_PATH,
   );
 
 /**

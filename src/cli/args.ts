@@ -155,10 +155,6 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
       throw new UsageError(
         `unknown option ${token.rawName} for "storeapi ${spec.name}"; see storeapi ${spec.name} --help`,
       );
-    // The last would win: `--orders write --orders none` made a key that cannot write orders.
-    if (flag.type === "string" && given.has(token.name))
-      throw new UsageError(`${token.rawName} is given more than once; give it once`);
-    given.add(token.name);
     if (flag.type === "boolean" && token.inlineValue)
       throw new UsageError(`${token.rawName} takes no value`);
     // `--domain --json` would take "--json" as the domain: a value starting with "-" must be given as --domain=-x.
@@ -174,6 +170,10 @@ export function parseCommand<F extends FlagTable>(argv: string[], spec: CommandS
         : ` (a value that starts with "-" is written ${token.rawName}=${echo(token.value)})`;
       throw new UsageError(`${token.rawName} needs a value${hint}`);
     }
+    // The last would win: `--orders write --orders none` made a key that cannot write orders.
+    if (flag.type === "string" && given.has(token.name))
+      throw new UsageError(`${token.rawName} is given more than once; give it once`);
+    given.add(token.name);
   }
   const args = checkPositionals(positionals, spec);
   for (const [name, flag] of Object.entries(spec.flags)) {

@@ -1,5 +1,6 @@
 import { fstatSync, statSync } from "node:fs";
 import { FILE_SYSTEM_REASONS } from "../file-system";
+import { DIRECTION_CONTROLS, LINE_SEPARATORS } from "../format/text";
 import { UsageError } from "./errors";
 
 /**
@@ -53,19 +54,21 @@ let allWritten: (() => void) | undefined;
  * of a line) are written `\uHHHH` for the same reason. Text of several lines (help) keeps
  * its newlines and tabs.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is matched
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is matched
-const CONTROL_BUT_LINES =
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(2, "0");
-const escaped = (c: string) =>
-  c.charCodeAt(0) > 0xff ? `\\u${hex(c).padStart(4, "0")}` : `\\x${hex(c)}`;
+const CONTROL = new RegExp(`[\\p{Cc}${LINE_SEPARATORS}${DIRECTION_CONTROLS}]`, "gu");
+const CONTROL_BUT_LINES = new RegExp(
+  `(?![\\n\\t])[\\p{Cc}${LINE_SEPARATORS}${DIRECTION_CONTROLS}]`,
+  "gu",
+);
+const hex = (c: string, digits: number) => c.charCodeAt(0).toString(16).padStart(digits, "0");
+const escaped = (c: string) => (c.charCodeAt(0) > 0xff ? `\\u${hex(c, 4)}` : `\\x${hex(c, 2)}`);
 /**
  * JSON escapes C0 itself; DEL, C1 (0x9b starts a sequence on some terminals), the line
- * separators and the direction overrides are valid JSON text, written `\uHHHH` here.
+ * separators and the direction controls are valid JSON text, written `\uHHHH` here.
  */
-const UNESCAPED_IN_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNESCAPED_IN_JSON = new RegExp(
+  `(?![\\u0000-\\u001f])[\\p{Cc}${LINE_SEPARATORS}${DIRECTION_CONTROLS}]`,
+  "gu",
+);
 
 /** Text of the program's own, over several lines (help, usage). */
 export const printText = (text: string) => write(text.replace(CONTROL_BUT_LINES, escaped));
@@ -77,9 +80,7 @@ export const printLine = (text: string) => write(`${oneSafeLine(text)}\n`);
 export const oneSafeLine = (text: string) => text.replace(CONTROL, escaped);
 
 export const printJson = (value: unknown) =>
-  write(
-    `${JSON.stringify(value, null, 2).replace(UNESCAPED_IN_JSON, (c) => `\\u${hex(c).padStart(4, "0")}`)}\n`,
-  );
+  write(`${JSON.stringify(value, null, 2).replace(UNESCAPED_IN_JSON, (c) => `\\u${hex(c, 4)}`)}\n`);
 
 function write(text: string): void {
   unwritten++;

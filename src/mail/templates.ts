@@ -1,3 +1,4 @@
+import { DIRECTION_CONTROLS, LINE_SEPARATORS } from "../format/text";
 import type { MailKind } from "./outbox";
 
 /**
@@ -70,8 +71,9 @@ function render(kind: MailKind, subject: string, body: Body): Rendered {
  * security notice, and direction overrides (U+202A–U+202E, U+2066–U+2069) are dropped, so
  * no name reverses the text after it. Hebrew needs neither: it runs right to left by itself.
  */
-const inline = (name: string) =>
-  name.replace(/[\p{Cc}\u2028\u2029]/gu, " ").replace(/[\u202A-\u202E\u2066-\u2069]/g, "");
+const LINE_BREAKING = new RegExp(`[\\p{Cc}${LINE_SEPARATORS}]`, "gu");
+const REORDERING = new RegExp(`[${DIRECTION_CONTROLS}]`, "gu");
+const inline = (name: string) => name.replace(LINE_BREAKING, " ").replace(REORDERING, "");
 
 /** Every string of a template's parameters made `inline`. */
 function inlined<T extends object>(params: T): T {
@@ -82,47 +84,51 @@ function inlined<T extends object>(params: T): T {
   return Object.fromEntries(entries) as T;
 }
 
+/** A template whose parameters are made `inline` before it is rendered. */
+const template =
+  <P extends object>(build: (params: P) => Rendered) =>
+  (params: P): Rendered =>
+    build(inlined(params));
+
 const greeting = (name: string) => (name.trim() ? `Hello ${name.trim()},` : "Hello,");
 
 /** A pending customer was approved (`active: true`): they can log in now. */
-export function customerApproved(p: {
-  storeName: string;
-  firstName: string;
-  lastName?: string;
-}): Rendered {
-  p = inlined(p);
-  return render("customer_approved", `Your ${p.storeName} account is approved`, {
-    paragraphs: [
-      greeting(`${p.firstName} ${p.lastName ?? ""}`),
-      `Your account at ${p.storeName} has been approved. You can now log in.`,
-    ],
-    closing: [`${p.storeName}`],
-  });
-}
+export const customerApproved = template(
+  (p: { storeName: string; firstName: string; lastName?: string }): Rendered => {
+    return render("customer_approved", `Your ${p.storeName} account is approved`, {
+      paragraphs: [
+        greeting(`${p.firstName} ${p.lastName ?? ""}`),
+        `Your account at ${p.storeName} has been approved. You can now log in.`,
+      ],
+      closing: [`${p.storeName}`],
+    });
+  },
+);
 
 /** An order's status changed and the customer is to be told: status name, order number, tracking number if any. */
-export function orderStatusChanged(p: {
-  storeName: string;
-  customerName: string;
-  orderNumber: number;
-  statusName: string;
-  trackingNumber: string | null;
-}): Rendered {
-  p = inlined(p);
-  const details: Array<[string, string]> = [
-    ["Order", `#${p.orderNumber}`],
-    ["Status", p.statusName],
-  ];
-  if (p.trackingNumber) details.push(["Tracking number", p.trackingNumber]);
-  return render("order_status", `Order #${p.orderNumber}: ${p.statusName}`, {
-    paragraphs: [
-      greeting(p.customerName),
-      `The status of your order #${p.orderNumber} at ${p.storeName} is now: ${p.statusName}.`,
-    ],
-    details,
-    closing: [`${p.storeName}`],
-  });
-}
+export const orderStatusChanged = template(
+  (p: {
+    storeName: string;
+    customerName: string;
+    orderNumber: number;
+    statusName: string;
+    trackingNumber: string | null;
+  }): Rendered => {
+    const details: Array<[string, string]> = [
+      ["Order", `#${p.orderNumber}`],
+      ["Status", p.statusName],
+    ];
+    if (p.trackingNumber) details.push(["Tracking number", p.trackingNumber]);
+    return render("order_status", `Order #${p.orderNumber}: ${p.statusName}`, {
+      paragraphs: [
+        greeting(p.customerName),
+        `The status of your order #${p.orderNumber} at ${p.storeName} is now: ${p.statusName}.`,
+      ],
+      details,
+      closing: [`${p.storeName}`],
+    });
+  },
+);
 
 export interface KeyNotice {
   storeName: string;
@@ -145,8 +151,7 @@ const keyDetails = (p: KeyNotice, verb: string): Array<[string, string]> => [
 ];
 
 /** To the store owner: a key was created (by a roll: the key it replaces, and until when that one works). */
-export function keyCreated(p: KeyNotice): Rendered {
-  p = inlined(p);
+export const keyCreated = template((p: KeyNotice): Rendered => {
   const { replaces } = p;
   return render("key_created", `API key "${p.keyName}" created for ${p.storeName}`, {
     paragraphs: [
@@ -164,32 +169,30 @@ export function keyCreated(p: KeyNotice): Rendered {
       "If you did not expect this, delete the key (storeapi keys delete, or the API keys screen).",
     ],
   });
-}
+});
 
 /** To the store owner: a key was deleted. */
-export function keyDeleted(p: KeyNotice): Rendered {
-  p = inlined(p);
+export const keyDeleted = template((p: KeyNotice): Rendered => {
   return render("key_deleted", `API key "${p.keyName}" deleted for ${p.storeName}`, {
     paragraphs: [
       `An API key was deleted for ${p.storeName}. Requests with it are refused from now on.`,
     ],
     details: keyDetails(p, "Deleted"),
   });
-}
+});
 
 /** To the store owner, who asked on the sign-in page: a one-time link to the "API and keys" screen. */
-export function adminSignInLink(p: {
-  storeName: string;
-  url: string;
-  validMinutes: number;
-}): Rendered {
-  p = inlined(p);
-  return render("admin_sign_in", `Sign in to ${p.storeName}: API and keys`, {
-    paragraphs: [
-      `Someone asked to sign in to the "API and keys" screen of ${p.storeName}. Open this link to sign in:`,
-      p.url,
-      `The link works once, within ${p.validMinutes} minutes.`,
-    ],
-    closing: ["If you did not ask for it, ignore this email: nobody can sign in without the link."],
-  });
-}
+export const adminSignInLink = template(
+  (p: { storeName: string; url: string; validMinutes: number }): Rendered => {
+    return render("admin_sign_in", `Sign in to ${p.storeName}: API and keys`, {
+      paragraphs: [
+        `Someone asked to sign in to the "API and keys" screen of ${p.storeName}. Open this link to sign in:`,
+        p.url,
+        `The link works once, within ${p.validMinutes} minutes.`,
+      ],
+      closing: [
+        "If you did not ask for it, ignore this email: nobody can sign in without the link.",
+      ],
+    });
+  },
+);
