@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { storeDbPath } from "../src/db/pool";
-import { BODY_BUDGET_BYTES, bodiesInFlight } from "../src/http/body-budget";
+import { BODY_BUDGET_BYTES, BODY_SHARE_BYTES, bodiesInFlight } from "../src/http/body-budget";
 import { apiRoutes } from "../src/routes";
-import { KEYS, send, startTestServer, type TestServer, testStore } from "./helpers";
+import { KEYS, otherStore, send, startTestServer, type TestServer, testStore } from "./helpers";
 import { eventually } from "./mail-support";
 import { TEST_LIBSQL } from "./sqld";
 
@@ -12,7 +12,7 @@ import { TEST_LIBSQL } from "./sqld";
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({
-    stores: [testStore({ customers: [{ id: 1, email: "one@example.com" }] })],
+    stores: [testStore({ customers: [{ id: 1, email: "one@example.com" }] }), otherStore()],
   });
 });
 afterAll(() => server.stop());
@@ -244,42 +244,63 @@ describe("how large a body may be", () => {
 
 // Reaches into the server's module: in process only.
 describe.skipIf(Boolean(process.env.STOREAPI_BIN))("bodies read at once share one budget", () => {
-  test("a body past it is 503 with Retry-After before it is read; its room comes back when a reader leaves", async () => {
-    bodiesInFlight.resize(200 * 1024);
-    const half = Bun.connect({
+  /** A connection that declares a 128 KiB product and sends 1 KB of it: held while the rest is awaited. */
+  async function halfSent() {
+    const socket = await Bun.connect({
       hostname: "127.0.0.1",
       port: Number(new URL(server.url).port),
       socket: { data() {} },
     });
+    socket.write(
+      `POST /api/v1/products HTTP/1.1\r\nHost: shop1.test\r\nAuthorization: Bearer ${KEYS.all}\r\nContent-Type: application/json\r\nContent-Length: 131072\r\n\r\n${" ".repeat(1000)}`,
+    );
+    await eventually(() => (bodiesInFlight.bytesInUse === 131_072 ? true : undefined));
+    return socket;
+  }
+
+  const product = `{"name":"n","price":1}${" ".repeat(100_000)}`; // 100 KB of it
+  const post = (host = "shop1.test", key: string = KEYS.all) =>
+    send(server.url, "/api/v1/products", {
+      method: "POST",
+      raw: product,
+      host,
+      key,
+      headers: { "Content-Type": "application/json" },
+    });
+  const busy = (message: string) => [503, "1", { code: "service_unavailable", message }];
+  const answered = (answer: Awaited<ReturnType<typeof post>>) => [
+    answer.status,
+    answer.headers.get("retry-after"),
+    answer.json.error,
+  ];
+
+  test("a body past it is 503 with Retry-After before it is read; its room comes back when a reader leaves", async () => {
+    bodiesInFlight.resize(200 * 1024, BODY_SHARE_BYTES);
+    const socket = await halfSent();
     try {
-      const socket = await half;
-      // 128 KiB declared, 1 KB sent: held while the rest is awaited.
-      socket.write(
-        `POST /api/v1/products HTTP/1.1\r\nHost: shop1.test\r\nAuthorization: Bearer ${KEYS.all}\r\nContent-Type: application/json\r\nContent-Length: 131072\r\n\r\n${" ".repeat(1000)}`,
+      expect(answered(await post("shop2.test", KEYS.other))).toEqual(
+        busy("The server is receiving too many request bodies at once; retry in a moment."),
       );
-      await eventually(() => (bodiesInFlight.bytesInUse === 131_072 ? true : undefined));
-      const product = `{"name":"n","price":1}${" ".repeat(100_000)}`; // 100 KB of it
-      const post = () =>
-        send(server.url, "/api/v1/products", {
-          method: "POST",
-          raw: product,
-          headers: { "Content-Type": "application/json" },
-        });
-      const refused = await post();
-      expect([refused.status, refused.headers.get("retry-after"), refused.json.error]).toEqual([
-        503,
-        "1",
-        {
-          code: "service_unavailable",
-          message: "The server is receiving too many request bodies at once; retry in a moment.",
-        },
-      ]);
       socket.end();
       await eventually(() => (bodiesInFlight.bytesInUse === 0 ? true : undefined));
       expect((await post()).status).toBe(201);
     } finally {
-      bodiesInFlight.resize(BODY_BUDGET_BYTES);
-      (await half).end();
+      bodiesInFlight.resize(BODY_BUDGET_BYTES, BODY_SHARE_BYTES);
+      socket.end();
+    }
+  });
+
+  test("one key holds at most its share: its next body is refused, another key's is read", async () => {
+    bodiesInFlight.resize(BODY_BUDGET_BYTES, 200 * 1024);
+    const socket = await halfSent();
+    try {
+      expect(answered(await post())).toEqual(
+        busy("This key is sending too many request bodies at once; retry in a moment."),
+      );
+      expect((await post("shop2.test", KEYS.other)).status).toBe(201);
+    } finally {
+      bodiesInFlight.resize(BODY_BUDGET_BYTES, BODY_SHARE_BYTES);
+      socket.end();
     }
   });
 });

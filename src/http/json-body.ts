@@ -102,8 +102,7 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
   const sized =
     length !== undefined && DECIMAL.test(length) && c.req.header("transfer-encoding") === undefined;
   // A chunked body may be as large as the limit.
-  const reserved = sized ? declared : most;
-  bodiesInFlight.take(reserved);
+  const release = bodiesInFlight.take(sized ? declared : most, bodyHolder(c));
   let bytes: Uint8Array;
   try {
     bytes = sized
@@ -115,7 +114,7 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
     if (error instanceof ApiError) throw error;
     throw new ClientClosed("the client closed the connection before sending its body");
   } finally {
-    bodiesInFlight.give(reserved);
+    release();
   }
   if (optional && bytes.length === 0) return {};
   let body: unknown;
@@ -131,6 +130,13 @@ async function readJson(c: AppContext, limit: number, optional = false): Promise
     );
   }
   return body;
+}
+
+/** Who sends a body, for its share of the budget: the store key or the host key. */
+function bodyHolder(c: AppContext): string {
+  const key = c.get("key");
+  if (key) return `${c.get("store").slug}:${key.id}`;
+  return `host:${c.get("hostKey")?.id}`;
 }
 
 const QUOTE = 0x22;

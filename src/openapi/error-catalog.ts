@@ -143,7 +143,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
     rateHeaders: "sometimes",
   },
   service_unavailable: {
-    when: "The service cannot do this now; the message says why. `GET /healthz`: the platform database cannot be read or was replaced under the server, the data directory is not writable, or the process is out of file descriptors. Creating or deleting a store (management API): another storeapi command, such as a load, kept changing the stores for 8 s (retry), or this server on a libSQL server has no admin API to create namespaces with. A request with a body: the server is reading too many request bodies at once (256 MiB in all); `Retry-After: 1`.",
+    when: "The service cannot do this now; the message says why. `GET /healthz`: the platform database cannot be read or was replaced under the server, the data directory is not writable, or the process is out of file descriptors. Creating or deleting a store (management API): another storeapi command, such as a load, kept changing the stores for 8 s (retry), or this server on a libSQL server has no admin API to create namespaces with. A request with a body: the server is reading too many request bodies at once (256 MiB in all, 16 MiB from one key); `Retry-After: 1`.",
     example: "Unhealthy: the data directory is not writable.",
     rateHeaders: "sometimes",
   },
