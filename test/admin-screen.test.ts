@@ -433,7 +433,7 @@ describe("the sign-in form", () => {
 
   // The rest of a body of up to 8 MiB is read and thrown away, and the connection kept: a
   // proxy still sending it would otherwise meet a broken pipe and show 502. (Deno closes a
-  // connection after any body over ~1 KB, read or not.)
+  // connection after most requests with a body, read or not.)
   const closesOnDeno = serverRunsOnDeno();
   test("a form over 16 KiB sent in chunks is a 413 page, however it is cut", async () => {
     const chunk = new TextEncoder().encode("a".repeat(8192));

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { freePorts } from "../scripts/bench/processes";
 import { loadFixture } from "../src/load/load";
-import { KEYS, otherStore, tempDir, testStore } from "./helpers";
+import { KEYS, otherStore, tempDir, testStore, until } from "./helpers";
 import { spawnUntil } from "./process";
 import { TEST_LIBSQL } from "./sqld";
 
@@ -207,6 +207,23 @@ test.skipIf(!caddy || TEST_LIBSQL)(
 
       api.child.kill("SIGTERM"); // flushes the request log
       const lines = await api.rest();
+      await api.child.exited;
+      // Caddy's error line for an upstream that is gone copies the request's headers; an
+      // X-Api-Key among them is left out, as Caddy leaves out Authorization.
+      const secret = KEYS.all;
+      const gone = curl([
+        "--resolve",
+        `shop1.test:${httpsPort}:127.0.0.1`,
+        "--cacert",
+        rootCa,
+        "-H",
+        `X-Api-Key: ${secret}`,
+        `https://shop1.test:${httpsPort}/api/v1/products/1`,
+      ]);
+      expect(gone.status).toBe(502);
+      const caddyLines = () => readFileSync(caddyLog, "utf8");
+      expect(await until(() => caddyLines().includes("/api/v1/products/1"))).toBe(true);
+      expect(caddyLines()).not.toContain(secret);
       const logged = lines
         .split("\n")
         .filter((l) => l.includes('"path":"/api/v1/products/1"'))
