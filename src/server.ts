@@ -28,7 +28,7 @@ import { AuthFailures, DEFAULT_FAILURE_POLICY } from "./http/auth-failures";
 import { KeyedQueue } from "./http/idempotency";
 import { RequestsInFlight } from "./http/in-flight";
 import { RateLimiter } from "./http/rate-limit";
-import { drainBody } from "./http/unread-body";
+import { DRAIN_LIMIT_BYTES, drainBody } from "./http/unread-body";
 import { errorFields, Logger, type ReportError, requestFailureLog } from "./log";
 import { MailWorker } from "./mail/worker";
 import { HostKeyCache } from "./manage/host-keys";
@@ -126,21 +126,29 @@ async function requireResolvable(flag: ListenFlag, hostname: string, port: numbe
 }
 
 /**
- * An answer given before the request's body was read (a 401, a 404, a 413) first reads
- * and throws away a body of a few MiB (`drainBody`: a proxy still sending it would show
- * 502), and closes the connection after a larger one: with no size backstop, the runtime
- * would otherwise read the rest, however large, to reach the next request. A request
- * without a body passes straight through (no extra promise on the common path).
+ * An answer given before the request's body was read (a 401, a 404, a 413) leaves a body
+ * of up to a few MiB to the runtime, which reads and throws it away after the answer (a
+ * proxy still sending it would otherwise meet a broken pipe and show 502); a chunked one,
+ * or one whose connection is to close after the answer, is drained here before it, within
+ * the same limits (`drainBody`); after a larger one the
+ * connection closes, since the runtime would read the rest, however large, to reach the
+ * next request. A request without a body passes straight through (no extra promise on the
+ * common path).
  */
 function closingUnread<C>(
   fetch: (request: Request, connection: C) => Response | Promise<Response>,
 ) {
   return (request: Request, connection: C): Response | Promise<Response> => {
     const length = request.headers.get("content-length");
-    const hasBody = (length !== null && length !== "0") || request.headers.has("transfer-encoding");
-    if (!hasBody) return fetch(request, connection);
+    const chunked = request.headers.has("transfer-encoding");
+    if (!chunked && (length === null || length === "0")) return fetch(request, connection);
     return Promise.resolve(fetch(request, connection)).then(async (response) => {
-      if (!request.bodyUsed && !(await drainBody(request))) {
+      if (request.bodyUsed) return response;
+      // Asked to close (nginx's default to its upstreams), the runtime would not read it.
+      const closes = /\bclose\b/i.test(request.headers.get("connection") ?? "");
+      const discardable =
+        chunked || closes ? await drainBody(request) : Number(length) <= DRAIN_LIMIT_BYTES;
+      if (!discardable) {
         try {
           response.headers.set("Connection", "close");
         } catch {} // a response with immutable headers: the runtime decides

@@ -877,6 +877,16 @@ describe("requests the runtimes' parsers hand over differently answer alike", ()
     },
   );
 
+  test("an early answer is not held back for the body: a client may wait for it before sending", async () => {
+    const started = Date.now();
+    const answer = await rawRequest(
+      "POST /api/v1/products HTTP/1.1\r\nHost: shop1.test\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n",
+    );
+    expect([answer.status, JSON.parse(answer.body).error.code]).toEqual([401, "unauthorized"]);
+    // A first version read the body before answering, and gave up after 10 s.
+    expect(Date.now() - started).toBeLessThan(8_000);
+  });
+
   test("dot segments in the path are resolved (Bun resolves them before the app, Deno does not)", async () => {
     const plain = await server.request("/api/v1/customers/1");
     const dotted = await rawRequest(

@@ -34,8 +34,16 @@ export class BodyBudget {
     const held = this.byHolder.get(holder) ?? 0;
     if (held > 0 && held + bytes > this.share)
       throw busy("This key is sending too many request bodies at once; retry in a moment.");
-    if (this.inUse > 0 && this.inUse + bytes > this.size)
+    const release = this.tryTake(bytes, holder);
+    if (!release)
       throw busy("The server is receiving too many request bodies at once; retry in a moment.");
+    return release;
+  }
+
+  /** `take` without the holder's share and without a 503: null when the budget has no room. */
+  tryTake(bytes: number, holder: string): (() => void) | null {
+    const held = this.byHolder.get(holder) ?? 0;
+    if (this.inUse > 0 && this.inUse + bytes > this.size) return null;
     this.inUse += bytes;
     this.byHolder.set(holder, held + bytes);
     return () => {

@@ -1,12 +1,15 @@
+import { BodyBudget } from "./body-budget";
 /**
  * What happens to a request body the app answered without reading to its end (a 401, a
  * 404, a 413 for a body over the route's limit).
  *
  * Closing the connection at once makes a proxy that is still sending the body (nginx,
  * Caddy) meet a broken pipe and show its client 502 instead of the answer. So up to
- * `DRAIN_LIMIT_BYTES` of a body are read and thrown away first, as nginx's own lingering
- * close does, and the connection stays open; a larger body, or one still arriving after
- * `DRAIN_TIME_MS`, is left unread and the connection closed (`CLOSE_CONNECTION`).
+ * `DRAIN_LIMIT_BYTES` of a body are read and thrown away, as nginx's own lingering close
+ * does, and the connection stays open: a declared length by the runtime after the answer
+ * (src/server.ts), a chunked body here before it. A larger body, or a chunked one still
+ * arriving after `DRAIN_TIME_MS`, is left unread and the connection closed
+ * (`CLOSE_CONNECTION`).
  */
 export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
 export const DRAIN_TIME_MS = 10_000;
@@ -15,16 +18,28 @@ export const DRAIN_TIME_MS = 10_000;
 export const CLOSE_CONNECTION: Record<string, string> = { Connection: "close" };
 
 /** Whether an unread request body was read to its end (and thrown away) within the limits. */
-export function drainBody(request: Request): Promise<boolean> {
+export async function drainBody(request: Request): Promise<boolean> {
   const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > DRAIN_LIMIT_BYTES) return Promise.resolve(false);
-  if (!request.body) return Promise.resolve(true);
+  if (declared > DRAIN_LIMIT_BYTES) return false;
+  if (!request.body) return true;
+  let reader: ReadableStreamDefaultReader<Uint8Array>;
   try {
-    return drainRest(request.body.getReader(), 0);
+    reader = request.body.getReader();
   } catch {
-    return Promise.resolve(false); // locked by a reader the app left: the runtime closes
+    return false; // locked by a reader the app left: the runtime closes
+  }
+  // What is read is garbage until collected: drains at once are bounded, past that it closes.
+  const release = drainsInFlight.tryTake(declared || DRAIN_LIMIT_BYTES, "drain");
+  if (!release) return false;
+  try {
+    return await drainRest(reader, 0);
+  } finally {
+    release();
   }
 }
+
+/** The bytes of refused bodies being drained at once. */
+const drainsInFlight = new BodyBudget(64 * 1024 * 1024, 64 * 1024 * 1024);
 
 /** Reads the rest of a body after `bytesSoFar` and throws it away; whether it ended within the limits. */
 export async function drainRest(
