@@ -1,4 +1,5 @@
 import { BodyBudget } from "./body-budget";
+
 /**
  * What happens to a request body the app answered without reading to its end (a 401, a
  * 404, a 413 for a body over the route's limit).
@@ -7,9 +8,9 @@ import { BodyBudget } from "./body-budget";
  * Caddy) meet a broken pipe and show its client 502 instead of the answer. So up to
  * `DRAIN_LIMIT_BYTES` of a body are read and thrown away, as nginx's own lingering close
  * does, and the connection stays open: a declared length by the runtime after the answer
- * (src/server.ts), a chunked body here before it. A larger body, or a chunked one still
- * arriving after `DRAIN_TIME_MS`, is left unread and the connection closed
- * (`CLOSE_CONNECTION`).
+ * (src/server.ts); a chunked body, or one on a connection that closes after the answer,
+ * here before it. A larger body, or one drained here still arriving after `DRAIN_TIME_MS`,
+ * is left unread and the connection closed (`CLOSE_CONNECTION`).
  */
 export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
 export const DRAIN_TIME_MS = 10_000;
