@@ -6,6 +6,7 @@ import { loadFixture } from "../src/load/load";
 import { send, tempDir, testStore } from "./helpers";
 import { nginx, startNginx } from "./nginx";
 import { type ServerProcess, spawnServer } from "./process";
+import { testLocation } from "./sqld";
 
 /**
  * An answer given before a body was read (a 413 over the route's limit, a 401) reaches a
@@ -58,7 +59,7 @@ describe("a refusal given before the body is read reaches the client through a p
   let server: ServerProcess;
   beforeAll(async () => {
     const data = join(dir, "data");
-    await loadFixture(data, { stores: [testStore()] });
+    await loadFixture(await testLocation(data), { stores: [testStore()] });
     server = await spawnServer(data, ["--auth-failure-limit", "1000"]);
   });
   afterAll(async () => {
