@@ -15,6 +15,9 @@ import { BodyBudget } from "./body-budget";
 export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
 export const DRAIN_TIME_MS = 10_000;
 
+/** The bytes of refused bodies being drained at once, here and in `readLimited`. */
+const drainsInFlight = new BodyBudget(64 * 1024 * 1024, 64 * 1024 * 1024);
+
 /** The header that has the runtime close the connection instead of reading the rest of a body. */
 export const CLOSE_CONNECTION: Record<string, string> = { Connection: "close" };
 
@@ -29,25 +32,22 @@ export async function drainBody(request: Request): Promise<boolean> {
   } catch {
     return false; // locked by a reader the app left: the runtime closes
   }
-  // What is read is garbage until collected: drains at once are bounded, past that it closes.
-  const release = drainsInFlight.tryTake(declared || DRAIN_LIMIT_BYTES, "drain");
-  if (!release) return false;
-  try {
-    return await drainRest(reader, 0);
-  } finally {
-    release();
-  }
+  return drainRest(reader, 0, DRAIN_TIME_MS, declared || DRAIN_LIMIT_BYTES);
 }
 
-/** The bytes of refused bodies being drained at once. */
-const drainsInFlight = new BodyBudget(64 * 1024 * 1024, 64 * 1024 * 1024);
-
-/** Reads the rest of a body after `bytesSoFar` and throws it away; whether it ended within the limits. */
+/**
+ * Reads the rest of a body after `bytesSoFar` and throws it away; whether it ended within
+ * the limits. What is read is garbage until collected: `reserve` bytes of the drains'
+ * budget are held meanwhile, and with no room left nothing is read (the caller closes).
+ */
 export async function drainRest(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   bytesSoFar: number,
   timeMs = DRAIN_TIME_MS,
+  reserve = DRAIN_LIMIT_BYTES - bytesSoFar,
 ): Promise<boolean> {
+  const release = drainsInFlight.tryTake(reserve, "drain");
+  if (!release) return false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   // Not only `cancel()`: a runtime's read might not end when its stream is cancelled.
   const late = new Promise<"late">((resolve) => {
@@ -71,5 +71,6 @@ export async function drainRest(
     return false; // the client hung up
   } finally {
     clearTimeout(timer);
+    release();
   }
 }
