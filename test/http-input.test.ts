@@ -111,6 +111,15 @@ describe("echoed input is cut to 100 characters", () => {
     expect(pasted.json.error.message).toBe(
       "There is no endpoint at /svc_sk_…0001/x; the API lives under /api/v1/.",
     );
+    // A key's body pasted without its prefix, or split by a space, is cut too.
+    const body = "Xq3vR8tLm2Zp9KdW4yBn7HcF1sJg6TaE0uVo5NiQ";
+    const bare = await send(server.url, `/api/v1/${body}`);
+    expect(bare.json.error.message).toBe("There is no endpoint at /api/v1/…5NiQ.");
+    const splitName = await send(
+      server.url,
+      `/api/v1/customers?svc_sk_${body.slice(0, 6)}%20${body.slice(6)}=1`,
+    );
+    expect(splitName.json.error.field).toBe("svc_sk_…3vR8 …5NiQ");
     // So does one pasted as a query parameter's or a body field's name.
     const asParameter = await send(server.url, `/api/v1/customers?${key}=1`);
     expect(asParameter.json.error).toEqual({

@@ -26,10 +26,20 @@ export function digestSecret(secret: string): string {
 }
 
 const ANY_KEY = /svc_[sh]k_[A-Za-z0-9]+/g;
+/** A run of letters and digits long enough to be a key's body pasted without its prefix, or a piece of one. */
+const KEY_BODY_LIKE = /[A-Za-z0-9]{16,}/g;
+const MIXED = [/[a-z]/, /[A-Z]/, /[0-9]/];
 
-/** `text` with every store or host key in it cut to its hint: for a log line's path, where a client may have pasted one. */
+/**
+ * `text` with every store or host key in it cut to its hint: for an answer or a log line's
+ * path, where a client may have pasted one. A long run of letters and digits of both cases
+ * is cut too (to "…" and its last 4): a key's body with its prefix lost, or split by a space.
+ */
 export function withoutKeys(text: string): string {
-  return text.includes("svc_") ? text.replace(ANY_KEY, (key) => hintFor(key)) : text;
+  const hinted = text.includes("svc_") ? text.replace(ANY_KEY, (key) => hintFor(key)) : text;
+  return hinted.replace(KEY_BODY_LIKE, (run) =>
+    MIXED.every((kind) => kind.test(run)) ? `…${run.slice(-4)}` : run,
+  );
 }
 
 /** The display hint: `svc_sk_…abcd` (`svc_hk_…abcd` for a host key). */
