@@ -183,10 +183,14 @@ function listenOn(
   }
 }
 
+/** How many files a warning names (there may be thousands). */
+const FILES_NAMED = 10;
+
 /**
  * One log line per registered store whose database is missing: those stores answer 503
  * (the pool refuses them whether or not this has run). On a libSQL server only when it
- * has the admin API to ask (one request per store).
+ * has the admin API to ask (one request per store). On files, one line naming store files
+ * no store is registered for.
  */
 async function reportMissingStores(
   registry: StoreRegistry,
@@ -204,16 +208,20 @@ async function reportMissingStores(
       ...where,
     });
   }
+  if (!(location instanceof FileLocation)) return;
+  const stray = location.strayStores(slugs);
+  if (stray.length > 0)
+    logger.warn(
+      "store files no store is registered for (a create stopped before registering it): creating that store replaces its file, or delete it",
+      { count: stray.length, files: stray.slice(0, FILES_NAMED) },
+    );
 }
-
-/** How many of another user's files the warning names (there may be thousands). */
-const OTHERS_FILES_NAMED = 10;
 
 function reportOthersFiles(paths: string[], logger: Logger): void {
   if (paths.length === 0) return;
   logger.warn(
     "files in the data directory belong to another user: chown them to this server's user, or their stores may answer 503",
-    { count: paths.length, files: paths.slice(0, OTHERS_FILES_NAMED) },
+    { count: paths.length, files: paths.slice(0, FILES_NAMED) },
   );
 }
 

@@ -301,6 +301,31 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
     }
   });
 
+  test("a store file no store is registered for (a create killed before registering) is named at start", async () => {
+    const data = await loadedDataDir();
+    const stray = join(data, "stores", "ghost.db");
+    copyFileSync(join(data, "stores", "shop2.db"), stray);
+    const server = await spawnServer(data);
+    try {
+      const line = () =>
+        server
+          .stdout()
+          .split("\n")
+          .find((text) => text.includes("no store is registered for"));
+      await until(() => line() !== undefined);
+      const { level, msg, count, files } = JSON.parse(line() as string);
+      expect({ level, msg, count, files }).toEqual({
+        level: "warn",
+        msg: "store files no store is registered for (a create stopped before registering it): creating that store replaces its file, or delete it",
+        count: 1,
+        files: [stray],
+      });
+      expect((await send(server.url, "/api/v1/products")).status).toBe(200);
+    } finally {
+      await server.signal("SIGTERM");
+    }
+  });
+
   test("a command on a registered store whose file is missing says so and makes no empty file in its place", async () => {
     const data = await loadedDataDir();
     const path = join(data, "stores", "shop2.db");

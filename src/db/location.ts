@@ -130,9 +130,22 @@ export class FileLocation implements Location {
   }
   /** One read of the directory (a server with 10,000 stores asks at start). */
   async missingStores(slugs: string[]) {
-    const dir = join(this.dataDir, "stores");
-    const files = new Set(existsSync(dir) ? readdirSync(dir) : []);
+    const files = new Set(this.storeFiles());
     return slugs.filter((slug) => !files.has(`${slug}.db`));
+  }
+  /**
+   * Store files no store in `slugs` is registered for: what a `stores add` or a management
+   * create killed before it registered the store leaves (the next create of that slug replaces it).
+   */
+  strayStores(slugs: string[]): string[] {
+    const registered = new Set(slugs.map((slug) => `${slug}.db`));
+    return this.storeFiles()
+      .filter((name) => name.endsWith(".db") && !registered.has(name))
+      .map((name) => join(this.dataDir, "stores", name));
+  }
+  private storeFiles(): string[] {
+    const dir = join(this.dataDir, "stores");
+    return existsSync(dir) ? readdirSync(dir) : [];
   }
   storeName(slug: string) {
     return storeDbPath(this.dataDir, slug);
