@@ -24,6 +24,7 @@ import { allows } from "./keys/permissions";
 import { withoutKeys } from "./keys/secret";
 import type { KeyUsage } from "./keys/usage";
 import { type ManageDeps, mountManage } from "./manage/app";
+import { MANAGE_PREFIX } from "./manage/define";
 import type { StoreRegistry } from "./registry";
 import { apiRoutes } from "./routes";
 import { API_PREFIX, accessFor, type RouteDef } from "./routes/define";
@@ -92,12 +93,17 @@ declare module "hono" {
  * Paths outside /api/v1 are 404 (but for /healthz, whose other methods are 405 like those of
  * the service paths under /api/v1); OPTIONS anywhere is 405 (404 for no such path). No key needed.
  */
-function frontDoorPaths(table: RouteTable): MiddlewareHandler<AppEnv> {
+function frontDoorPaths(table: RouteTable, manageServed: boolean): MiddlewareHandler<AppEnv> {
   return function frontDoorPathsMiddleware(c, next) {
     const path = c.req.path;
     if (c.req.method === "OPTIONS") throw table.refusal(path, () => noEndpoint(path));
     if (!path.startsWith(`${API_PREFIX}/`) && table.allowed(path).length === 0) {
-      throw noEndpoint(path, `; the API lives under ${API_PREFIX}/`);
+      // Another version of the management API (/manage/v2/…) is sent to the one served.
+      const where =
+        manageServed && path.startsWith("/manage/")
+          ? `the management API lives under ${MANAGE_PREFIX}/`
+          : `the API lives under ${API_PREFIX}/`;
+      throw noEndpoint(path, `; ${where}`);
     }
     return next();
   };
@@ -320,7 +326,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = apiRoutes): Hono<A
   const checks = [
     ...front, // 1 key_in_url
     transport({ allowHttp: deps.allowHttp, trustProxy: deps.trustProxy }), // 3 https_required
-    frontDoorPaths(routeTable), // 4 not_found, OPTIONS
+    frontDoorPaths(routeTable, deps.manage !== undefined), // 4 not_found, OPTIONS
     storeByHost(deps.registry, deps.pool), // 5 unknown host
     authenticate({ keys: deps.keys, failures: deps.authFailures, now: deps.now }), // 6–7 lockout, key
     requirePlan(), // 8 plan_required

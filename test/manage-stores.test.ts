@@ -612,6 +612,15 @@ describe("the management API's front door", () => {
   test("unknown path 404 and wrong method 405 only after the host key; OPTIONS 405 before it; key in URL 400", async () => {
     expect((await manage(server.url, "GET", "/nothing", { key: null })).status).toBe(401);
     expect((await call("GET", "/nothing")).json.error.code).toBe("not_found");
+    // Another version of the management API is sent to this one, not to the store API.
+    const version = await fetch(`${server.url}/manage/v2/stores`, {
+      headers: { Authorization: `Bearer ${hostKey}` },
+    });
+    expect((await version.json()).error).toEqual({
+      code: "not_found",
+      message:
+        "There is no endpoint at /manage/v2/stores; the management API lives under /manage/v1/.",
+    });
     const wrong = await call("PUT", "/stores");
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get("Allow")).toBe("GET, HEAD, POST");
