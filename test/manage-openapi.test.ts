@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020";
 import { Window } from "happy-dom";
 import { MANAGE_API_SPEC, manageDocsHtml, manageOpenApiDocument } from "../src/manage/openapi";
 import { manageRoutes } from "../src/manage/routes";
 import SCRIPT from "../src/openapi/docs-page.browser.js" with { type: "text" };
 import { buildOpenApi } from "../src/openapi/document";
 import { tempDir } from "./helpers";
-import { dataDirIn, manage, newHostKey } from "./manage-support";
+import { dataDirIn, manage, newHostKey, storeBody } from "./manage-support";
 import {
   codeOf,
   compileStrict,
@@ -185,6 +186,32 @@ describe("the document", () => {
       "/manage/v1/openapi.json",
       "/manage/v1/docs",
     ]);
+  });
+
+  test("a domain, a name and an origin the server refuses are refused by the document too", () => {
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    const bodyOf = (path: string) =>
+      ajv.compile(doc.paths[path].post.requestBody.content["application/json"].schema);
+    const store = bodyOf("/manage/v1/stores");
+    const storeWith = (change: Json) => store({ ...storeBody("docs"), ...change });
+    const link = bodyOf("/manage/v1/stores/{slug}/admin-links");
+    const lead = bodyOf("/manage/v1/stores/{slug}/leads");
+    const cases: Array<[string, boolean, boolean]> = [
+      ["domain localhost", storeWith({ domain: "localhost" }), false],
+      ["domain shop.123", storeWith({ domain: "shop.123" }), false],
+      ["domain 1.2.3.4.5", storeWith({ domain: "1.2.3.4.5" }), false],
+      ["domain shop.example.com", storeWith({ domain: "shop.example.com" }), true],
+      ["domain x.1-2", storeWith({ domain: "x.1-2" }), true],
+      ["name of spaces", storeWith({ name: "   " }), false],
+      ["name", storeWith({ name: " Shop " }), true],
+      ["origin port 99999", link({ origin: "https://a.example.com:99999" }), false],
+      ["origin port 8443", link({ origin: "https://a.example.com:8443" }), true],
+      ["origin IPv6", link({ origin: "http://[::1]:8080" }), true],
+      ["empty lead name", lead({ name: "" }), false],
+    ];
+    expect(cases.filter(([, valid, expected]) => valid !== expected).map(([what]) => what)).toEqual(
+      [],
+    );
   });
 
   test("Idempotency-Key on exactly the four creating POSTs", () => {

@@ -42,12 +42,16 @@ export const nullableText = (max: number) => v.nullable(text(max));
 /** Whether text shows nothing: only spaces, controls and invisible format characters (U+200B). */
 export const isBlank = (text: string) => /^[\s\p{Cc}\p{Cf}\p{Z}]*$/u.test(text);
 
+/** Text that may not be empty: a required name (a product's, a lead's). */
+export const filledText = (max: number) =>
+  v.pipe(text(max), v.minLength(1, "must not be empty."), v.metadata({ minLength: 1 }));
+
 /** Text that must say something: a name of the platform's own (a store's, a key's, a status's). */
 export const nameText = (max: number) =>
   v.pipe(
-    text(max),
-    v.minLength(1, "must not be empty."),
+    filledText(max),
     v.check((s) => !isBlank(s), "must have a visible character, not only spaces."),
+    v.metadata({ pattern: "\\S" }),
   );
 
 /**

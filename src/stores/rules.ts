@@ -50,6 +50,9 @@ export const domainSchema = v.pipe(
     "must be a host name with at least two labels, like shop.example.com.",
   ),
   v.metadata({
+    // What the checks above allow, in one pattern: two or more labels, the last not all digits.
+    pattern:
+      "^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+(?=[A-Za-z0-9-]*[A-Za-z-])[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$",
     description:
       "A host name of two or more labels (shop.example.com): not an IP address, not under the platform domain ({slug}.{platform domain} addresses live there), not another store's; kept in lower case.",
   }),

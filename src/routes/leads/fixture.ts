@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Queryable } from "../../db/driver";
-import { bool, email, nullableText, text } from "../../http/schemas";
+import { bool, email, filledText, nullableText } from "../../http/schemas";
 import { type FixtureSection, fixtureDateTime, fixtureId, repeatedId } from "../../load/section";
 import { LEAD_COLUMNS, type LeadRow } from "./row";
 import { SOURCE_MAX } from "./schema";
@@ -8,7 +8,7 @@ import { SOURCE_MAX } from "./schema";
 /** A fixture lead: the API's field names and formats; `id` and `createdAt` optional. */
 export const leadRecord = v.strictObject({
   id: v.optional(fixtureId()),
-  name: text(100),
+  name: filledText(100),
   email: v.optional(v.nullable(email()), null),
   phone: v.optional(nullableText(32), null),
   message: v.optional(nullableText(5000), null),

@@ -4,6 +4,7 @@ import {
   cursorParam,
   dateTimeOut,
   dateTimeParam,
+  filledText,
   idOut,
   limitParam,
   money,
@@ -18,8 +19,6 @@ import {
 const MAX_STOCK = 1_000_000_000;
 
 /** Field pieces shared by create, update, batch items and fixture records. */
-const name = () =>
-  v.pipe(text(100), v.minLength(1, "must not be empty."), v.metadata({ minLength: 1 }));
 /** A SKU names a product (batch items use it), so it is null or non-empty. */
 const skuText = () =>
   v.nullable(
@@ -43,7 +42,7 @@ const stock = () =>
 
 /** Every field a client may set on a product (all optional: update semantics). */
 export const productFields = {
-  name: v.optional(name()),
+  name: v.optional(filledText(100)),
   sku: v.optional(skuText()),
   internalSku: v.optional(skuText()),
   price: v.optional(money()),
@@ -57,7 +56,7 @@ export const productFields = {
 
 export const createBody = v.strictObject({
   ...productFields,
-  name: name(),
+  name: filledText(100),
   price: money(),
 });
 
