@@ -199,3 +199,32 @@ test.skipIf(TEST_LIBSQL)(
     }
   },
 );
+
+test("a store create killed right after it was registered is replayed by its retry, not 409 slug_taken", async () => {
+  const crashDir = tempDir("storeapi-manage-idem-crash-");
+  try {
+    const key = await newHostKey(dataDirIn(crashDir));
+    const crashing = await spawnServer(dataDirIn(crashDir), [], {
+      STOREAPI_TEST_LOAD_CRASH: "store-registered",
+    });
+    const send = (url: string) =>
+      manage(url, "POST", "/stores", {
+        key,
+        body: storeBody("crashed"),
+        headers: { "Idempotency-Key": "crash-1" },
+      });
+    await expect(send(crashing.url)).rejects.toThrow();
+    expect(await crashing.proc.exited).not.toBe(0);
+    const restarted = await spawnServer(dataDirIn(crashDir));
+    try {
+      const retry = await send(restarted.url);
+      expect([retry.status, retry.headers.get("Idempotent-Replayed")]).toEqual([201, "true"]);
+      const shown = await manage(restarted.url, "GET", "/stores/crashed", { key });
+      expect(retry.json).toEqual(shown.json);
+    } finally {
+      await restarted.signal("SIGTERM");
+    }
+  } finally {
+    rmSync(crashDir, { recursive: true, force: true });
+  }
+});

@@ -53,8 +53,8 @@ export function moveIntoPlace(staged: string, final: string): void {
 let stopAt = process.env.STOREAPI_TEST_LOAD_STOP;
 
 /**
- * Test hooks: `STOREAPI_TEST_LOAD_CRASH=step` kills this process at that step, as kill -9
- * would; `STOREAPI_TEST_LOAD_STOP=step` stops it (SIGSTOP) the first time it gets there,
+ * Test hooks: `STOREAPI_TEST_LOAD_CRASH=step` kills this process at that step (a load's,
+ * or a management store create's `store-registered`), as kill -9 would; `STOREAPI_TEST_LOAD_STOP=step` stops it (SIGSTOP) the first time it gets there,
  * for a test to act between two steps and then let it go on (SIGCONT).
  */
 export function crashPoint(step: string): void {

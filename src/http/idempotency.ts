@@ -348,18 +348,22 @@ export async function idempotentCreate(
   });
 }
 
+/** Keeps a create's answer as its idempotency record, in the transaction that commits what it made. */
+export type KeepAnswer = (tx: Queryable, created: Created) => Promise<void>;
+
 /**
  * For a create whose rows live in another database than its record (a store created
  * through the management API: its own database, then its registration in platform.db,
- * where the record is): `create` runs, then its answer is stored.
+ * where the record is): `create` calls `keep` inside the registration's transaction, so a
+ * store is never registered without its record (a retry after a crash replays the answer).
  */
 export async function idempotentAcross(
   c: AppContext,
-  create: () => Promise<Created>,
+  create: (keep: KeepAnswer) => Promise<Created>,
 ): Promise<Response> {
   const request = c.get("idempotency");
   if (!request) {
-    const created = await create();
+    const created = await create(async () => {});
     return ok(c, created.data, created.status);
   }
   const place = platformPlace(c);
@@ -369,13 +373,10 @@ export async function idempotentAcross(
     request,
     async (scope, print) => {
       try {
-        const created = await create();
-        const kept = {
-          fingerprint: print,
-          status: created.status,
-          body: JSON.stringify({ ok: true, data: created.data }),
-        };
-        await place.db.transaction((tx) => storeAnswer(tx, scope, kept, c.get("deps").now()));
+        const created = await create((tx, { status, data }) => {
+          const body = JSON.stringify({ ok: true, data });
+          return storeAnswer(tx, scope, { fingerprint: print, status, body }, c.get("deps").now());
+        });
         return ok(c, created.data, created.status);
       } catch (error) {
         return rememberError(c, place, scope, print, error);

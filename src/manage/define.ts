@@ -2,7 +2,13 @@ import type * as v from "valibot";
 import type { MountableRoute } from "../app";
 import type { Db, Queryable } from "../db/driver";
 import type { AppContext } from "../http/context";
-import { type Created, hostPlaceIn, idempotentAcross, idempotentCreate } from "../http/idempotency";
+import {
+  type Created,
+  hostPlaceIn,
+  idempotentAcross,
+  idempotentCreate,
+  type KeepAnswer,
+} from "../http/idempotency";
 import type { RouteInput } from "../routes/define";
 import { storeOr404 } from "./context";
 import { changeKeys } from "./keys/change";
@@ -36,8 +42,11 @@ type ManageSpec<P, Q, B> = Omit<ManageRoute<P, Q, B>, "handler" | "idempotent"> 
   (
     | { handler: ManageRoute<P, Q, B>["handler"]; create?: never; createInStore?: never }
     | {
-        /** Creates what is no one store's (a store): its idempotency record is in platform.db. */
-        create: (c: AppContext, input: RouteInput<P, Q, B>) => Promise<Created>;
+        /**
+         * Creates what is no one store's (a store): its idempotency record is in platform.db,
+         * written by `keep` in the transaction that registers it.
+         */
+        create: (c: AppContext, input: RouteInput<P, Q, B>, keep: KeepAnswer) => Promise<Created>;
         handler?: never;
         createInStore?: never;
       }
@@ -70,7 +79,7 @@ export function defineManageRoute<P = undefined, Q = undefined, B = undefined>(
   if (spec.create) {
     const { create, ...route } = spec;
     const handler: ManageRoute<P, Q, B>["handler"] = (c, input) =>
-      idempotentAcross(c, () => create(c, input));
+      idempotentAcross(c, (keep) => create(c, input, keep));
     return { ...route, idempotent: true, handler } as unknown as ManageRoute;
   }
   if (spec.createInStore) {

@@ -3,16 +3,16 @@ import { join } from "node:path";
 import type * as v from "valibot";
 import { arrivingCopy, FileLocation, LibsqlAdminError, storeDbPath } from "../../db/location";
 import { writeStore } from "../../db/platform";
-import { moveIntoPlace } from "../../db/staging";
+import { crashPoint, moveIntoPlace } from "../../db/staging";
 import { ApiError } from "../../errors";
 import { removeDatabase } from "../../file-system";
 import type { AppContext } from "../../http/context";
+import type { Created, KeepAnswer } from "../../http/idempotency";
 import { buildStoreDb, fillStoreNamespace, planFixture } from "../../load/load";
 import { outlineObject } from "../../load/source";
 import { changeStores, manageDeps, reloadRegistry } from "../context";
 import { defineManageRoute } from "../define";
-import { storeJson } from "./json";
-import { createStoreBody, refuseTakenDomain, storeOut } from "./schema";
+import { createStoreBody, refuseTakenDomain, storeOut, toStoreJson } from "./schema";
 
 type NewStoreBody = v.InferOutput<typeof createStoreBody>;
 
@@ -37,7 +37,12 @@ function refuseWithoutAdmin(error: unknown): never {
  * registered in platform.db. A crash before the registration leaves an unregistered
  * file or namespace, which the next create of that slug replaces.
  */
-async function provision(c: AppContext, body: NewStoreBody, now: number): Promise<void> {
+async function provision(
+  c: AppContext,
+  body: NewStoreBody,
+  now: number,
+  keep: KeepAnswer,
+): Promise<Created> {
   const { registry, pool } = c.get("deps");
   await refuseTaken(c, body);
   // The loader's rules and code build the file (operations.md fixture format); the body
@@ -66,13 +71,27 @@ async function provision(c: AppContext, body: NewStoreBody, now: number): Promis
     await pool.location.createStore(body.slug).catch(refuseWithoutAdmin);
     await fillStoreNamespace(pool.location, plan, [], {});
   }
+  // The answer is the store as registered: a retry after a crash replays it (`keep`).
+  const store = { ...plan.store, keysVersion: now, mailVersion: now, createdAt: now };
+  const statuses = plan.input.orderStatuses.toSorted((a, b) => a.id - b.id);
+  const created = {
+    status: 201 as const,
+    data: toStoreJson(store, registry.platformDomain, statuses),
+  };
   // `stores set` may have given the domain to another store since the check.
-  await writeStore(manageDeps(c).platform.db, plan.store, now).catch(async (error) => {
-    await pool.location.deleteStore(body.slug); // not registered: no leftover
-    await refuseTaken(c, body);
-    throw error;
-  });
+  await manageDeps(c)
+    .platform.db.transaction(async (tx) => {
+      await writeStore(tx, plan.store, now);
+      await keep(tx, created);
+    })
+    .catch(async (error) => {
+      await pool.location.deleteStore(body.slug); // not registered: no leftover
+      await refuseTaken(c, body);
+      throw error;
+    });
+  crashPoint("store-registered");
   await reloadRegistry(c);
+  return created;
 }
 
 /** slug_taken, then domain_taken, as platform.db has it now (the CLI may have added a store a moment ago). */
@@ -90,12 +109,9 @@ export const createStore = defineManageRoute({
   body: createStoreBody,
   response: storeOut,
   errors: ["slug_taken", "domain_taken", "service_unavailable"],
-  async create(c, { body }) {
+  create(c, { body }, keep) {
     const now = c.get("deps").now();
     // One create at a time: two requests for one slug must not both build its file.
-    await changeStores(c, () => provision(c, body, now));
-    const store = c.get("deps").registry.get(body.slug);
-    if (!store) throw new Error(`store ${body.slug} vanished right after it was created`);
-    return { status: 201, data: await storeJson(c, store) };
+    return changeStores(c, () => provision(c, body, now, keep));
   },
 });
