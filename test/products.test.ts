@@ -327,7 +327,7 @@ describe("plan limits", () => {
       expect(full.status).toBe(409);
       expect(full.json.error.code).toBe("plan_limit");
       expect(full.json.error.message).toBe(
-        "The growth plan allows at most 5,000 products; delete products or upgrade the plan to add more.",
+        "The growth plan allows at most 5,000 products; upgrade the store's plan to add more.",
       );
       // A clashing internalSku is a 400 even when the store is full (checks in contract order).
       const clash = await limited.request(P, {

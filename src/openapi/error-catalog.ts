@@ -97,7 +97,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   plan_limit: {
     when: "The store is at a limit of its plan (products per store, active API keys).",
     example:
-      "The growth plan allows at most 5,000 products; delete products or upgrade the plan to add more.",
+      "The growth plan allows at most 5,000 products; upgrade the store's plan to add more.",
     rateHeaders: "always",
   },
   registration_disabled: {

@@ -16,7 +16,7 @@ async function assertBelowPlanLimit(tx: Queryable, plan: Plan): Promise<void> {
   if (count >= limit) {
     throw new ApiError(
       "plan_limit",
-      `The ${plan} plan allows at most ${limit.toLocaleString("en-US")} products; delete products or upgrade the plan to add more.`,
+      `The ${plan} plan allows at most ${limit.toLocaleString("en-US")} products; upgrade the store's plan to add more.`,
     );
   }
 }
