@@ -95,6 +95,9 @@ describe("OpenAPI document", () => {
         for (const code of codes)
           expect<number>(ERROR_STATUS[code as keyof typeof ERROR_STATUS]).toBe(Number(status));
         expect(Object.keys(content.examples).sort()).toEqual([...codes].sort());
+        // An answer naming what to fix shows it in its example too.
+        for (const code of ["invalid_parameter", "invalid_field", "email_taken"])
+          if (codes.includes(code)) expect(content.examples[code].value.error.field).toBeString();
         expect(response.headers["X-Request-Id"].required).toBe(true);
         if (status === "429") expect(response.headers["Retry-After"].required).toBe(true);
         if (status === "405") expect(response.headers.Allow.required).toBe(true);

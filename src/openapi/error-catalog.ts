@@ -7,6 +7,8 @@ interface ErrorInfo {
   when: string;
   /** An example message. */
   example: string;
+  /** The `field` the example answer names, for codes whose answers name one. */
+  field?: string;
   /** Whether the answer carries the RateLimit headers: always, never, or depending on the cause. */
   rateHeaders: "always" | "never" | "sometimes";
 }
@@ -77,11 +79,13 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   invalid_parameter: {
     when: "A path or query parameter (or the Idempotency-Key header) is wrong or unknown; `field` names it.",
     example: 'Parameter "limit" must be a whole number from 1 to 100.',
+    field: "limit",
     rateHeaders: "always",
   },
   invalid_field: {
     when: "A body field is wrong, unknown, of the wrong type or too long, or the body is not an object; `field` names it.",
     example: 'Field "email" must be a valid email address.',
+    field: "email",
     rateHeaders: "always",
   },
   nothing_to_update: {
@@ -92,12 +96,12 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   email_taken: {
     when: "Another customer of this store has this email (compared case-insensitively).",
     example: FIXED_MESSAGES.email_taken,
+    field: "email",
     rateHeaders: "always",
   },
   plan_limit: {
     when: "The store is at a limit of its plan (products per store, active API keys).",
-    example:
-      "The growth plan allows at most 5,000 products; upgrade the store's plan to add more.",
+    example: "The growth plan allows at most 5,000 products; upgrade the store's plan to add more.",
     rateHeaders: "always",
   },
   registration_disabled: {
@@ -109,12 +113,14 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   slug_taken: {
     when: "Management API: another store already has this slug.",
     example: 'A store with slug "shop1" already exists; choose another slug.',
+    field: "slug",
     rateHeaders: "always",
   },
   domain_taken: {
     when: "Management API: another store uses this domain, or it is under the platform domain.",
     example:
       'The domain "shop1.example.com" is already used by another store or is under the platform domain.',
+    field: "domain",
     rateHeaders: "always",
   },
   status_in_use: {
@@ -125,6 +131,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorInfo> = {
   number_taken: {
     when: "Management API: the store already has an order with this number.",
     example: "The store already has an order number 1001.",
+    field: "number",
     rateHeaders: "always",
   },
   customer_locked: {

@@ -145,7 +145,11 @@ export const errorExamples = (
         summary: code,
         value: {
           ok: false,
-          error: { code, message: messages[code] ?? ERROR_CATALOG[code].example },
+          error: {
+            code,
+            message: messages[code] ?? ERROR_CATALOG[code].example,
+            ...(ERROR_CATALOG[code].field && { field: ERROR_CATALOG[code].field }),
+          },
         },
       },
     ]),
