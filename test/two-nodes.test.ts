@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { claimScope } from "../src/db/idempotency";
+import { LibsqlLocation } from "../src/db/location";
+import { fingerprint } from "../src/http/idempotency";
+import { digestSecret } from "../src/keys/secret";
 import { KEYS, otherStore, send, tempDir, testStore } from "./helpers";
 import { startSmtp } from "./mail-support";
 import { nginx, startNginx } from "./nginx";
@@ -66,6 +70,39 @@ describe.skipIf(TEST_LIBSQL || serverRunsOnDeno())("two nodes on one libSQL serv
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
     expect(answers.filter((a) => a.headers.get("idempotent-replayed") === "true")).toHaveLength(11);
     expect(await customersCalled("both@x.test")).toBe(1);
+  });
+
+  test("a duplicate of a create still running on a node that stopped waits 8 s, then 503 with Retry-After; after it, the create is taken over", async () => {
+    const location = new LibsqlLocation({
+      url: sqld.url,
+      adminUrl: sqld.adminUrl,
+      authToken: null,
+    });
+    const db = await location.openStore("shop1");
+    const body = { email: "held@x.test", firstName: "Dana" };
+    try {
+      const key = await db.get<{ id: number }>("SELECT id FROM api_keys WHERE digest = ?", [
+        digestSecret(KEYS.all),
+      ]);
+      const print = fingerprint("POST", "/api/v1/customers", body);
+      const scope = { keyId: key?.id ?? 0, key: "held-1" };
+      // Claimed as if 3 s from now: it runs out ~13 s from here, well after the 8 s wait,
+      // however slowly this host answers.
+      expect(await claimScope(db, scope, print, Date.now() + 3_000)).not.toBeNull();
+      const started = performance.now();
+      const held = await create(nodes[0], body.email, "held-1");
+      expect(performance.now() - started).toBeGreaterThanOrEqual(8_000);
+      expect([held.status, held.json.error.code]).toEqual([503, "service_unavailable"]);
+      const retryAfter = Number(held.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(5);
+      expect(await customersCalled(body.email)).toBe(0);
+      await Bun.sleep(retryAfter * 1000);
+      expect((await create(nodes[1], body.email, "held-1")).status).toBe(201);
+      expect(await customersCalled(body.email)).toBe(1);
+    } finally {
+      await db.close();
+    }
   });
 
   test.skipIf(!nginx)(

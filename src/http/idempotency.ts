@@ -209,6 +209,23 @@ async function keptEarlier(place: Place, key: string, print: string, now: number
 
 /** How often a duplicate looks again at a create running on another server. */
 const WAIT_STEP_MS = 50;
+/**
+ * How long a duplicate waits for a create running on another server before it answers 503:
+ * a crashed server's create is taken over only when its claim runs out (up to 60 s), and
+ * a request held that long would meet a proxy's timeout (nginx: 60 s) or Bun's idle cut.
+ */
+const DUPLICATE_WAIT_MS = 8_000;
+
+/** 503 for a duplicate whose first request still runs elsewhere: retry once its claim may have run out. */
+const stillRunningElsewhere = (record: { created_at: number }, now: number, ttl: number) => {
+  const seconds = Math.max(1, Math.ceil((record.created_at + ttl - now) / 1000));
+  return new ApiError(
+    "service_unavailable",
+    `A request with this Idempotency-Key is still running on another server (or one that stopped); retry in ${seconds} seconds to get its answer.`,
+    {},
+    { "Retry-After": String(seconds) },
+  );
+};
 
 /**
  * Runs `execute` once per (store, key id, Idempotency-Key) — (host key, Idempotency-Key)
@@ -242,6 +259,7 @@ function once(
         throw error;
       }
     };
+    const waitUntil = performance.now() + DUPLICATE_WAIT_MS;
     for (;;) {
       const now = deps.now();
       const previous =
@@ -253,6 +271,7 @@ function once(
         return jsonAnswer(c, previous.body, previous.status, { "Idempotent-Replayed": "true" });
       }
       if (previous && stillRunning(previous, now, claimTtl)) {
+        if (performance.now() > waitUntil) throw stillRunningElsewhere(previous, now, claimTtl);
         await runtime().sleep(WAIT_STEP_MS);
         continue;
       }
