@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { generateKeyPairSync } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { existsSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -406,6 +407,27 @@ describe.skipIf(TEST_LIBSQL || UNDER_DENO)("an admin API with a key", () => {
       expect(listed.json.map((s: { slug: string }) => s.slug)).toEqual(["shop1"]);
     } finally {
       await keyed.stop();
+    }
+  });
+});
+
+describe.skipIf(TEST_LIBSQL || UNDER_DENO)("a libSQL server that takes only signed tokens", () => {
+  test("a missing or wrong --libsql-auth-token is named in one line, not as the server's HTTP 401", async () => {
+    const pair = generateKeyPairSync("ed25519");
+    const keyFile = join(dir, "jwt.pem");
+    writeFileSync(keyFile, pair.publicKey.export({ type: "spki", format: "pem" }));
+    const signed = await startSqld({ replicas: false, args: ["--auth-jwt-key-file", keyFile] });
+    try {
+      const list = (...more: string[]) =>
+        runCli(["stores", "list", ...signed.flags, "--data", join(dir, "jwt-data"), ...more]);
+      const line =
+        "storeapi: the libSQL server refused the auth token (401): give the one it takes with --libsql-auth-token or STOREAPI_LIBSQL_AUTH_TOKEN\n";
+      const without = await list();
+      expect([without.code, without.stderr]).toEqual([1, line]);
+      const wrong = await list("--libsql-auth-token", "not-a-token");
+      expect([wrong.code, wrong.stderr]).toEqual([1, line]);
+    } finally {
+      await signed.stop();
     }
   });
 });

@@ -40,6 +40,11 @@ function unavailableOrSelf(error: unknown): unknown {
       `the libSQL server does not serve this database's namespace (HTTP 404): ${NOT_SERVED_HINT}`,
       { cause: error },
     );
+  if (error instanceof LibsqlError && /HTTP status 40[13]\b/.test(error.message))
+    return new DatabaseUnavailable(
+      `the libSQL server refused the auth token (${/40[13]/.exec(error.message)?.[0]}): give the one it takes with --libsql-auth-token or STOREAPI_LIBSQL_AUTH_TOKEN`,
+      { cause: error },
+    );
   if (error instanceof LibsqlError && error.code === "SERVER_ERROR")
     return new DatabaseUnavailable(`the libSQL server answered: ${error.message}`, {
       cause: error,

@@ -248,7 +248,8 @@ function noAnswerReason(error: unknown): string {
   if (name === "TimeoutError") return `no answer within ${REMOTE_DEADLINE_MS / 1000} s`;
   if (code === "ConnectionRefused" || code === "ECONNREFUSED" || /ECONNREFUSED/.test(message ?? ""))
     return "the connection was refused (is it running, on that address?)";
-  return String(message ?? error);
+  // Bun's advice to its own programmers is no help to an operator.
+  return String(message ?? error).replace(/\s*For more information, pass `verbose: true`.*$/s, "");
 }
 
 /**
@@ -536,7 +537,7 @@ export class LibsqlLocation implements Location {
           ? " (its key: --libsql-admin-auth-key, sqld's --admin-auth-key)"
           : "";
       throw new LibsqlAdminError(
-        `the libSQL admin API refused ${method} namespace ${namespace}: ${response.status} ${oneLine(await response.text())}${hint}`,
+        `the libSQL admin API refused ${method} namespace ${namespace}: ${[response.status, oneLine(await response.text())].filter(Boolean).join(" ")}${hint}`,
       );
     }
     return response;
