@@ -126,20 +126,40 @@ export const STORAGE_FAILURE_LOG_MS = 10_000;
 /** Distinct storage failures followed apart at once; past this they share one line. */
 const FOLLOWED_FAILURES = 100;
 
+/** Runs `fn` in `ms` without keeping the process alive for it. */
+const unrefTimeout = (ms: number, fn: () => void) => {
+  const timer = setTimeout(fn, ms) as { unref?: () => void };
+  timer.unref?.();
+};
+
+const STORAGE_FAILED = "request failed: storage out of reach, full or damaged";
+
 /**
  * The "request failed" line for a request that answered 5xx. While storage is out of
- * reach or full every request fails alike, and a line with its stack per request would
- * flood the log: each failure (its message: the server, or the damaged store's file) is
- * written once per `STORAGE_FAILURE_LOG_MS`, counting the ones left out (each still has
- * its request line, status 503), so one damaged store never hides another. Other
- * failures, as they come; none for a store `load` has yet to move into place.
+ * reach or full every request fails alike, and a line per request would flood the log:
+ * each failure (its message: the server, or the damaged store's file) is written once per
+ * `STORAGE_FAILURE_LOG_MS`, and the ones left out meanwhile (each still has its request
+ * line, status 503) are counted in one line when that time is up, so one damaged store
+ * never hides another and an outage's count is never lost. Such lines carry no stack
+ * (the failure is the storage's, not the program's). Other failures, as they come, with
+ * their stacks; none for a store `load` has yet to move into place.
  */
 export function requestFailureLog(
   logger: Pick<Logger, "error">,
   now: () => number = Date.now,
   storeName: (slug: string) => string = (slug) => `store ${slug}`,
+  later: (ms: number, fn: () => void) => void = unrefTimeout,
 ) {
   const windows = new Map<string, { lastAt: number; leftOut: number }>();
+  const countLeftOut = (key: string) => {
+    const window = windows.get(key);
+    if (!window || window.leftOut === 0) return;
+    logger.error(`${STORAGE_FAILED} (left out of the log)`, {
+      sameFailuresNotLogged: window.leftOut,
+      error: key,
+    });
+    window.leftOut = 0;
+  };
   return (requestId: string, failure: unknown, store: string | null = null): void => {
     // Damage a statement met after the open: SQLite's words do not say which file.
     const error = store ? fileNamed(storeName(store), failure) : failure;
@@ -150,17 +170,16 @@ export function requestFailureLog(
       return;
     }
     const at = now();
-    const key = followedAs(windows, String((error as Error | null)?.message), at);
+    const message = String((error as Error | null)?.message ?? error);
+    const key = followedAs(windows, message, at);
     const window = windows.get(key);
     if (window && at - window.lastAt < STORAGE_FAILURE_LOG_MS) {
-      window.leftOut++;
+      if (window.leftOut++ === 0)
+        later(window.lastAt + STORAGE_FAILURE_LOG_MS - at, () => countLeftOut(key));
       return;
     }
-    logger.error("request failed: storage out of reach, full or damaged", {
-      requestId,
-      sameFailuresNotLogged: window?.leftOut ?? 0,
-      ...errorFields(error),
-    });
+    countLeftOut(key);
+    logger.error(STORAGE_FAILED, { requestId, error: message });
     windows.set(key, { lastAt: at, leftOut: 0 });
   };
 }
