@@ -11,7 +11,15 @@ import {
 import { StorePool } from "../src/db/pool";
 import { listMail } from "../src/mail/outbox";
 import { AdminClient, ORDERS_WRITE, signInToken, textOfId } from "./admin-support";
-import { otherStore, send, startTestServer, type TestServer, tempDir, testStore } from "./helpers";
+import {
+  otherStore,
+  send,
+  startTestServer,
+  type TestServer,
+  tempDir,
+  testStore,
+  until,
+} from "./helpers";
 import { eventually, parseMessage } from "./mail-support";
 import { runCli, serverRunsOnDeno } from "./process";
 import { testLocation } from "./sqld";
@@ -153,6 +161,29 @@ describe("signing in with a one-time link", () => {
     },
     SLOW,
   );
+});
+
+describe("a change of owner", () => {
+  test("ends the sessions the previous owner had: their next page is the sign-in page", async () => {
+    const admin = await signedIn("shop2.test");
+    expect((await admin.get("/api/admin/")).status).toBe(200);
+    const setOwner = (email: string) =>
+      runCli(["stores", "set", "shop2", "--owner-email", email, "--data", server.dataDir], {
+        underTest: true,
+      });
+    expect((await setOwner("new-owner@shop2.test")).code).toBe(0);
+    try {
+      // A running server takes the change within a second (its registry poll).
+      expect(await until(async () => (await admin.get("/api/admin/")).status === 303)).toBe(true);
+      const ended = await admin.get("/api/admin/");
+      expect([ended.status, ended.headers.get("location")]).toEqual([
+        303,
+        "/api/admin/sign-in?ended",
+      ]);
+    } finally {
+      expect((await setOwner("owner@shop2.test")).code).toBe(0);
+    }
+  });
 });
 
 describe("storeapi admin-link", () => {

@@ -19,6 +19,7 @@ import {
   signInWithToken,
 } from "./sessions";
 
+const OWNER = "owner@shop.test";
 const T0 = Date.UTC(2026, 0, 1);
 
 describe("sign-in links and sessions", () => {
@@ -47,34 +48,36 @@ describe("sign-in links and sessions", () => {
   test("two sign-ins racing with one token: exactly one session", async () => {
     const { token } = await createSignInLink(db, "https://shop.test", T0);
     const sessions = await Promise.all([
-      signInWithToken(db, token, T0),
-      signInWithToken(db, token, T0),
+      signInWithToken(db, OWNER, token, T0),
+      signInWithToken(db, OWNER, token, T0),
     ]);
     expect(sessions.filter(Boolean).length).toBe(1);
   });
 
   test("a session lasts 12 hours, is stored as a digest, and ends on sign-out", async () => {
     const { token } = await createSignInLink(db, "https://shop.test", T0);
-    const session = await signInWithToken(db, token, T0);
+    const session = await signInWithToken(db, OWNER, token, T0);
     if (!session) throw new Error("no session");
     expect(session.expiresAt).toBe(T0 + 12 * 3_600_000);
     expect(session.formToken).toBe(formTokenOf(session.id));
     expect(JSON.stringify(await db.all("SELECT * FROM admin_sessions"))).not.toContain(session.id);
-    expect((await findSession(db, session.id, T0 + SESSION_LIFETIME_MS - 1))?.formToken).toBe(
-      session.formToken,
-    );
-    expect(await findSession(db, session.id, T0 + SESSION_LIFETIME_MS)).toBeUndefined();
-    expect(await findSession(db, undefined, T0)).toBeUndefined();
-    await endSession(db, session.id);
-    expect(await findSession(db, session.id, T0)).toBeUndefined();
+    expect(
+      (await findSession(db, OWNER, session.id, T0 + SESSION_LIFETIME_MS - 1))?.formToken,
+    ).toBe(session.formToken);
+    expect(await findSession(db, OWNER, session.id, T0 + SESSION_LIFETIME_MS)).toBeUndefined();
+    expect(await findSession(db, OWNER, undefined, T0)).toBeUndefined();
+    // A new owner ends the previous owner's sessions.
+    expect(await findSession(db, "new-owner@shop.test", session.id, T0)).toBeUndefined();
+    await endSession(db, OWNER, session.id);
+    expect(await findSession(db, OWNER, session.id, T0)).toBeUndefined();
   });
 
   test("expired links and sessions are dropped as new ones are made", async () => {
     const old = await createSignInLink(db, "https://shop.test", T0);
-    await signInWithToken(db, old.token, T0);
+    await signInWithToken(db, OWNER, old.token, T0);
     const later = T0 + SESSION_LIFETIME_MS;
     const fresh = await createSignInLink(db, "https://shop.test", later);
-    await signInWithToken(db, fresh.token, later);
+    await signInWithToken(db, OWNER, fresh.token, later);
     expect((await db.all("SELECT * FROM admin_links")).length).toBe(1);
     expect((await db.all("SELECT * FROM admin_sessions")).length).toBe(1);
   });

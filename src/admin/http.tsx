@@ -233,7 +233,7 @@ function sessionCookies(c: AdminContext): string[] {
 /** The live session one of the request's session cookies names, if any. */
 export async function sessionOf({ deps }: AdminState, c: AdminContext) {
   for (const id of sessionCookies(c).filter((value) => RANDOM_TOKEN.test(value))) {
-    const session = await findSession(c.get("db"), id, deps.now());
+    const session = await findSession(c.get("db"), c.get("store").ownerEmail, id, deps.now());
     if (session) return session;
   }
   return undefined;

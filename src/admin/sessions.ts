@@ -19,6 +19,13 @@ export interface Session {
  */
 export const formTokenOf = (sessionId: string) => digestOf(`form:${sessionId}`);
 
+/**
+ * What the store's database keeps of a session: a digest of its id under the store's owner
+ * at sign-in, so a change of owner (`stores set`, the management API) ends every session
+ * the previous owner had, wherever the change was made.
+ */
+const sessionDigest = (owner: string, id: string) => digestOf(`${owner}\n${id}`);
+
 const sessionOf = (id: string, expiresAt: number): Session => ({
   id,
   formToken: formTokenOf(id),
@@ -31,6 +38,7 @@ const sessionOf = (id: string, expiresAt: number): Session => ({
  */
 export async function signInWithToken(
   db: Db,
+  owner: string,
   token: string,
   now = Date.now(),
 ): Promise<Session | undefined> {
@@ -40,7 +48,7 @@ export async function signInWithToken(
     const id = randomToken();
     const expiresAt = now + SESSION_LIFETIME_MS;
     await tx.run("INSERT INTO admin_sessions (digest, created_at, expires_at) VALUES (?, ?, ?)", [
-      digestOf(id),
+      sessionDigest(owner, id),
       now,
       expiresAt,
     ]);
@@ -48,20 +56,21 @@ export async function signInWithToken(
   });
 }
 
-/** The live session a cookie value names in this store, if any. */
+/** The live session a cookie value names in this store under its present owner, if any. */
 export async function findSession(
   db: Queryable,
+  owner: string,
   id: string | undefined,
   now = Date.now(),
 ): Promise<Session | undefined> {
   if (!id || id.length > 100) return undefined;
   const row = await db.get<{ expires_at: number }>(
     "SELECT expires_at FROM admin_sessions WHERE digest = ? AND expires_at > ?",
-    [digestOf(id), now],
+    [sessionDigest(owner, id), now],
   );
   return row && sessionOf(id, row.expires_at);
 }
 
-export async function endSession(db: Queryable, id: string): Promise<void> {
-  await db.run("DELETE FROM admin_sessions WHERE digest = ?", [digestOf(id)]);
+export async function endSession(db: Queryable, owner: string, id: string): Promise<void> {
+  await db.run("DELETE FROM admin_sessions WHERE digest = ?", [sessionDigest(owner, id)]);
 }

@@ -43,7 +43,7 @@ export const signIn =
     }
     const session =
       wellFormed && c.req.method !== "HEAD"
-        ? await signInWithToken(c.get("db"), token, state.deps.now())
+        ? await signInWithToken(c.get("db"), c.get("store").ownerEmail, token, state.deps.now())
         : undefined;
     if (!session) return page(c, <SignInPage storeName={storeName} error={BAD_LINK} />, 400);
     setCookie(c, SESSION_COOKIE, session.id, {
@@ -120,7 +120,7 @@ export const signOut =
   (state: AdminState): AdminHandler =>
   async (c) => {
     const { id } = c.get("session");
-    await endSession(c.get("db"), id);
+    await endSession(c.get("db"), c.get("store").ownerEmail, id);
     state.flashes.drop(id);
     deleteCookie(c, SESSION_COOKIE, cookieOptions(state, c));
     return redirect(c, SIGN_IN_PATH);
