@@ -313,7 +313,7 @@ async function serveFrom(
   const maxOpenStores =
     config.maxOpenStores ??
     defaultMaxOpenStores(openFiles?.soft ?? 1024, location.descriptorsPerStore);
-  const pool = new StorePool(location, maxOpenStores);
+  const pool = new StorePool(location, maxOpenStores, openFiles?.soft ?? null);
   pool.startCheckpoints(1000, reportError, [platform.db]);
   const fileWatch = new StoreFileWatch(pool, (slug) =>
     logger.error(

@@ -27,15 +27,28 @@ const UNCACHED_PREPARES = 8;
 /** Descriptors each open connection holds: the database, its WAL and its shared-memory file. */
 export const DESCRIPTORS_PER_CONNECTION = 3;
 
+/** Closed connections whose descriptors wait for the collector, and of those the ones that cached statements. */
 let unreleased = 0;
-const released = new FinalizationRegistry<undefined>(() => unreleased--);
+let unreleasedCached = 0;
+const released = new FinalizationRegistry<boolean>((cached) => {
+  unreleased--;
+  if (cached) unreleasedCached--;
+});
+/** Closed since the last young collection without caching a statement. */
 let closedUncached = 0;
 
 /**
  * Connections closed whose descriptors wait for the collector (see `Connection.close`):
- * `cached` ones until a full collection, `uncached` ones until a young one.
+ * `cached` ones until a full collection, `uncached` ones (closed since the last young
+ * collection) until a young one, and `all` of them as the collector finalises them: an
+ * uncached one a young collection did not free (a collection promoted its statements
+ * while it was open) stays counted there until a full one does.
  */
-export const unreleasedConnections = () => ({ cached: unreleased, uncached: closedUncached });
+export const unreleasedConnections = () => ({
+  cached: unreleasedCached,
+  uncached: closedUncached,
+  all: unreleased,
+});
 
 /** A young-generation collection (or a full one) has freed the uncached closed connections. */
 export function youngCollected(): void {
@@ -44,12 +57,10 @@ export function youngCollected(): void {
 
 /** Counts a closed binding handle until the collector frees its descriptors (see `Connection.close`). */
 function noteClosed(raw: object, cached: boolean): void {
-  if (!cached) {
-    closedUncached++;
-    return;
-  }
   unreleased++;
-  released.register(raw, undefined);
+  if (cached) unreleasedCached++;
+  else closedUncached++;
+  released.register(raw, cached);
 }
 
 /**

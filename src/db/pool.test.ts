@@ -1,7 +1,12 @@
 import { expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ClientClosed } from "../errors";
+import { runtime, useRuntime } from "../runtime/runtime";
 import { DatabaseUnavailable, type Db } from "./driver";
 import type { Location } from "./location";
+import { NativeDb } from "./native";
 import { defaultMaxOpenStores, maxOpenStoresFitting, StorePool } from "./pool";
 
 /**
@@ -124,4 +129,35 @@ test("while a closed store's file is moved, nothing opens it; afterwards it open
     "moved",
     "open moved",
   ]);
+});
+
+test("closed connections a young collection left behind ask for a full one before descriptors run short", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "storeapi-pool-gc-"));
+  const real = runtime();
+  const asked: string[] = [];
+  // Collections that free nothing: every closed connection stays waiting, as ones whose
+  // statements a collection promoted while they were open do.
+  useRuntime({
+    ...real,
+    collectGarbage: () => void asked.push("full"),
+    collectYoungGarbage: () => void asked.push("young"),
+  });
+  const location: Location = {
+    ...recordingLocation([]),
+    openStore: async (slug) => new NativeDb(join(dir, `${slug}.db`)),
+  };
+  try {
+    // 24 descriptors: half for closed connections waiting, 3 each, so 4 may wait.
+    const pool = new StorePool(location, 1, 24);
+    for (let i = 0; i < 8; i++) {
+      await pool.use(`s${i}`, (db) => db.get("SELECT 1"));
+      await Bun.sleep(5); // the close, then the collection it asks for on a timer
+    }
+    await pool.close();
+    expect(asked.slice(0, 3)).toEqual(["young", "young", "young"]);
+    expect(asked).toContain("full");
+  } finally {
+    useRuntime(real);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -180,11 +180,23 @@ export class StorePool {
   readonly location: Location;
 
   /** `where`: a data directory, or any `Location` (a libSQL server). */
+  /** Closed connections that may wait for the collector before descriptors run short. */
+  private readonly uncollectedAllowed: number;
+
+  /**
+   * `where`: a data directory, or any `Location` (a libSQL server); `openFilesLimit`: the
+   * process's, half of which closed connections waiting for the collector may hold.
+   */
   constructor(
     where: string | Location,
     readonly maxOpen = 256,
+    openFilesLimit: number | null = null,
   ) {
     this.location = typeof where === "string" ? new FileLocation(where) : where;
+    this.uncollectedAllowed =
+      openFilesLimit === null
+        ? Number.POSITIVE_INFINITY
+        : Math.max(Math.floor(openFilesLimit / 2 / DESCRIPTORS_PER_CONNECTION), maxOpen);
   }
 
   /** Requests that found their store closed, since start: each opened its database. */
@@ -342,13 +354,15 @@ export class StorePool {
    */
   private collectIfDescriptorsRunLow(): void {
     const limit = Math.min(this.maxOpen, MAX_UNCOLLECTED);
-    const { cached, uncached } = unreleasedConnections();
+    const { cached, uncached, all } = unreleasedConnections();
     const young = uncached >= Math.min(limit, MAX_UNCOLLECTED_UNCACHED);
-    if (this.collectionPending || (!young && cached + uncached < limit)) return;
+    // Uncached ones a young collection left (their statements promoted) count only here.
+    const runningOut = all >= this.uncollectedAllowed;
+    if (this.collectionPending || (!young && !runningOut && cached + uncached < limit)) return;
     this.collectionPending = true;
     setTimeout(() => {
       this.collectionPending = false;
-      if (young) runtime().collectYoungGarbage();
+      if (young && !runningOut) runtime().collectYoungGarbage();
       else runtime().collectGarbage();
       youngCollected();
     }, 0);
