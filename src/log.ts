@@ -150,9 +150,9 @@ export function requestFailureLog(
   storeName: (slug: string) => string = (slug) => `store ${slug}`,
   later: (ms: number, fn: () => void) => void = unrefTimeout,
 ) {
-  const windows = new Map<string, { lastAt: number; leftOut: number }>();
-  const countLeftOut = (key: string) => {
-    const window = windows.get(key);
+  type Window = { lastAt: number; leftOut: number };
+  const windows = new Map<string, Window>();
+  const countLeftOut = (key: string, window: Window | undefined) => {
     if (!window || window.leftOut === 0) return;
     logger.error(`${STORAGE_FAILED} (left out of the log)`, {
       sameFailuresNotLogged: window.leftOut,
@@ -175,10 +175,10 @@ export function requestFailureLog(
     const window = windows.get(key);
     if (window && at - window.lastAt < STORAGE_FAILURE_LOG_MS) {
       if (window.leftOut++ === 0)
-        later(window.lastAt + STORAGE_FAILURE_LOG_MS - at, () => countLeftOut(key));
+        later(window.lastAt + STORAGE_FAILURE_LOG_MS - at, () => countLeftOut(key, window));
       return;
     }
-    countLeftOut(key);
+    countLeftOut(key, window);
     logger.error(STORAGE_FAILED, { requestId, error: message });
     windows.set(key, { lastAt: at, leftOut: 0 });
   };

@@ -212,7 +212,7 @@ async function reportMissingStores(
   const stray = location.strayStores(slugs);
   if (stray.length > 0)
     logger.warn(
-      "store files no store is registered for (a create stopped before registering it): creating that store replaces its file, or delete it",
+      "store files no store is registered for (a create or a delete stopped part-way): move one to keep it (a deleted store belongs in DIR/deleted/), or delete it; creating that store replaces its file",
       { count: stray.length, files: stray.slice(0, FILES_NAMED) },
     );
 }

@@ -316,7 +316,7 @@ describe.skipIf(TEST_LIBSQL)("load is all or nothing across a crash", () => {
       const { level, msg, count, files } = JSON.parse(line() as string);
       expect({ level, msg, count, files }).toEqual({
         level: "warn",
-        msg: "store files no store is registered for (a create stopped before registering it): creating that store replaces its file, or delete it",
+        msg: "store files no store is registered for (a create or a delete stopped part-way): move one to keep it (a deleted store belongs in DIR/deleted/), or delete it; creating that store replaces its file",
         count: 1,
         files: [stray],
       });

@@ -120,6 +120,12 @@ describe("echoed input is cut to 100 characters", () => {
       `/api/v1/customers?svc_sk_${body.slice(0, 6)}%20${body.slice(6)}=1`,
     );
     expect(splitName.json.error.field).toBe("svc_sk_…3vR8 …5NiQ");
+    // A field's own name of letters and digits is shown as it is.
+    const named = await send(server.url, "/api/v1/customers", {
+      method: "POST",
+      body: { email: "a@example.com", shippingAddressLine2: "x" },
+    });
+    expect(named.json.error.field).toBe("shippingAddressLine2");
     // So does one pasted as a query parameter's or a body field's name.
     const asParameter = await send(server.url, `/api/v1/customers?${key}=1`);
     expect(asParameter.json.error).toEqual({

@@ -220,7 +220,7 @@ test("a store create killed right after it was registered is replayed by its ret
       const retry = await send(restarted.url);
       expect([retry.status, retry.headers.get("Idempotent-Replayed")]).toEqual([201, "true"]);
       const shown = await manage(restarted.url, "GET", "/stores/crashed", { key });
-      expect(retry.json).toEqual(shown.json);
+      expect(retry.text).toBe(shown.text);
     } finally {
       await restarted.signal("SIGTERM");
     }

@@ -218,7 +218,8 @@ const DUPLICATE_WAIT_MS = 8_000;
 
 /** 503 for a duplicate whose first request still runs elsewhere: retry once its claim may have run out. */
 const stillRunningElsewhere = (record: { created_at: number }, now: number, ttl: number) => {
-  const seconds = Math.max(1, Math.ceil((record.created_at + ttl - now) / 1000));
+  // At most 10: the first may still finish well before its claim runs out.
+  const seconds = Math.min(10, Math.max(1, Math.ceil((record.created_at + ttl - now) / 1000)));
   return new ApiError(
     "service_unavailable",
     `A request with this Idempotency-Key is still running on another server (or one that stopped); retry in ${seconds} seconds to get its answer.`,

@@ -26,18 +26,26 @@ export function digestSecret(secret: string): string {
 }
 
 const ANY_KEY = /svc_[sh]k_[A-Za-z0-9]+/g;
-/** A run of letters and digits long enough to be a key's body pasted without its prefix, or a piece of one. */
-const KEY_BODY_LIKE = /[A-Za-z0-9]{16,}/g;
+/** A key's body with its prefix lost: as long as the shortest body a key may have. */
+const BARE_KEY_BODY = /[A-Za-z0-9]{32,}/g;
 const MIXED = [/[a-z]/, /[A-Z]/, /[0-9]/];
+/** The rest of a key split by a space after its prefix (already cut to its hint). */
+const SPLIT_KEY_REST = /(svc_[sh]k_…[A-Za-z0-9]{0,4}\s+)([A-Za-z0-9]{8,})/g;
 
 /**
  * `text` with every store or host key in it cut to its hint: for an answer or a log line's
- * path, where a client may have pasted one. A long run of letters and digits of both cases
- * is cut too (to "…" and its last 4): a key's body with its prefix lost, or split by a space.
+ * path, where a client may have pasted one. Also cut to "…" and its last 4: a run of 32 or
+ * more letters and digits of both cases (a key's body with its prefix lost), and the run
+ * right after a key's prefix and a space (a key split in two).
  */
 export function withoutKeys(text: string): string {
-  const hinted = text.includes("svc_") ? text.replace(ANY_KEY, (key) => hintFor(key)) : text;
-  return hinted.replace(KEY_BODY_LIKE, (run) =>
+  if (text.length < 32 && !text.includes("svc_")) return text;
+  const hinted = text.includes("svc_")
+    ? text
+        .replace(ANY_KEY, (key) => hintFor(key))
+        .replace(SPLIT_KEY_REST, (_, head, rest) => `${head}…${rest.slice(-4)}`)
+    : text;
+  return hinted.replace(BARE_KEY_BODY, (run) =>
     MIXED.every((kind) => kind.test(run)) ? `…${run.slice(-4)}` : run,
   );
 }
