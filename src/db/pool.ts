@@ -179,7 +179,6 @@ export class StorePool {
   private retired = new Map<string, StoreDatabaseMissing>();
   readonly location: Location;
 
-  /** `where`: a data directory, or any `Location` (a libSQL server). */
   /** Closed connections that may wait for the collector before descriptors run short. */
   private readonly uncollectedAllowed: number;
 
