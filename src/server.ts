@@ -198,7 +198,8 @@ async function reportMissingStores(
   logger: Logger,
 ): Promise<void> {
   const slugs = registry.all().map((store) => store.slug);
-  for (const slug of await location.missingStores(slugs)) {
+  const files = location instanceof FileLocation ? location.checkStoreFiles(slugs) : null;
+  for (const slug of files?.missing ?? (await location.missingStores(slugs))) {
     const where =
       location instanceof FileLocation
         ? { path: storeDbPath(location.dataDir, slug) }
@@ -208,8 +209,7 @@ async function reportMissingStores(
       ...where,
     });
   }
-  if (!(location instanceof FileLocation)) return;
-  const stray = location.strayStores(slugs);
+  const stray = files?.stray ?? [];
   if (stray.length > 0)
     logger.warn(
       "store files no store is registered for (a create or a delete stopped part-way): move one to keep it (a deleted store belongs in DIR/deleted/), or delete it; creating that store replaces its file",

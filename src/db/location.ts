@@ -130,22 +130,24 @@ export class FileLocation implements Location {
   }
   /** One read of the directory (a server with 10,000 stores asks at start). */
   async missingStores(slugs: string[]) {
-    const files = new Set(this.storeFiles());
-    return slugs.filter((slug) => !files.has(`${slug}.db`));
+    return this.checkStoreFiles(slugs).missing;
   }
   /**
-   * Store files no store in `slugs` is registered for: what a `stores add` or a management
-   * create killed before it registered the store leaves (the next create of that slug replaces it).
+   * From one read of `stores/`: the stores in `slugs` without a file (`missing`), and the
+   * files no store in `slugs` is registered for (`stray`: what a create killed before it
+   * registered the store leaves, or a delete killed before it archived the file).
    */
-  strayStores(slugs: string[]): string[] {
-    const registered = new Set(slugs.map((slug) => `${slug}.db`));
-    return this.storeFiles()
-      .filter((name) => name.endsWith(".db") && !registered.has(name))
-      .map((name) => join(this.dataDir, "stores", name));
-  }
-  private storeFiles(): string[] {
+  checkStoreFiles(slugs: string[]): { missing: string[]; stray: string[] } {
     const dir = join(this.dataDir, "stores");
-    return existsSync(dir) ? readdirSync(dir) : [];
+    const files = existsSync(dir) ? readdirSync(dir) : [];
+    const present = new Set(files);
+    const registered = new Set(slugs.map((slug) => `${slug}.db`));
+    return {
+      missing: slugs.filter((slug) => !present.has(`${slug}.db`)),
+      stray: files
+        .filter((name) => name.endsWith(".db") && !registered.has(name))
+        .map((name) => join(dir, name)),
+    };
   }
   storeName(slug: string) {
     return storeDbPath(this.dataDir, slug);
